@@ -1,0 +1,55 @@
+// Set of dense ids with O(1) insert, erase and uniform random choice.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kvpolicy/types.h"
+
+namespace kvpolicy {
+
+class RandomSet {
+ public:
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+
+  void resize(size_t ids) {
+    if (ids > pos_.size()) pos_.resize(ids, kAbsent);
+  }
+  bool contains(NodeId n) const { return n < pos_.size() && pos_[n] != kAbsent; }
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+  void insert(NodeId n) {
+    if (contains(n)) return;
+    pos_[n] = static_cast<uint32_t>(items_.size());
+    items_.push_back(n);
+  }
+  void erase(NodeId n) {
+    if (!contains(n)) return;
+    uint32_t i = pos_[n];
+    NodeId last = items_.back();
+    items_[i] = last;
+    pos_[last] = i;
+    items_.pop_back();
+    pos_[n] = kAbsent;
+  }
+  template <typename Rng>
+  NodeId choose(Rng& rng) const {
+    // Lemire's multiply-shift: unbiased enough for simulation and identical across platforms,
+    // unlike std::uniform_int_distribution.
+    uint64_t r = rng() & 0xffffffffULL;
+    return items_[(r * items_.size()) >> 32];
+  }
+  void clear() {
+    for (NodeId n : items_) pos_[n] = kAbsent;
+    items_.clear();
+  }
+  const std::vector<NodeId>& items() const { return items_; }
+
+ private:
+  std::vector<NodeId> items_;
+  std::vector<uint32_t> pos_;
+};
+
+}  // namespace kvpolicy

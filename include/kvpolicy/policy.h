@@ -1,0 +1,109 @@
+// The eviction-policy interface and its self-registering registry.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/params.h"
+#include "kvpolicy/tree.h"
+#include "kvpolicy/types.h"
+
+namespace kvpolicy {
+
+struct Trace;
+struct Oracle;
+
+// Told to a policy on every block access; the cache fills it from the request.
+struct AccessInfo {
+  Time now = 0;
+  RequestIndex req = 0;  // index in the trace
+  uint64_t access = 0;   // flat index of this block access in the trace (oracle lookups)
+  SessionId session = kNoSession;
+  uint32_t turn = 1;
+  CategoryId category = 0;
+  uint32_t position = 0;  // block index in the prompt, 0 = first
+  uint32_t prompt_blocks = 0;
+  bool hit = false;  // reused (true) or newly inserted (false)
+};
+
+// One request as the cache sees it.
+struct RequestView {
+  RequestIndex index = 0;
+  Time time = 0;
+  SessionId session = kNoSession;
+  uint32_t turn = 1;
+  CategoryId category = 0;
+  uint32_t prompt_tokens = 0;
+  uint32_t output_tokens = 0;
+  uint64_t first_access = 0;  // flat index of the first prompt block
+  std::span<const BlockKey> blocks;
+};
+
+// What a policy may know when it is built. The trace and oracle are only for policies that
+// declare they need the future (Belady and oracle predictors); others must not read them.
+struct PolicyContext {
+  const PrefixTree* tree = nullptr;
+  size_t capacity_blocks = 0;
+  uint32_t block_tokens = 16;
+  uint64_t seed = 1;
+  const Trace* trace = nullptr;
+  const Oracle* oracle = nullptr;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual void on_access(NodeId, const AccessInfo&) = 0;  // root first, for every prompt block
+  virtual void on_evictable(NodeId) = 0;                  // became an unpinned leaf
+  virtual void on_unevictable(NodeId) = 0;                // pinned, or gained a cached child
+  virtual NodeId victim(Time now) = 0;  // one evictable node (kNoNode if none); the tree removes it
+  virtual void on_removed(NodeId) = 0;
+  virtual void on_request_begin(const RequestView&) {}
+  virtual void on_request_end(const RequestView&, std::span<const NodeId> /*path*/) {}
+  // Policy metadata bytes per cached block (arrays sized to the node-id range).
+  virtual size_t memory_bytes() const { return 0; }
+};
+
+struct PolicyInfo {
+  std::string name;
+  std::string summary;
+  std::string paper;
+  std::vector<ParamSpec> params;
+  bool needs_oracle = false;  // reads the trace's future (offline)
+  bool randomized = false;    // decisions depend on the seed
+  std::function<std::unique_ptr<Policy>(const PolicyContext&, const Params&)> make;
+};
+
+class PolicyRegistry {
+ public:
+  static PolicyRegistry& instance();
+  void add(PolicyInfo info);
+  const PolicyInfo& get(const std::string& name) const;  // throws ConfigError
+  const std::vector<PolicyInfo>& all() const { return policies_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<PolicyInfo> policies_;
+};
+
+struct PolicyRegistrar {
+  explicit PolicyRegistrar(PolicyInfo info) { PolicyRegistry::instance().add(std::move(info)); }
+};
+
+// A policy spec is "name" or "name:key=value,key=value".
+struct PolicySpec {
+  std::string name;
+  std::string params;
+  std::string label() const { return params.empty() ? name : name + ":" + params; }
+};
+PolicySpec parse_policy_spec(const std::string& text);
+// Splits "lru,belady:x=1,y=2,fifo" into specs: a comma starts a new spec unless the next item
+// holds '=' (then it is another parameter of the current spec).
+std::vector<PolicySpec> parse_policy_list(const std::string& text);
+
+std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext& ctx);
+
+}  // namespace kvpolicy

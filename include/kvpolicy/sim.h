@@ -1,0 +1,69 @@
+// Replay mode: requests in arrival order through one prefix cache, with hit-rate metrics.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/policy.h"
+#include "kvpolicy/trace.h"
+
+namespace kvpolicy {
+
+// A capacity as given on the command line: below 1 a fraction of the trace's unique blocks,
+// otherwise absolute blocks.
+struct Capacity {
+  double value = 0;
+  bool is_fraction() const { return value < 1.0; }
+  size_t blocks(size_t unique_blocks) const;
+  std::string label() const;
+};
+std::vector<Capacity> parse_capacities(const std::string& text);  // "0.02,0.05,1000"
+
+// Facts of a trace every result refers to, computed once.
+struct TraceFacts {
+  size_t requests = 0;
+  size_t block_accesses = 0;
+  size_t unique_blocks = 0;
+  uint64_t prompt_tokens = 0;
+  double infinite_hit_rate = 0;  // hits of an infinite cache / block accesses
+};
+TraceFacts trace_facts(const Trace& trace);
+
+struct ReplayResult {
+  std::string trace;
+  std::string policy;
+  std::string params;
+  size_t capacity_blocks = 0;
+  double capacity_fraction = -1;  // < 0 when the capacity was given in blocks
+  uint64_t seed = 1;
+  uint64_t requests = 0;
+  uint64_t block_accesses = 0;
+  uint64_t block_hits = 0;
+  uint64_t prompt_tokens = 0;
+  uint64_t token_hits = 0;
+  uint64_t evictions = 0;
+  uint64_t uncached_blocks = 0;  // prompt blocks left out because every block was pinned
+  double block_hit_rate = 0;
+  double token_hit_rate = 0;
+  double infinite_hit_rate = 0;
+  double replay_seconds = 0;
+  double ns_per_access = 0;
+  double bytes_per_block = 0;  // tree + policy metadata per cached block at the end
+
+  std::string to_json() const;
+};
+
+struct ReplayOptions {
+  uint64_t seed = 1;
+  bool check_victims = false;  // verify each victim is an evictable leaf (tests)
+  // Called now and then with the share of requests done; may be empty.
+  std::function<void(double)> progress;
+};
+
+// Replays `trace` through a cache of `capacity_blocks` run by `policy`. `oracle` may be null
+// unless the policy needs the future.
+ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& policy,
+                    size_t capacity_blocks, const ReplayOptions& opts = {});
+
+}  // namespace kvpolicy

@@ -1,0 +1,124 @@
+// The in-memory columnar trace: one row per request, prompt blocks in one flat array.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/types.h"
+
+namespace kvpolicy {
+
+struct Trace {
+  std::string name;
+  uint32_t block_tokens = 16;  // B: tokens per KV block
+
+  // Per request.
+  std::vector<Time> time;  // microseconds since the first request, non-decreasing
+  std::vector<SessionId> session;
+  std::vector<uint32_t> turn;  // 1 = first turn
+  std::vector<CategoryId> category;
+  std::vector<uint32_t> user;
+  std::vector<uint32_t> prompt_tokens;
+  std::vector<uint32_t> output_tokens;
+  std::vector<uint64_t> block_offset{
+      0};  // request r's blocks are [block_offset[r], block_offset[r+1])
+
+  // Per prompt block, chained keys (see chain_key): equal key = equal prefix.
+  std::vector<BlockKey> blocks;
+
+  std::vector<std::string> category_names;  // CategoryId -> name; empty = one category
+
+  size_t size() const { return time.size(); }
+  size_t num_block_accesses() const { return blocks.size(); }
+  std::span<const BlockKey> prompt(size_t r) const {
+    return {blocks.data() + block_offset[r], blocks.data() + block_offset[r + 1]};
+  }
+  uint32_t prompt_blocks(size_t r) const {
+    return static_cast<uint32_t>(block_offset[r + 1] - block_offset[r]);
+  }
+
+  // Appends a request; `ids` are the trace's raw block ids, chained here into keys.
+  void add_request(Time t, std::span<const uint64_t> ids, uint32_t prompt_tok, uint32_t output_tok,
+                   SessionId s = kNoSession, uint32_t turn_no = 1, CategoryId cat = 0,
+                   uint32_t user_id = 0);
+  // Appends a request whose block keys are already chained.
+  void add_request_keys(Time t, std::span<const BlockKey> keys, uint32_t prompt_tok,
+                        uint32_t output_tok, SessionId s = kNoSession, uint32_t turn_no = 1,
+                        CategoryId cat = 0, uint32_t user_id = 0);
+  void reserve(size_t requests, size_t block_accesses);
+
+  // Sorts requests by time (stable); returns true if they were out of order.
+  bool sort_by_time();
+  // Checks column lengths and invariants; throws Error naming the first problem.
+  void validate() const;
+};
+
+// Distinct block keys in the trace (the size of an infinite cache).
+size_t count_unique_blocks(const Trace& trace);
+
+// Next use of every block access, from the trace's future.
+struct Oracle {
+  static constexpr uint32_t kNoNext = UINT32_MAX;
+  // Per flat block access: index of the next request whose prompt holds the same key.
+  std::vector<uint32_t> next_request;
+  // Per flat block access: previous request holding the same key (kNoNext if first).
+  std::vector<uint32_t> prev_request;
+  // Per request: index of the next request of the same session (kNoNext if none).
+  std::vector<uint32_t> next_in_session;
+
+  Time next_time(const Trace& trace, uint64_t access) const {
+    uint32_t r = next_request[access];
+    return r == kNoNext ? kNever : trace.time[r];
+  }
+};
+
+Oracle compute_oracle(const Trace& trace);
+
+// Options shared by every trace reader.
+struct ReadOptions {
+  bool skip_bad_lines = false;  // count and skip bad records instead of failing
+  bool sort_unsorted = true;    // sort non-monotone timestamps (stated in the report)
+  uint32_t block_tokens = 0;    // 0 = the format's default
+  uint64_t max_requests = 0;    // 0 = all
+};
+
+struct ReadReport {
+  uint64_t lines = 0;
+  uint64_t skipped_lines = 0;
+  std::string first_skipped;  // the error of the first skipped line, for the message
+  bool sorted = false;        // timestamps were out of order and were sorted
+};
+
+struct TraceFormat {
+  std::string name;
+  std::string description;
+  std::function<Trace(const std::string& path, const ReadOptions&, ReadReport&)> read;
+};
+
+// Registry of trace readers; formats register themselves at static-init time.
+class TraceFormatRegistry {
+ public:
+  static TraceFormatRegistry& instance();
+  void add(TraceFormat f);
+  const TraceFormat& get(const std::string& name) const;  // throws ConfigError
+  const std::vector<TraceFormat>& all() const { return formats_; }
+
+ private:
+  std::vector<TraceFormat> formats_;
+};
+
+struct TraceFormatRegistrar {
+  explicit TraceFormatRegistrar(TraceFormat f) {
+    TraceFormatRegistry::instance().add(std::move(f));
+  }
+};
+
+// Reads a trace; format "auto" picks by file name and first bytes.
+Trace read_trace(const std::string& path, const std::string& format, const ReadOptions& opts,
+                 ReadReport* report = nullptr);
+std::string detect_format(const std::string& path);
+
+}  // namespace kvpolicy

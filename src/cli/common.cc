@@ -1,0 +1,60 @@
+#include "common.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "kvpolicy/error.h"
+
+namespace kvpolicy::cli {
+
+void TraceArgs::add(CLI::App* app, bool required) {
+  auto* opt = app->add_option("--trace,-t", path, "trace file");
+  if (required) opt->required();
+  app->add_option("--format,-f", format, "trace format (auto, or see `kvpolicy trace formats`)")
+      ->capture_default_str();
+  app->add_flag("--skip-bad-lines", skip_bad_lines, "skip and count malformed records");
+  app->add_option("--block-tokens", block_tokens, "tokens per block (default: the format's)");
+  app->add_option("--max-requests", max_requests, "read at most this many requests");
+}
+
+Trace TraceArgs::load() const {
+  ReadOptions opts;
+  opts.skip_bad_lines = skip_bad_lines;
+  opts.block_tokens = block_tokens;
+  opts.max_requests = max_requests;
+  ReadReport report;
+  Trace t = read_trace(path, format, opts, &report);
+  if (report.skipped_lines)
+    fmt::print(stderr, "kvpolicy: skipped {} bad line(s) of {}; first: {}\n", report.skipped_lines,
+               report.lines, report.first_skipped);
+  if (report.sorted)
+    fmt::print(stderr, "kvpolicy: {}: timestamps were out of order; sorted\n", path);
+  return t;
+}
+
+Progress::Progress(std::string what)
+    : what_(std::move(what)), start_(std::chrono::steady_clock::now()), last_(start_) {}
+
+Progress::~Progress() {
+  if (shown_) fmt::print(stderr, "\n");
+}
+
+void Progress::update(double done, const std::string& detail) {
+  auto now = std::chrono::steady_clock::now();
+  double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (elapsed < 3.0 || now - last_ < std::chrono::milliseconds(500)) return;
+  last_ = now;
+  double eta = done > 0 ? elapsed * (1 - done) / done : 0;
+  bool tty = isatty(STDERR_FILENO);
+  fmt::print(stderr, "{}{}: {:5.1f}% {} elapsed {:.0f}s, about {:.0f}s left{}", tty ? "\r" : "",
+             what_, done * 100, detail, elapsed, eta, tty ? "   " : "\n");
+  shown_ = tty;
+}
+
+std::ofstream open_output(const std::string& path, bool append) {
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  if (!out) throw ConfigError("cannot write '" + path + "'");
+  return out;
+}
+
+}  // namespace kvpolicy::cli

@@ -1,0 +1,46 @@
+// Options and helpers shared by the subcommands: loading a trace, progress, output files.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "kvpolicy/trace.h"
+
+namespace kvpolicy::cli {
+
+// --trace/--format/--skip-bad-lines/--block-tokens/--max-requests, and the built-in workload.
+struct TraceArgs {
+  std::string path;
+  std::string format = "auto";
+  bool skip_bad_lines = false;
+  uint32_t block_tokens = 0;
+  uint64_t max_requests = 0;
+
+  void add(CLI::App* app, bool required);
+  // Loads the trace, printing what was skipped or sorted to stderr.
+  Trace load() const;
+};
+
+// The built-in default workload `compare` and `make run` use when no trace is given.
+Trace default_workload(uint64_t seed);
+
+// A progress line on stderr, shown only once a run has taken more than a few seconds.
+class Progress {
+ public:
+  explicit Progress(std::string what);
+  ~Progress();
+  void update(double done, const std::string& detail = "");
+
+ private:
+  std::string what_;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool shown_ = false;
+};
+
+// Opens an output file or throws ConfigError naming it.
+std::ofstream open_output(const std::string& path, bool append = false);
+
+}  // namespace kvpolicy::cli

@@ -1,0 +1,35 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "command.h"
+#include "kvpolicy/error.h"
+
+namespace kvpolicy::cli {
+std::vector<Command>& commands() {
+  static std::vector<Command> all;
+  return all;
+}
+}  // namespace kvpolicy::cli
+
+int main(int argc, char** argv) {
+  using namespace kvpolicy;
+  CLI::App app{"kvpolicy: eviction policies and routers for the KV prefix cache of LLM serving"};
+  app.require_subcommand(1);
+  auto& cmds = cli::commands();
+  std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
+  for (auto& c : cmds) c.add(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const Error& e) {
+    fmt::print(stderr, "kvpolicy: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kvpolicy: internal error: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}

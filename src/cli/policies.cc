@@ -1,0 +1,26 @@
+// `kvpolicy policies`: every registered policy with its parameters and paper.
+#include <fmt/format.h>
+
+#include "command.h"
+#include "kvpolicy/policy.h"
+
+namespace kvpolicy::cli {
+namespace {
+
+void add(CLI::App& app) {
+  auto* cmd = app.add_subcommand("policies", "list eviction policies, parameters and papers");
+  cmd->callback([] {
+    for (auto& p : PolicyRegistry::instance().all()) {
+      fmt::print("{}\n  {}\n  source: {}{}{}\n", p.name, p.summary, p.paper,
+                 p.needs_oracle ? "\n  offline: reads the trace's future" : "",
+                 p.randomized ? "\n  randomized: --seed sets its choices" : "");
+      for (auto& s : p.params) fmt::print("  {}={:<10} {}\n", s.name, s.default_value, s.help);
+      fmt::print("\n");
+    }
+  });
+}
+
+CommandRegistrar registrar(60, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli

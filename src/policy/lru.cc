@@ -1,0 +1,53 @@
+// LRU: evicts the least recently accessed evictable leaf, deeper first on ties.
+// Source: the default of vLLM, SGLang and Dynamo (ALGORITHMS.md section 1).
+// Cost: O(1) per access; O(1) per eviction in replay (see victim()).
+#include "kvpolicy/order/intrusive_list.h"
+#include "kvpolicy/policy.h"
+
+namespace kvpolicy {
+namespace {
+
+// One recency list over all cached blocks, oldest first. A request's path is placed at the
+// tail deepest-first (each block just before its parent), so every block stands before its
+// parent: the list's head is always a leaf, and ties in recency go to the deeper block.
+class Lru final : public Policy {
+ public:
+  explicit Lru(const PolicyContext& ctx) : tree_(*ctx.tree) {}
+
+  void on_access(NodeId n, const AccessInfo& info) override {
+    list_.resize(tree_.id_limit());
+    if (list_.contains(n)) list_.erase(n);
+    NodeId parent = tree_.parent(n);
+    if (info.position == 0 || parent == kNoNode) {
+      list_.push_back(n);
+    } else {
+      list_.insert_before(n, parent);
+    }
+  }
+  void on_evictable(NodeId) override {}
+  void on_unevictable(NodeId) override {}
+  // Only pinned blocks (and their ancestors) can stand before the first evictable leaf; in
+  // replay those are the current request's, at the tail, so the scan stops at once.
+  NodeId victim(Time) override {
+    for (NodeId n = list_.front(); n != kNoNode; n = list_.next(n))
+      if (tree_.is_evictable(n)) return n;
+    return kNoNode;
+  }
+  void on_removed(NodeId n) override { list_.erase(n); }
+  size_t memory_bytes() const override { return list_.memory_bytes(); }
+
+ private:
+  const PrefixTree& tree_;
+  IntrusiveList list_;
+};
+
+PolicyRegistrar registrar({
+    .name = "lru",
+    .summary = "least recently used evictable leaf (deeper first on ties)",
+    .paper = "classic; default of vLLM, SGLang, Dynamo",
+    .params = {},
+    .make = [](const PolicyContext& ctx, const Params&) { return std::make_unique<Lru>(ctx); },
+});
+
+}  // namespace
+}  // namespace kvpolicy

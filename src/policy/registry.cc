@@ -1,0 +1,67 @@
+#include <algorithm>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/policy.h"
+
+namespace kvpolicy {
+
+PolicyRegistry& PolicyRegistry::instance() {
+  static PolicyRegistry registry;
+  return registry;
+}
+
+void PolicyRegistry::add(PolicyInfo info) {
+  policies_.push_back(std::move(info));
+  std::sort(policies_.begin(), policies_.end(),
+            [](const PolicyInfo& a, const PolicyInfo& b) { return a.name < b.name; });
+}
+
+const PolicyInfo& PolicyRegistry::get(const std::string& name) const {
+  for (auto& p : policies_)
+    if (p.name == name) return p;
+  std::string known;
+  for (auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
+  throw ConfigError("unknown policy '" + name + "' (known: " + known + ")");
+}
+
+std::vector<std::string> PolicyRegistry::names() const {
+  std::vector<std::string> out;
+  for (auto& p : policies_) out.push_back(p.name);
+  return out;
+}
+
+PolicySpec parse_policy_spec(const std::string& text) {
+  size_t colon = text.find(':');
+  if (colon == std::string::npos) return {text, ""};
+  return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+std::vector<PolicySpec> parse_policy_list(const std::string& text) {
+  std::vector<PolicySpec> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    if (item.find('=') != std::string::npos && item.find(':') == std::string::npos &&
+        !out.empty()) {
+      out.back().params += (out.back().params.empty() ? "" : ",") + item;
+    } else {
+      out.push_back(parse_policy_spec(item));
+    }
+  }
+  if (out.empty()) throw ConfigError("no policy given");
+  return out;
+}
+
+std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext& ctx) {
+  const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
+  Params params = Params::parse(spec.params, info.params, "policy " + spec.name);
+  if (info.needs_oracle && (!ctx.trace || !ctx.oracle))
+    throw ConfigError("policy " + spec.name + " needs the trace's future (an oracle)");
+  return info.make(ctx, params);
+}
+
+}  // namespace kvpolicy

@@ -1,0 +1,121 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "kvpolicy/cache.h"
+#include "kvpolicy/error.h"
+#include "kvpolicy/sim.h"
+
+namespace kvpolicy {
+
+size_t Capacity::blocks(size_t unique_blocks) const {
+  if (!is_fraction()) return static_cast<size_t>(value);
+  return std::max<size_t>(1, static_cast<size_t>(std::llround(value * unique_blocks)));
+}
+
+std::string Capacity::label() const {
+  return is_fraction() ? fmt::format("{:g}%", value * 100) : fmt::format("{}", size_t(value));
+}
+
+std::vector<Capacity> parse_capacities(const std::string& text) {
+  std::vector<Capacity> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    char* end = nullptr;
+    double v = std::strtod(item.c_str(), &end);
+    if (end != item.c_str() + item.size() || !std::isfinite(v))
+      throw ConfigError("capacity '" + item + "' is not a number");
+    if (v <= 0) throw ConfigError("capacity '" + item + "' must be positive");
+    if (v >= 1 && v != std::floor(v))
+      throw ConfigError("capacity '" + item + "': a fraction is below 1, a block count whole");
+    out.push_back({v});
+  }
+  if (out.empty()) throw ConfigError("no capacity given");
+  return out;
+}
+
+TraceFacts trace_facts(const Trace& trace) {
+  TraceFacts f;
+  f.requests = trace.size();
+  f.block_accesses = trace.num_block_accesses();
+  f.unique_blocks = count_unique_blocks(trace);
+  for (uint32_t t : trace.prompt_tokens) f.prompt_tokens += t;
+  // With an infinite cache every block seen before hits (its prefix was seen too).
+  f.infinite_hit_rate =
+      f.block_accesses ? double(f.block_accesses - f.unique_blocks) / f.block_accesses : 0;
+  return f;
+}
+
+ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& spec,
+                    size_t capacity_blocks, const ReplayOptions& opts) {
+  PolicyContext ctx;
+  ctx.block_tokens = trace.block_tokens;
+  ctx.seed = opts.seed;
+  ctx.trace = &trace;
+  ctx.oracle = oracle;
+  PrefixCache cache(capacity_blocks, spec, ctx);
+  cache.set_checking(opts.check_victims);
+
+  ReplayResult res;
+  res.trace = trace.name;
+  res.policy = spec.name;
+  res.params = spec.params;
+  res.capacity_blocks = capacity_blocks;
+  res.seed = opts.seed;
+  res.requests = trace.size();
+  res.block_accesses = trace.num_block_accesses();
+
+  const uint64_t B = trace.block_tokens;
+  RequestView view;
+  auto start = std::chrono::steady_clock::now();
+  size_t n = trace.size();
+  size_t report_every = std::max<size_t>(1, n / 100);
+  for (size_t r = 0; r < n; ++r) {
+    view.index = static_cast<RequestIndex>(r);
+    view.time = trace.time[r];
+    view.session = trace.session[r];
+    view.turn = trace.turn[r];
+    view.category = trace.category[r];
+    view.prompt_tokens = trace.prompt_tokens[r];
+    view.output_tokens = trace.output_tokens[r];
+    view.first_access = trace.block_offset[r];
+    view.blocks = trace.prompt(r);
+    AccessResult a = cache.access(view);
+    res.block_hits += a.hit_blocks;
+    res.evictions += a.evictions;
+    res.uncached_blocks += view.blocks.size() - a.hit_blocks - a.inserted_blocks;
+    res.token_hits += std::min<uint64_t>(a.hit_blocks * B, view.prompt_tokens);
+    res.prompt_tokens += view.prompt_tokens;
+    if (opts.progress && r % report_every == 0) opts.progress(double(r) / n);
+  }
+  res.replay_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  res.block_hit_rate = res.block_accesses ? double(res.block_hits) / res.block_accesses : 0;
+  res.token_hit_rate = res.prompt_tokens ? double(res.token_hits) / res.prompt_tokens : 0;
+  res.ns_per_access = res.block_accesses ? res.replay_seconds * 1e9 / res.block_accesses : 0;
+  size_t cached = std::max<size_t>(1, cache.tree().size());
+  res.bytes_per_block =
+      double(cache.tree().memory_bytes() + cache.policy().memory_bytes()) / cached;
+  return res;
+}
+
+std::string ReplayResult::to_json() const {
+  std::string frac = capacity_fraction < 0 ? "null" : fmt::format("{}", capacity_fraction);
+  return fmt::format(
+      R"({{"trace":{:?},"policy":{:?},"params":{:?},"capacity_blocks":{},"capacity_fraction":{},)"
+      R"("seed":{},"requests":{},"block_accesses":{},"block_hits":{},"block_hit_rate":{:.6f},)"
+      R"("prompt_tokens":{},"token_hits":{},"token_hit_rate":{:.6f},"infinite_hit_rate":{:.6f},)"
+      R"("evictions":{},"uncached_blocks":{},"replay_seconds":{:.6f},"ns_per_access":{:.2f},)"
+      R"("bytes_per_block":{:.1f}}})",
+      trace, policy, params, capacity_blocks, frac, seed, requests, block_accesses, block_hits,
+      block_hit_rate, prompt_tokens, token_hits, token_hit_rate, infinite_hit_rate, evictions,
+      uncached_blocks, replay_seconds, ns_per_access, bytes_per_block);
+}
+
+}  // namespace kvpolicy

@@ -1,0 +1,122 @@
+// Shared line loop and typed field access for the JSONL trace readers (internal header).
+#pragma once
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/trace.h"
+
+namespace kvpolicy::jsonl {
+
+// DOM API: it dispatches to the machine's best SIMD kernels at run time, unlike On-Demand,
+// which Debian's build pins to the portable fallback.
+using simdjson::dom::object;
+
+// Where a record came from, so every error names file, line and field.
+struct Where {
+  const std::string& path;
+  uint64_t line;
+  [[noreturn]] void fail(std::string_view field, const std::string& what) const {
+    throw InputError(path, line, std::string(field), what);
+  }
+};
+
+inline simdjson::dom::element field(object& obj, std::string_view name, const Where& w) {
+  simdjson::dom::element v;
+  auto err = obj.at_key(name).get(v);
+  if (err == simdjson::NO_SUCH_FIELD) w.fail(name, "missing");
+  if (err) w.fail(name, std::string("unreadable JSON (") + simdjson::error_message(err) + ")");
+  return v;
+}
+
+inline bool has_field(object& obj, std::string_view name) {
+  simdjson::dom::element v;
+  return obj.at_key(name).get(v) == simdjson::SUCCESS;
+}
+
+// A non-negative integer; integral doubles (e.g. 12.0) are accepted.
+inline uint64_t get_uint(object& obj, std::string_view name, const Where& w) {
+  auto v = field(obj, name, w);
+  double d;
+  if (v.get_double().get(d)) w.fail(name, "expected a number");
+  if (d < 0 || d != std::floor(d) || d > 1.8e19) w.fail(name, "expected a non-negative integer");
+  return static_cast<uint64_t>(d);
+}
+
+inline double get_double(object& obj, std::string_view name, const Where& w) {
+  auto v = field(obj, name, w);
+  double d;
+  if (v.get_double().get(d)) w.fail(name, "expected a number");
+  if (!std::isfinite(d)) w.fail(name, "not finite");
+  return d;
+}
+
+inline std::string_view get_string(object& obj, std::string_view name, const Where& w) {
+  auto v = field(obj, name, w);
+  std::string_view s;
+  if (v.get_string().get(s)) w.fail(name, "expected a string");
+  return s;
+}
+
+inline void get_uint_array(object& obj, std::string_view name, const Where& w,
+                           std::vector<uint64_t>& out) {
+  out.clear();
+  auto v = field(obj, name, w);
+  simdjson::dom::array arr;
+  if (v.get_array().get(arr)) w.fail(name, "expected an array of integers");
+  for (auto item : arr) {
+    int64_t x;
+    if (item.get_int64().get(x) || x < 0)
+      w.fail(name, "expected an array of non-negative integers");
+    out.push_back(static_cast<uint64_t>(x));
+  }
+}
+
+// Reads `path` line by line; `on_record(obj, where)` must parse every field before it appends
+// anything, so a record that throws leaves the trace unchanged (and can be skipped).
+template <typename OnRecord>
+void for_each_record(const std::string& path, const ReadOptions& opts, ReadReport& report,
+                     OnRecord&& on_record) {
+  simdjson::padded_string data;
+  if (simdjson::padded_string::load(path).get(data))
+    throw InputError(path, 0, "", "cannot read file");
+  simdjson::dom::parser parser;
+  const char* begin = data.data();
+  const char* end = begin + data.size();
+  uint64_t line_no = 0, records = 0;
+  for (const char* p = begin; p < end;) {
+    const char* nl = static_cast<const char*>(memchr(p, '\n', end - p));
+    const char* line_end = nl ? nl : end;
+    ++line_no;
+    const char* q = p;
+    while (q < line_end && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+    if (q < line_end) {
+      Where where{path, line_no};
+      try {
+        // The whole file is padded, so a line can be parsed in place.
+        simdjson::dom::element doc;
+        auto err = parser.parse(p, line_end - p, false).get(doc);
+        object obj;
+        if (!err) err = doc.get_object().get(obj);
+        if (err)
+          where.fail("", std::string("not a JSON object (") + simdjson::error_message(err) + ")");
+        on_record(obj, where);
+        ++records;
+      } catch (const InputError& e) {
+        if (!opts.skip_bad_lines) throw;
+        if (report.skipped_lines++ == 0) report.first_skipped = e.what();
+      }
+      if (opts.max_requests && records >= opts.max_requests) break;
+    }
+    p = line_end + 1;
+  }
+  report.lines = line_no;
+  if (records == 0) throw InputError(path, 0, "", line_no == 0 ? "empty file" : "no valid records");
+}
+
+}  // namespace kvpolicy::jsonl

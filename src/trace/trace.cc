@@ -1,0 +1,184 @@
+#include "kvpolicy/trace.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/key_map.h"
+
+namespace kvpolicy {
+
+void Trace::add_request(Time t, std::span<const uint64_t> ids, uint32_t prompt_tok,
+                        uint32_t output_tok, SessionId s, uint32_t turn_no, CategoryId cat,
+                        uint32_t user_id) {
+  BlockKey key = kRootKey;
+  for (uint64_t id : ids) {
+    key = chain_key(key, id);
+    blocks.push_back(key);
+  }
+  time.push_back(t);
+  session.push_back(s);
+  turn.push_back(turn_no);
+  category.push_back(cat);
+  user.push_back(user_id);
+  prompt_tokens.push_back(prompt_tok);
+  output_tokens.push_back(output_tok);
+  block_offset.push_back(blocks.size());
+}
+
+void Trace::add_request_keys(Time t, std::span<const BlockKey> keys, uint32_t prompt_tok,
+                             uint32_t output_tok, SessionId s, uint32_t turn_no, CategoryId cat,
+                             uint32_t user_id) {
+  blocks.insert(blocks.end(), keys.begin(), keys.end());
+  time.push_back(t);
+  session.push_back(s);
+  turn.push_back(turn_no);
+  category.push_back(cat);
+  user.push_back(user_id);
+  prompt_tokens.push_back(prompt_tok);
+  output_tokens.push_back(output_tok);
+  block_offset.push_back(blocks.size());
+}
+
+void Trace::reserve(size_t requests, size_t block_accesses) {
+  time.reserve(requests);
+  session.reserve(requests);
+  turn.reserve(requests);
+  category.reserve(requests);
+  user.reserve(requests);
+  prompt_tokens.reserve(requests);
+  output_tokens.reserve(requests);
+  block_offset.reserve(requests + 1);
+  blocks.reserve(block_accesses);
+}
+
+bool Trace::sort_by_time() {
+  if (std::is_sorted(time.begin(), time.end())) return false;
+  std::vector<uint32_t> order(size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return time[a] < time[b]; });
+  Trace sorted;
+  sorted.name = name;
+  sorted.block_tokens = block_tokens;
+  sorted.category_names = category_names;
+  sorted.reserve(size(), blocks.size());
+  for (uint32_t r : order)
+    sorted.add_request_keys(time[r], prompt(r), prompt_tokens[r], output_tokens[r], session[r],
+                            turn[r], category[r], user[r]);
+  *this = std::move(sorted);
+  return true;
+}
+
+void Trace::validate() const {
+  size_t n = size();
+  if (session.size() != n || turn.size() != n || category.size() != n || user.size() != n ||
+      prompt_tokens.size() != n || output_tokens.size() != n || block_offset.size() != n + 1)
+    throw Error("trace '" + name + "': column lengths differ");
+  if (block_offset.back() != blocks.size())
+    throw Error("trace '" + name + "': block offsets do not cover the block array");
+  for (size_t r = 0; r < n; ++r) {
+    if (block_offset[r] > block_offset[r + 1])
+      throw Error("trace '" + name + "': request " + std::to_string(r) + " has negative length");
+    if (r > 0 && time[r] < time[r - 1])
+      throw Error("trace '" + name + "': request " + std::to_string(r) + " goes back in time");
+  }
+  if (block_tokens == 0) throw Error("trace '" + name + "': block size 0");
+}
+
+size_t count_unique_blocks(const Trace& trace) {
+  KeyMap seen(trace.blocks.size() / 2 + 16);
+  for (BlockKey k : trace.blocks) seen.get_or_insert(k, 0);
+  return seen.size();
+}
+
+Oracle compute_oracle(const Trace& trace) {
+  Oracle o;
+  size_t n = trace.size();
+  o.next_request.assign(trace.blocks.size(), Oracle::kNoNext);
+  o.prev_request.assign(trace.blocks.size(), Oracle::kNoNext);
+  KeyMap last(trace.blocks.size() / 2 + 16);  // key -> latest request seen so far
+  for (size_t r = 0; r < n; ++r) {
+    for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
+      bool inserted;
+      uint32_t& v = last.get_or_insert(trace.blocks[a], static_cast<uint32_t>(r), &inserted);
+      if (!inserted) {
+        o.prev_request[a] = v;
+        v = static_cast<uint32_t>(r);
+      }
+    }
+  }
+  // Walk backwards to fill next_request from the key's next holder.
+  KeyMap next(trace.blocks.size() / 2 + 16);
+  for (size_t r = n; r-- > 0;) {
+    for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
+      bool inserted;
+      uint32_t& v = next.get_or_insert(trace.blocks[a], static_cast<uint32_t>(r), &inserted);
+      if (!inserted) {
+        o.next_request[a] = v;
+        v = static_cast<uint32_t>(r);
+      }
+    }
+  }
+  o.next_in_session.assign(n, Oracle::kNoNext);
+  KeyMap last_of_session(1024);
+  for (size_t r = n; r-- > 0;) {
+    if (trace.session[r] == kNoSession) continue;
+    bool inserted;
+    uint32_t& v =
+        last_of_session.get_or_insert(trace.session[r], static_cast<uint32_t>(r), &inserted);
+    if (!inserted) {
+      o.next_in_session[r] = v;
+      v = static_cast<uint32_t>(r);
+    }
+  }
+  return o;
+}
+
+TraceFormatRegistry& TraceFormatRegistry::instance() {
+  static TraceFormatRegistry registry;
+  return registry;
+}
+
+void TraceFormatRegistry::add(TraceFormat f) { formats_.push_back(std::move(f)); }
+
+const TraceFormat& TraceFormatRegistry::get(const std::string& name) const {
+  for (auto& f : formats_)
+    if (f.name == name) return f;
+  std::string known;
+  for (auto& f : formats_) known += (known.empty() ? "" : ", ") + f.name;
+  throw ConfigError("unknown trace format '" + name + "' (known: " + known + ")");
+}
+
+std::string detect_format(const std::string& path) {
+  auto ends_with = [&](const char* suffix) {
+    std::string s(suffix);
+    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends_with(".kvtrace")) return "native";
+  if (ends_with(".oracleGeneral") || ends_with(".oracle-general") || ends_with(".bin"))
+    return "oracle-general";
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  std::string line;
+  std::getline(in, line);
+  if (line.find("\"chat_id\"") != std::string::npos) return "bailian";
+  if (line.find("\"timestamp\": \"") != std::string::npos ||
+      line.find("\"timestamp\":\"") != std::string::npos)
+    return "lmbench";
+  if (line.find("\"hash_ids\"") != std::string::npos) return "mooncake";
+  throw InputError(path, 1, "", "cannot tell the trace format; pass --format");
+}
+
+Trace read_trace(const std::string& path, const std::string& format, const ReadOptions& opts,
+                 ReadReport* report) {
+  std::string fmt = format.empty() || format == "auto" ? detect_format(path) : format;
+  ReadReport local;
+  Trace t = TraceFormatRegistry::instance().get(fmt).read(path, opts, report ? *report : local);
+  t.validate();
+  return t;
+}
+
+}  // namespace kvpolicy

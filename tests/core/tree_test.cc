@@ -1,0 +1,50 @@
+#include "kvpolicy/tree.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace kvpolicy {
+namespace {
+
+TEST(PrefixTree, InsertFindRemoveKeepsInvariants) {
+  PrefixTree tree(4);
+  NodeId a = tree.insert(10, kNoNode);
+  NodeId b = tree.insert(11, a);
+  EXPECT_EQ(tree.find(10), a);
+  EXPECT_EQ(tree.find(11), b);
+  EXPECT_EQ(tree.find(12), kNoNode);
+  EXPECT_EQ(tree.depth(b), 1u);
+  EXPECT_FALSE(tree.is_evictable(b));  // pinned on insert
+  EXPECT_TRUE(tree.unpin(b));
+  EXPECT_FALSE(tree.unpin(a));   // has a child
+  EXPECT_EQ(tree.remove(b), a);  // parent becomes an unpinned leaf
+  EXPECT_TRUE(tree.is_evictable(a));
+  EXPECT_EQ(tree.check_invariants(), "");
+}
+
+TEST(PrefixTree, HashTableSurvivesChurnAndGrowth) {
+  PrefixTree tree(2);
+  std::mt19937_64 rng(7);
+  std::vector<std::pair<BlockKey, NodeId>> live;
+  for (int step = 0; step < 20000; ++step) {
+    if (live.empty() || rng() % 3 != 0) {
+      BlockKey k = rng() % 5000;  // small key range: many collisions and repeats
+      if (tree.find(k) != kNoNode) continue;
+      NodeId n = tree.insert(k, kNoNode);
+      tree.unpin(n);
+      live.push_back({k, n});
+    } else {
+      size_t i = rng() % live.size();
+      tree.remove(live[i].second);
+      live[i] = live.back();
+      live.pop_back();
+    }
+  }
+  for (auto& [k, n] : live) EXPECT_EQ(tree.find(k), n);
+  EXPECT_EQ(tree.size(), live.size());
+  EXPECT_EQ(tree.check_invariants(), "");
+}
+
+}  // namespace
+}  // namespace kvpolicy
