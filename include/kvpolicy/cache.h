@@ -1,4 +1,4 @@
-// A prefix tree driven by one policy: match, pin, insert with eviction, unpin.
+// A prefix tree driven by policies: match, pin, promote, insert with eviction, unpin.
 #pragma once
 
 #include <memory>
@@ -10,16 +10,21 @@
 namespace kvpolicy {
 
 struct AccessResult {
-  uint32_t hit_blocks = 0;       // longest cached prefix, in blocks
+  uint32_t hit_blocks = 0;       // longest cached prefix in either tier, in blocks
+  uint32_t dram_hit_blocks = 0;  // the part of it found in DRAM (transferred, not recomputed)
   uint32_t inserted_blocks = 0;  // blocks added (the rest of the prompt if room allowed)
-  uint32_t evictions = 0;
+  uint32_t evictions = 0;        // blocks dropped from the cache
+  uint32_t demotions = 0;        // HBM blocks moved to DRAM
 };
 
+// One tier (HBM) by default; with a DRAM capacity, HBM victims are demoted to DRAM (run by its
+// own policy instance) and DRAM hits are promoted back to HBM.
 class PrefixCache {
  public:
-  // Builds the policy from `spec`; ctx.tree is set to this cache's tree.
-  PrefixCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx);
-  // Takes an already-built policy (tests); the policy must have been made with tree().
+  // Builds the policies from their specs; ctx.tree is set to this cache's tree.
+  PrefixCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx,
+              size_t dram_capacity_blocks = 0, const PolicySpec& dram_spec = {"lru", ""});
+  // Takes an already-built one-tier policy (tests); it must have been made with `tree`.
   PrefixCache(size_t capacity_blocks, std::unique_ptr<Policy> policy,
               std::unique_ptr<PrefixTree> tree);
 
@@ -27,17 +32,30 @@ class PrefixCache {
 
   const PrefixTree& tree() const { return *tree_; }
   Policy& policy() { return *policy_; }
+  Policy* dram_policy() { return dram_policy_.get(); }
   size_t capacity() const { return capacity_; }
-  // Checks (in tests) that every victim the policy returns is an evictable leaf.
+  size_t dram_capacity() const { return dram_capacity_; }
+  size_t hbm_size() const { return hbm_size_; }
+  size_t dram_size() const { return tree_->size() - hbm_size_; }
+  // Checks (in tests) that every victim a policy returns is an evictable node of its tier.
   void set_checking(bool on) { checking_ = on; }
+  size_t memory_bytes() const;
 
  private:
-  bool make_room(Time now);
+  Policy& policy_of(NodeId n) { return tree_->tier(n) == Tier::kHbm ? *policy_ : *dram_policy_; }
+  NodeId checked_victim(Policy& policy, Tier tier, Time now);
+  bool make_room_hbm(const AccessInfo& info, AccessResult& res);
+  bool make_room_dram(Time now, AccessResult& res);
+  void drop(NodeId victim, AccessResult& res);
 
   size_t capacity_;
+  size_t dram_capacity_ = 0;
+  size_t hbm_size_ = 0;
   std::unique_ptr<PrefixTree> tree_;
   std::unique_ptr<Policy> policy_;
+  std::unique_ptr<Policy> dram_policy_;
   std::vector<NodeId> path_;
+  std::vector<uint64_t> last_access_;  // per node, for the DRAM policy (two tiers only)
   bool checking_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvpolicy/params.h"
@@ -15,6 +16,10 @@ namespace kvpolicy {
 
 struct Trace;
 struct Oracle;
+class CostModel;
+
+// Named counters a policy reports after a run (e.g. predictor calls, phases).
+using PolicyStats = std::vector<std::pair<std::string, double>>;
 
 // Told to a policy on every block access; the cache fills it from the request.
 struct AccessInfo {
@@ -26,7 +31,9 @@ struct AccessInfo {
   CategoryId category = 0;
   uint32_t position = 0;  // block index in the prompt, 0 = first
   uint32_t prompt_blocks = 0;
-  bool hit = false;  // reused (true) or newly inserted (false)
+  // Reused in this policy's tier (true), or newly placed in it (false): inserted, or, with two
+  // tiers, promoted into HBM or demoted into DRAM (then `access` is the block's last access).
+  bool hit = false;
 };
 
 // One request as the cache sees it.
@@ -51,6 +58,8 @@ struct PolicyContext {
   uint64_t seed = 1;
   const Trace* trace = nullptr;
   const Oracle* oracle = nullptr;
+  // The serving cost model (TTFT, recompute cost); null = the simulator's default preset.
+  const CostModel* cost_model = nullptr;
 };
 
 class Policy {
@@ -65,6 +74,8 @@ class Policy {
   virtual void on_request_end(const RequestView&, std::span<const NodeId> /*path*/) {}
   // Policy metadata bytes per cached block (arrays sized to the node-id range).
   virtual size_t memory_bytes() const { return 0; }
+  // Counters for reports (ReplayResult::policy_stats); none by default.
+  virtual PolicyStats stats() const { return {}; }
 };
 
 struct PolicyInfo {

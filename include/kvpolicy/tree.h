@@ -15,16 +15,22 @@ enum class Tier : uint8_t { kHbm = 0, kDram = 1 };
 // Prefix-closed store of block nodes with pins and incremental leaf tracking. It knows no
 // policy: operations report the evictable transitions they cause and the caller (PrefixCache)
 // tells the policy. Node ids are dense and recycled, so policies index arrays by NodeId.
+//
+// Two tiers: HBM blocks are prefix-closed, and so are HBM and DRAM together (a DRAM block's
+// children are DRAM blocks). A node is evictable within its own tier: an HBM block with no HBM
+// child (it is demoted, and its DRAM children stay), a DRAM block with no child at all (it is
+// dropped). With one tier every block is HBM and this is the plain leaf rule.
 class PrefixTree {
  public:
   explicit PrefixTree(size_t reserve_nodes = 1024);
 
   NodeId find(BlockKey key) const {
-    if (size_ == 0) return kNoNode;
-    for (size_t slot = home(key);; slot = (slot + 1) & mask_) {
-      NodeId id = slots_[slot];
-      if (id == kNoNode) return kNoNode;
-      if (keys_[id] == key) return id;
+    uint64_t h = hash(key);
+    uint32_t tag = static_cast<uint32_t>(h >> 32);
+    for (size_t slot = h >> shift_;; slot = (slot + 1) & mask_) {
+      const Slot& e = slots_[slot];
+      if (e.id == kNoNode) return kNoNode;
+      if (e.tag == tag && nodes_[e.id].key == key) return e.id;
     }
   }
 
@@ -32,36 +38,47 @@ class PrefixTree {
   // the parent cached.
   NodeId insert(BlockKey key, NodeId parent);
 
-  // Removes an evictable node. Returns its parent if the parent thereby became evictable.
+  // Removes an evictable node with no children. Returns its parent if the parent thereby
+  // became evictable.
   NodeId remove(NodeId node);
+
+  // Moves an evictable HBM node to DRAM. Returns its parent if the parent thereby became
+  // evictable; the node itself is evictable in DRAM iff it has no children (is_evictable).
+  NodeId demote(NodeId node);
+  // Moves a DRAM node whose parent is in HBM back to HBM. Returns true if the parent was
+  // evictable and no longer is.
+  bool promote(NodeId node);
 
   // Pin returns true if the node was evictable and no longer is; unpin returns true if it
   // became evictable.
   bool pin(NodeId node) {
-    bool was_evictable = is_evictable(node);
-    ++pins_[node];
+    Node& n = nodes_[node];
+    bool was_evictable = n.pins == 0 && tier_children(n) == 0;
+    ++n.pins;
     return was_evictable;
   }
   bool unpin(NodeId node) {
-    --pins_[node];
-    return is_evictable(node);
+    Node& n = nodes_[node];
+    --n.pins;
+    return n.pins == 0 && tier_children(n) == 0;
   }
 
-  bool contains(NodeId n) const { return n < keys_.size() && live_[n]; }
-  bool is_leaf(NodeId n) const { return children_[n] == 0; }
-  bool is_evictable(NodeId n) const { return children_[n] == 0 && pins_[n] == 0; }
-  bool is_pinned(NodeId n) const { return pins_[n] != 0; }
-  BlockKey key(NodeId n) const { return keys_[n]; }
-  NodeId parent(NodeId n) const { return parents_[n]; }
-  uint32_t depth(NodeId n) const { return depths_[n]; }  // 0 = first block of a prompt
-  uint32_t child_count(NodeId n) const { return children_[n]; }
-  uint32_t pin_count(NodeId n) const { return pins_[n]; }
-  Tier tier(NodeId n) const { return static_cast<Tier>(tiers_[n]); }
-  void set_tier(NodeId n, Tier t) { tiers_[n] = static_cast<uint8_t>(t); }
+  bool contains(NodeId n) const { return n < nodes_.size() && nodes_[n].depth != kFree; }
+  bool is_leaf(NodeId n) const { return nodes_[n].children == 0; }
+  // An unpinned node with no child in its own tier (see the class comment).
+  bool is_evictable(NodeId n) const { return nodes_[n].pins == 0 && tier_children(nodes_[n]) == 0; }
+  bool is_pinned(NodeId n) const { return nodes_[n].pins != 0; }
+  BlockKey key(NodeId n) const { return nodes_[n].key; }
+  NodeId parent(NodeId n) const { return nodes_[n].parent; }
+  uint32_t depth(NodeId n) const { return nodes_[n].depth; }  // 0 = first block of a prompt
+  uint32_t child_count(NodeId n) const { return nodes_[n].children; }
+  uint32_t pin_count(NodeId n) const { return nodes_[n].pins; }
+  uint32_t hbm_child_count(NodeId n) const { return nodes_[n].hbm_children; }
+  Tier tier(NodeId n) const { return nodes_[n].tier; }
 
   size_t size() const { return size_; }
   // One past the largest node id ever handed out: policies size their arrays to this.
-  size_t id_limit() const { return keys_.size(); }
+  size_t id_limit() const { return nodes_.size(); }
   // Bytes held by the tree itself (node arrays and hash table), for the memory budget.
   size_t memory_bytes() const;
 
@@ -69,24 +86,38 @@ class PrefixTree {
   std::string check_invariants() const;
 
  private:
-  size_t home(BlockKey key) const { return (key * 0x9e3779b97f4a7c15ULL) >> shift_; }
+  static constexpr uint32_t kFree = UINT32_MAX;  // depth of a recycled node id
+  // The fields every access touches, in one 32-byte record.
+  struct Node {
+    BlockKey key;
+    NodeId parent;
+    uint32_t children;      // cached children, both tiers
+    uint32_t hbm_children;  // children in HBM
+    uint32_t pins;
+    uint32_t depth;
+    Tier tier;
+  };
+  static uint32_t tier_children(const Node& n) {
+    return n.tier == Tier::kHbm ? n.hbm_children : n.children;
+  }
+  // A slot keeps the upper half of the key's hash beside the id: probes and backward shifts
+  // rarely need to read the node.
+  struct Slot {
+    NodeId id;
+    uint32_t tag;
+  };
+  static uint64_t hash(BlockKey key) { return key * 0x9e3779b97f4a7c15ULL; }
+  size_t home_of_tag(uint32_t tag) const { return (uint64_t{tag} << 32) >> shift_; }
   void grow_table();
   void table_insert(NodeId id);
   void table_erase(NodeId id);
 
-  // Node columns, indexed by NodeId.
-  std::vector<BlockKey> keys_;
-  std::vector<NodeId> parents_;
-  std::vector<uint32_t> children_;
-  std::vector<uint32_t> pins_;
-  std::vector<uint32_t> depths_;
-  std::vector<uint8_t> tiers_;
-  std::vector<uint8_t> live_;
+  std::vector<Node> nodes_;
   std::vector<NodeId> free_ids_;
 
-  // Open addressing with linear probing and backward-shift deletion; slots hold node ids and
-  // the key is read from keys_, so a slot costs 4 bytes. Load factor stays at most 1/2.
-  std::vector<NodeId> slots_;
+  // Open addressing with linear probing and backward-shift deletion (no tombstones); load
+  // factor at most 1/2. The table has at most 2^32 slots, so a tag determines the home slot.
+  std::vector<Slot> slots_;
   size_t mask_ = 0;
   int shift_ = 64;
   size_t size_ = 0;

@@ -8,16 +8,10 @@ namespace kvpolicy {
 
 PrefixTree::PrefixTree(size_t reserve_nodes) {
   size_t slots = std::bit_ceil(std::max<size_t>(16, reserve_nodes * 2));
-  slots_.assign(slots, kNoNode);
+  slots_.assign(slots, Slot{kNoNode, 0});
   mask_ = slots - 1;
   shift_ = 64 - std::countr_zero(slots);
-  keys_.reserve(reserve_nodes);
-  parents_.reserve(reserve_nodes);
-  children_.reserve(reserve_nodes);
-  pins_.reserve(reserve_nodes);
-  depths_.reserve(reserve_nodes);
-  tiers_.reserve(reserve_nodes);
-  live_.reserve(reserve_nodes);
+  nodes_.reserve(reserve_nodes);
 }
 
 NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
@@ -26,25 +20,22 @@ NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
     id = free_ids_.back();
     free_ids_.pop_back();
   } else {
-    id = static_cast<NodeId>(keys_.size());
-    keys_.push_back(0);
-    parents_.push_back(kNoNode);
-    children_.push_back(0);
-    pins_.push_back(0);
-    depths_.push_back(0);
-    tiers_.push_back(0);
-    live_.push_back(0);
+    id = static_cast<NodeId>(nodes_.size());
+    nodes_.push_back({});
   }
-  keys_[id] = key;
-  parents_[id] = parent;
-  children_[id] = 0;
-  pins_[id] = 1;
-  depths_[id] = parent == kNoNode ? 0 : depths_[parent] + 1;
-  tiers_[id] = 0;
-  live_[id] = 1;
-  if (parent != kNoNode) ++children_[parent];
-  if ((size_ + 1) * 2 > slots_.size()) grow_table();
-  table_insert(id);
+  uint32_t depth = 0;
+  if (parent != kNoNode) {
+    ++nodes_[parent].children;
+    ++nodes_[parent].hbm_children;
+    depth = nodes_[parent].depth + 1;
+  }
+  nodes_[id] = Node{key, parent, 0, 0, 1, depth, Tier::kHbm};
+  // Growing re-inserts every live node, this one included.
+  if ((size_ + 1) * 2 > slots_.size()) {
+    grow_table();
+  } else {
+    table_insert(id);
+  }
   ++size_;
   return id;
 }
@@ -52,73 +43,104 @@ NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
 NodeId PrefixTree::remove(NodeId node) {
   table_erase(node);
   --size_;
-  live_[node] = 0;
+  Node& n = nodes_[node];
+  n.depth = kFree;
   free_ids_.push_back(node);
-  NodeId parent = parents_[node];
-  if (parent != kNoNode && --children_[parent] == 0 && pins_[parent] == 0) return parent;
-  return kNoNode;
+  NodeId parent = n.parent;
+  if (parent == kNoNode) return kNoNode;
+  Node& p = nodes_[parent];
+  --p.children;
+  if (n.tier == Tier::kHbm) --p.hbm_children;
+  // An HBM parent's evictability does not depend on its DRAM children.
+  bool counted = p.tier == Tier::kDram || n.tier == Tier::kHbm;
+  return counted && p.pins == 0 && tier_children(p) == 0 ? parent : kNoNode;
+}
+
+NodeId PrefixTree::demote(NodeId node) {
+  Node& n = nodes_[node];
+  n.tier = Tier::kDram;
+  if (n.parent == kNoNode) return kNoNode;
+  Node& p = nodes_[n.parent];
+  --p.hbm_children;
+  return p.pins == 0 && tier_children(p) == 0 ? n.parent : kNoNode;
+}
+
+bool PrefixTree::promote(NodeId node) {
+  Node& n = nodes_[node];
+  n.tier = Tier::kHbm;
+  if (n.parent == kNoNode) return false;
+  Node& p = nodes_[n.parent];
+  bool was_evictable = p.pins == 0 && tier_children(p) == 0;
+  ++p.hbm_children;
+  return was_evictable;
 }
 
 void PrefixTree::table_insert(NodeId id) {
-  size_t slot = home(keys_[id]);
-  while (slots_[slot] != kNoNode) slot = (slot + 1) & mask_;
-  slots_[slot] = id;
+  uint64_t h = hash(nodes_[id].key);
+  size_t slot = h >> shift_;
+  while (slots_[slot].id != kNoNode) slot = (slot + 1) & mask_;
+  slots_[slot] = Slot{id, static_cast<uint32_t>(h >> 32)};
 }
 
 void PrefixTree::table_erase(NodeId id) {
-  size_t slot = home(keys_[id]);
-  while (slots_[slot] != id) slot = (slot + 1) & mask_;
-  // Backward-shift: pull later entries of the probe run into the hole, so no tombstones.
+  size_t slot = hash(nodes_[id].key) >> shift_;
+  while (slots_[slot].id != id) slot = (slot + 1) & mask_;
+  // Backward shift: pull later entries of the probe run into the hole.
   size_t hole = slot;
-  for (size_t next = (hole + 1) & mask_; slots_[next] != kNoNode; next = (next + 1) & mask_) {
-    size_t want = home(keys_[slots_[next]]);
-    // Move the entry if its home is not in the cyclic range (hole, next].
+  for (size_t next = (hole + 1) & mask_; slots_[next].id != kNoNode; next = (next + 1) & mask_) {
+    size_t want = home_of_tag(slots_[next].tag);
+    // The entry may move only if its home is not in the cyclic range (hole, next].
     bool stays = hole <= next ? (hole < want && want <= next) : (hole < want || want <= next);
     if (!stays) {
       slots_[hole] = slots_[next];
       hole = next;
     }
   }
-  slots_[hole] = kNoNode;
+  slots_[hole].id = kNoNode;
 }
 
 void PrefixTree::grow_table() {
   size_t slots = slots_.size() * 2;
-  slots_.assign(slots, kNoNode);
+  slots_.assign(slots, Slot{kNoNode, 0});
   mask_ = slots - 1;
   shift_ = 64 - std::countr_zero(slots);
-  for (NodeId id = 0; id < keys_.size(); ++id)
-    if (live_[id]) table_insert(id);
+  for (NodeId id = 0; id < nodes_.size(); ++id)
+    if (nodes_[id].depth != kFree) table_insert(id);
 }
 
 size_t PrefixTree::memory_bytes() const {
-  size_t per_node = sizeof(BlockKey) + sizeof(NodeId) + 3 * sizeof(uint32_t) + 2;
-  return keys_.capacity() * per_node + slots_.capacity() * sizeof(NodeId) +
+  return nodes_.capacity() * sizeof(Node) + slots_.capacity() * sizeof(Slot) +
          free_ids_.capacity() * sizeof(NodeId);
 }
 
 std::string PrefixTree::check_invariants() const {
-  std::vector<uint32_t> counted(keys_.size(), 0);
+  std::vector<uint32_t> counted(nodes_.size(), 0), counted_hbm(nodes_.size(), 0);
   size_t live = 0;
-  for (NodeId id = 0; id < keys_.size(); ++id) {
-    if (!live_[id]) continue;
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    if (!contains(id)) continue;
     ++live;
-    if (find(keys_[id]) != id) return "node " + std::to_string(id) + " not found by its key";
-    NodeId p = parents_[id];
+    if (find(nodes_[id].key) != id) return "node " + std::to_string(id) + " not found by its key";
+    NodeId p = nodes_[id].parent;
     if (p != kNoNode) {
-      if (!live_[p]) return "node " + std::to_string(id) + " has an uncached parent";
-      if (depths_[id] != depths_[p] + 1) return "depth mismatch at " + std::to_string(id);
+      if (!contains(p)) return "node " + std::to_string(id) + " has an uncached parent";
+      if (nodes_[id].depth != nodes_[p].depth + 1) return "depth mismatch at " + std::to_string(id);
       ++counted[p];
-    } else if (depths_[id] != 0) {
+      if (nodes_[id].tier == Tier::kHbm) {
+        if (nodes_[p].tier != Tier::kHbm)
+          return "HBM node " + std::to_string(id) + " under a DRAM parent";
+        ++counted_hbm[p];
+      }
+    } else if (nodes_[id].depth != 0) {
       return "root-level node " + std::to_string(id) + " has nonzero depth";
     }
   }
   if (live != size_) return "size mismatch";
-  for (NodeId id = 0; id < keys_.size(); ++id)
-    if (live_[id] && counted[id] != children_[id])
+  for (NodeId id = 0; id < nodes_.size(); ++id)
+    if (contains(id) &&
+        (counted[id] != nodes_[id].children || counted_hbm[id] != nodes_[id].hbm_children))
       return "child count mismatch at " + std::to_string(id);
   size_t occupied = 0;
-  for (NodeId s : slots_) occupied += s != kNoNode;
+  for (const Slot& s : slots_) occupied += s.id != kNoNode;
   if (occupied != size_) return "hash table holds " + std::to_string(occupied) + " entries";
   return {};
 }

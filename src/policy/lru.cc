@@ -18,7 +18,8 @@ class Lru final : public Policy {
     list_.resize(tree_.id_limit());
     if (list_.contains(n)) list_.erase(n);
     NodeId parent = tree_.parent(n);
-    if (info.position == 0 || parent == kNoNode) {
+    // The parent is absent only when it is in another tier (n was demoted to this one).
+    if (info.position == 0 || parent == kNoNode || !list_.contains(parent)) {
       list_.push_back(n);
     } else {
       list_.insert_before(n, parent);
