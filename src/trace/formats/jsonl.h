@@ -48,6 +48,17 @@ inline uint64_t get_uint(object& obj, std::string_view name, const Where& w) {
   return static_cast<uint64_t>(d);
 }
 
+// A signed integer (e.g. parent_chat_id, where -1 means none); integral doubles are accepted.
+inline int64_t get_int(object& obj, std::string_view name, const Where& w) {
+  auto v = field(obj, name, w);
+  double d;
+  if (v.get_double().get(d)) w.fail(name, "expected a number");
+  if (d != std::floor(d) || std::fabs(d) > 9.2e18) w.fail(name, "expected an integer");
+  int64_t i;
+  if (!v.get_int64().get(i)) return i;  // exact beyond 2^53
+  return static_cast<int64_t>(d);
+}
+
 inline double get_double(object& obj, std::string_view name, const Where& w) {
   auto v = field(obj, name, w);
   double d;
@@ -70,10 +81,9 @@ inline void get_uint_array(object& obj, std::string_view name, const Where& w,
   simdjson::dom::array arr;
   if (v.get_array().get(arr)) w.fail(name, "expected an array of integers");
   for (auto item : arr) {
-    int64_t x;
-    if (item.get_int64().get(x) || x < 0)
-      w.fail(name, "expected an array of non-negative integers");
-    out.push_back(static_cast<uint64_t>(x));
+    uint64_t x;  // the full 64-bit range: some traces hash ids to 64 bits
+    if (item.get_uint64().get(x)) w.fail(name, "expected an array of non-negative integers");
+    out.push_back(x);
   }
 }
 

@@ -1,0 +1,136 @@
+// libCacheSim's oracleGeneral binary trace: packed little-endian 24-byte records
+// {uint32 clock_time (s); uint64 obj_id; uint32 obj_size; int64 next_access_vtime}. Read: each
+// record is a one-block request (a flat object cache). Write: one record per block access of a
+// prefix trace, so libCacheSim can replay the same block stream.
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/key_map.h"
+#include "kvpolicy/trace_io.h"
+
+namespace kvpolicy {
+
+static_assert(std::endian::native == std::endian::little,
+              "oracleGeneral records are read and written as raw little-endian bytes");
+
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+template <typename T>
+T load(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+Trace read_oracle_general(const std::string& path, const ReadOptions& opts, ReadReport& report) {
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw InputError(path, 0, "", "cannot read file");
+  if (std::fseek(f.get(), 0, SEEK_END) != 0) throw InputError(path, 0, "", "cannot read file");
+  long size = std::ftell(f.get());
+  if (size < 0) throw InputError(path, 0, "", "cannot read file");
+  std::rewind(f.get());
+  if (size == 0) throw InputError(path, 0, "", "empty file");
+  uint64_t records = static_cast<uint64_t>(size) / kOracleGeneralRecordBytes;
+  if (uint64_t tail = static_cast<uint64_t>(size) % kOracleGeneralRecordBytes) {
+    // "Line" is the 1-based record number in binary formats.
+    InputError e(path, records + 1, "",
+                 "truncated record: " + std::to_string(tail) + " of " +
+                     std::to_string(kOracleGeneralRecordBytes) + " bytes");
+    if (!opts.skip_bad_lines || records == 0) throw e;
+    report.skipped_lines = 1;
+    report.first_skipped = e.what();
+  }
+  if (opts.max_requests && opts.max_requests < records) records = opts.max_requests;
+  report.lines = records;
+
+  Trace t;
+  t.name = path;
+  t.block_tokens = opts.block_tokens ? opts.block_tokens : 16;
+  t.reserve(records, records);
+  constexpr uint64_t kChunk = 1 << 16;  // records per read: bounded memory, few syscalls
+  std::vector<unsigned char> buf(kChunk * kOracleGeneralRecordBytes);
+  uint32_t last = 0;
+  for (uint64_t done = 0; done < records;) {
+    uint64_t count = std::min(kChunk, records - done);
+    if (std::fread(buf.data(), kOracleGeneralRecordBytes, count, f.get()) != count)
+      throw InputError(path, done + 1, "", "read failed");
+    for (uint64_t i = 0; i < count; ++i) {
+      const unsigned char* rec = buf.data() + i * kOracleGeneralRecordBytes;
+      uint32_t clock = load<uint32_t>(rec);
+      uint64_t obj = load<uint64_t>(rec + 4);
+      if (!opts.sort_unsorted && clock < last)
+        throw InputError(path, done + i + 1, "clock_time", "earlier than the record before");
+      last = clock;
+      t.add_request(static_cast<Time>(clock) * kMicrosPerSecond, {&obj, 1}, t.block_tokens, 0);
+    }
+    done += count;
+  }
+  // Time counts from the first request.
+  Time first = *std::min_element(t.time.begin(), t.time.end());
+  for (Time& x : t.time) x -= first;
+  report.sorted = t.sort_by_time();
+  return t;
+}
+
+TraceFormatRegistrar registrar({"oracle-general",
+                                "libCacheSim oracleGeneral binary (24-byte records: clock_time s, "
+                                "obj_id, obj_size, next_access_vtime); one block per record",
+                                read_oracle_general});
+
+}  // namespace
+
+void write_oracle_general(const Trace& trace, const std::string& path, uint32_t obj_size) {
+  const uint64_t n = trace.blocks.size();
+  // Next access of every record, from a backward pass (record numbers are 1-based, as
+  // libCacheSim's traceConv writes them).
+  if (n >= UINT32_MAX) throw ConfigError("trace too large for oracleGeneral conversion");
+  std::vector<int64_t> next(n, kOracleGeneralNever);
+  KeyMap seen(n / 2 + 16);
+  for (uint64_t a = n; a-- > 0;) {
+    bool inserted;
+    uint32_t& later = seen.get_or_insert(trace.blocks[a], static_cast<uint32_t>(a), &inserted);
+    if (!inserted) {
+      next[a] = static_cast<int64_t>(later) + 1;
+      later = static_cast<uint32_t>(a);
+    }
+  }
+  File f(std::fopen(path.c_str(), "wb"));
+  if (!f) throw ConfigError("cannot write '" + path + "'");
+  const Time first = trace.size() ? trace.time[0] : 0;
+  std::vector<unsigned char> buf;
+  buf.reserve(std::min<uint64_t>(n, 1 << 16) * kOracleGeneralRecordBytes);
+  auto flush = [&] {
+    if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f.get()) != buf.size())
+      throw ConfigError("error writing '" + path + "'");
+    buf.clear();
+  };
+  for (size_t r = 0; r < trace.size(); ++r) {
+    Time seconds = (trace.time[r] - first) / kMicrosPerSecond;
+    if (seconds < 0 || seconds > UINT32_MAX)
+      throw ConfigError("request " + std::to_string(r) +
+                        ": time does not fit oracleGeneral's 32-bit seconds");
+    uint32_t clock = static_cast<uint32_t>(seconds);
+    for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
+      unsigned char rec[kOracleGeneralRecordBytes];
+      std::memcpy(rec, &clock, 4);
+      std::memcpy(rec + 4, &trace.blocks[a], 8);
+      std::memcpy(rec + 12, &obj_size, 4);
+      std::memcpy(rec + 16, &next[a], 8);
+      buf.insert(buf.end(), rec, rec + sizeof rec);
+      if (buf.size() >= (1 << 16) * kOracleGeneralRecordBytes) flush();
+    }
+  }
+  flush();
+  if (std::fclose(f.release()) != 0) throw ConfigError("error writing '" + path + "'");
+}
+
+}  // namespace kvpolicy

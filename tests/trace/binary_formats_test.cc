@@ -1,0 +1,305 @@
+// The native binary cache and libCacheSim's oracleGeneral format: round trips, a hand-worked
+// next_access_vtime example, and truncated or corrupt files.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "kvpolicy/trace.h"
+#include "kvpolicy/trace_io.h"
+#include "trace_test_util.h"
+
+namespace kvpolicy {
+namespace {
+
+using testing::input_error;
+using testing::read_bytes;
+using testing::temp_path;
+using testing::write_file;
+
+void expect_same(const Trace& a, const Trace& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.block_tokens, b.block_tokens);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.session, b.session);
+  EXPECT_EQ(a.turn, b.turn);
+  EXPECT_EQ(a.category, b.category);
+  EXPECT_EQ(a.user, b.user);
+  EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
+  EXPECT_EQ(a.output_tokens, b.output_tokens);
+  EXPECT_EQ(a.block_offset, b.block_offset);
+  EXPECT_EQ(a.blocks, b.blocks);
+  EXPECT_EQ(a.category_names, b.category_names);
+}
+
+// A random prefix workload: prompts extend earlier prompts, so keys repeat.
+Trace random_trace(uint64_t seed, size_t requests) {
+  std::mt19937_64 rng(seed);
+  Trace t;
+  t.name = "random-" + std::to_string(seed);
+  t.block_tokens = 16;
+  t.category_names = {"text", "image", "a \"quoted\" type"};
+  std::vector<std::vector<uint64_t>> prompts;
+  Time now = 0;
+  for (size_t r = 0; r < requests; ++r) {
+    std::vector<uint64_t> ids;
+    if (!prompts.empty() && rng() % 3) {
+      ids = prompts[rng() % prompts.size()];
+      ids.resize(rng() % (ids.size() + 1));
+    }
+    size_t extra = rng() % 5;
+    for (size_t i = 0; i < extra; ++i) ids.push_back(rng() % 8);
+    prompts.push_back(ids);
+    now += static_cast<Time>(rng() % 2'500'000);
+    t.add_request(now, ids, static_cast<uint32_t>(ids.size() * 16 - rng() % 3 * (!ids.empty())),
+                  static_cast<uint32_t>(rng() % 100), static_cast<SessionId>(rng() % 7),
+                  1 + static_cast<uint32_t>(rng() % 4), static_cast<CategoryId>(rng() % 3),
+                  static_cast<uint32_t>(rng() % 5));
+  }
+  return t;
+}
+
+TEST(Native, RoundTripIsIdentical) {
+  for (uint64_t seed : {1, 2, 3}) {
+    Trace t = random_trace(seed, 300);
+    std::string path = temp_path("rt.kvtrace");
+    write_native(t, path);
+    ReadReport rep;
+    Trace back = read_trace(path, "auto", {}, &rep);  // .kvtrace -> native
+    expect_same(t, back);
+    EXPECT_EQ(rep.lines, 300u);
+  }
+  // An empty-prompt, empty-name, no-category trace too.
+  Trace small;
+  small.add_request(5, {}, 0, 1);
+  std::string path = temp_path("small.kvtrace");
+  write_native(small, path);
+  Trace back = read_trace(path, "native", {});
+  small.name = path;  // an unnamed trace takes its file's name
+  expect_same(small, back);
+}
+
+TEST(Native, MaxRequestsAndBlockTokensOptions) {
+  Trace t = random_trace(4, 50);
+  std::string path = temp_path("opts.kvtrace");
+  write_native(t, path);
+  ReadOptions opts;
+  opts.max_requests = 20;
+  opts.block_tokens = 32;
+  Trace back = read_trace(path, "native", opts);
+  ASSERT_EQ(back.size(), 20u);
+  EXPECT_EQ(back.block_tokens, 32u);
+  EXPECT_EQ(back.num_block_accesses(), t.block_offset[20]);
+  for (size_t r = 0; r < 20; ++r) {
+    EXPECT_EQ(back.time[r], t.time[r]);
+    EXPECT_TRUE(std::equal(back.prompt(r).begin(), back.prompt(r).end(), t.prompt(r).begin()));
+  }
+}
+
+TEST(Native, TruncatedOrCorruptFilesGiveClearErrors) {
+  Trace t = random_trace(5, 100);
+  std::string path = temp_path("good.kvtrace");
+  write_native(t, path);
+  std::string bytes = read_bytes(path);
+  // Cut anywhere: in the header, the name, the categories, every column, one byte short.
+  for (size_t keep : {size_t{1}, size_t{20}, size_t{47}, size_t{50}, size_t{70}, bytes.size() / 3,
+                      bytes.size() / 2, bytes.size() - 9, bytes.size() - 1}) {
+    std::string cut = write_file("cut.kvtrace", bytes.substr(0, keep));
+    InputError e = input_error([&] { read_trace(cut, "native", {}); });
+    EXPECT_EQ(e.file(), cut);
+    std::string what = e.what();
+    EXPECT_TRUE(what.find("truncated") != std::string::npos ||
+                what.find("not a kvpolicy native trace") != std::string::npos)
+        << keep << ": " << what;
+  }
+  // Trailing bytes.
+  std::string longer = write_file("long.kvtrace", bytes + "xyz");
+  EXPECT_NE(
+      std::string(input_error([&] { read_trace(longer, "native", {}); }).what()).find("trailing"),
+      std::string::npos);
+  // A flipped bit anywhere after the header's checksum field fails the checksum (or, in the
+  // sizes, the length checks).
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 40; ++i) {
+    std::string bad = bytes;
+    size_t at = i == 0 ? 12 : 48 + rng() % (bytes.size() - 48);  // 12: block_tokens
+    bad[at] = static_cast<char>(bad[at] ^ (1 << (rng() % 8)));
+    std::string p = write_file("flip.kvtrace", bad);
+    InputError e = input_error([&] { read_trace(p, "native", {}); });
+    EXPECT_EQ(e.file(), p);
+  }
+  std::string magic = bytes;
+  magic[0] = 'X';
+  std::string pm = write_file("magic.kvtrace", magic);
+  EXPECT_EQ(input_error([&] { read_trace(pm, "native", {}); }).field(), "magic");
+  std::string version = bytes;
+  version[8] = 9;
+  std::string pv = write_file("version.kvtrace", version);
+  EXPECT_EQ(input_error([&] { read_trace(pv, "native", {}); }).field(), "version");
+  std::string empty = write_file("empty.kvtrace", "");
+  EXPECT_NE(
+      std::string(input_error([&] { read_trace(empty, "native", {}); }).what()).find("empty file"),
+      std::string::npos);
+  std::string none = temp_path("nodir/none.kvtrace");
+  EXPECT_NE(
+      std::string(input_error([&] { read_trace(none, "auto", {}); }).what()).find("cannot read"),
+      std::string::npos);
+}
+
+struct OgRecord {
+  uint32_t clock;
+  uint64_t obj;
+  uint32_t size;
+  int64_t next;
+};
+
+std::vector<OgRecord> parse_og(const std::string& bytes) {
+  EXPECT_EQ(bytes.size() % 24, 0u);
+  std::vector<OgRecord> out(bytes.size() / 24);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char* p = bytes.data() + i * 24;
+    std::memcpy(&out[i].clock, p, 4);
+    std::memcpy(&out[i].obj, p + 4, 8);
+    std::memcpy(&out[i].size, p + 12, 4);
+    std::memcpy(&out[i].next, p + 16, 8);
+  }
+  return out;
+}
+
+TEST(OracleGeneral, HandExampleNextAccess) {
+  // r0 = [a b] at 0 s, r1 = [a c] at 1.5 s, r2 = [a b d] at 3 s (times in microseconds, starting
+  // at 2 s to check that they count from the first request).
+  Trace t;
+  t.add_request(2'000'000, std::vector<uint64_t>{1, 2}, 32, 1);
+  t.add_request(3'500'000, std::vector<uint64_t>{1, 3}, 32, 1);
+  t.add_request(5'000'000, std::vector<uint64_t>{1, 2, 4}, 48, 1);
+  BlockKey A = chain_key(kRootKey, 1), AB = chain_key(A, 2), AC = chain_key(A, 3),
+           ABD = chain_key(AB, 4);
+  std::string path = temp_path("hand.oracleGeneral");
+  write_oracle_general(t, path, 7);
+  auto recs = parse_og(read_bytes(path));
+  ASSERT_EQ(recs.size(), 7u);
+  // Records 1..7 (1-based, as libCacheSim counts): A AB | A AC | A AB ABD.
+  std::vector<uint64_t> objs{A, AB, A, AC, A, AB, ABD};
+  std::vector<uint32_t> clocks{0, 0, 1, 1, 3, 3, 3};
+  std::vector<int64_t> next{3, 6, 5, -1, -1, -1, -1};
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(recs[i].obj, objs[i]) << i;
+    EXPECT_EQ(recs[i].clock, clocks[i]) << i;
+    EXPECT_EQ(recs[i].size, 7u) << i;
+    EXPECT_EQ(recs[i].next, next[i]) << i;
+  }
+  // Read back: one single-block request per record, the key chained once more from the root.
+  ReadReport rep;
+  Trace back = read_trace(path, "auto", {}, &rep);
+  ASSERT_EQ(back.size(), 7u);
+  EXPECT_FALSE(rep.sorted);
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(back.prompt_blocks(i), 1u);
+    EXPECT_EQ(back.prompt(i)[0], chain_key(kRootKey, objs[i]));
+    EXPECT_EQ(back.time[i], static_cast<Time>(clocks[i]) * kMicrosPerSecond);
+    EXPECT_EQ(back.prompt_tokens[i], back.block_tokens);
+  }
+}
+
+TEST(OracleGeneral, NextAccessMatchesBruteForceAndRoundTrips) {
+  Trace t = random_trace(11, 200);
+  std::string path = temp_path("rand.oracleGeneral");
+  write_oracle_general(t, path);
+  auto recs = parse_og(read_bytes(path));
+  ASSERT_EQ(recs.size(), t.num_block_accesses());
+  for (size_t i = 0; i < recs.size(); ++i) {
+    int64_t want = -1;
+    for (size_t j = i + 1; j < recs.size() && want < 0; ++j)
+      if (t.blocks[j] == t.blocks[i]) want = static_cast<int64_t>(j) + 1;
+    ASSERT_EQ(recs[i].next, want) << i;
+    ASSERT_EQ(recs[i].obj, t.blocks[i]);
+    ASSERT_EQ(recs[i].size, 1u);
+  }
+  Trace back = read_trace(path, "oracle-general", {});
+  ASSERT_EQ(back.size(), t.num_block_accesses());
+  EXPECT_EQ(count_unique_blocks(back), count_unique_blocks(t));
+  size_t a = 0;
+  for (size_t r = 0; r < t.size(); ++r)
+    for (BlockKey k : t.prompt(r)) {
+      EXPECT_EQ(back.prompt(a)[0], chain_key(kRootKey, k));
+      EXPECT_EQ(back.time[a], (t.time[r] - t.time[0]) / kMicrosPerSecond * kMicrosPerSecond);
+      ++a;
+    }
+}
+
+std::string og_bytes(const std::vector<OgRecord>& recs) {
+  std::string s(recs.size() * 24, '\0');
+  for (size_t i = 0; i < recs.size(); ++i) {
+    char* p = s.data() + i * 24;
+    std::memcpy(p, &recs[i].clock, 4);
+    std::memcpy(p + 4, &recs[i].obj, 8);
+    std::memcpy(p + 12, &recs[i].size, 4);
+    std::memcpy(p + 16, &recs[i].next, 8);
+  }
+  return s;
+}
+
+TEST(OracleGeneral, BadInput) {
+  std::vector<OgRecord> recs{{100, 5, 1, -1}, {103, 6, 1, -1}, {101, 5, 1, -1}, {104, 7, 1, -1}};
+  std::string path = write_file("unsorted.oracleGeneral", og_bytes(recs));
+  ReadReport rep;
+  Trace t = read_trace(path, "auto", {}, &rep);
+  EXPECT_TRUE(rep.sorted);
+  EXPECT_EQ(t.time, (std::vector<Time>{0, 1'000'000, 3'000'000, 4'000'000}));
+  EXPECT_EQ(t.prompt(1)[0], chain_key(kRootKey, 5));
+  ReadOptions strict;
+  strict.sort_unsorted = false;
+  InputError e = input_error([&] { read_trace(path, "oracle-general", strict); });
+  EXPECT_EQ(e.line(), 3u);  // the record number
+  EXPECT_EQ(e.field(), "clock_time");
+
+  std::string bytes = og_bytes(recs);
+  std::string cut = write_file("cut.oracleGeneral", bytes.substr(0, bytes.size() - 5));
+  e = input_error([&] { read_trace(cut, "oracle-general", {}); });
+  EXPECT_EQ(e.file(), cut);
+  EXPECT_EQ(e.line(), 4u);
+  EXPECT_NE(std::string(e.what()).find("truncated record"), std::string::npos) << e.what();
+  ReadOptions skip;
+  skip.skip_bad_lines = true;
+  ReadReport srep;
+  Trace partial = read_trace(cut, "oracle-general", skip, &srep);
+  EXPECT_EQ(partial.size(), 3u);
+  EXPECT_EQ(srep.skipped_lines, 1u);
+
+  std::string empty = write_file("empty.oracleGeneral", "");
+  EXPECT_NE(
+      std::string(input_error([&] { read_trace(empty, "auto", {}); }).what()).find("empty file"),
+      std::string::npos);
+  std::string tiny = write_file("tiny.bin", "abc");
+  EXPECT_NE(std::string(input_error([&] { read_trace(tiny, "auto", {}); }).what())
+                .find("truncated record"),
+            std::string::npos);
+  std::string none = temp_path("nodir/x.oracleGeneral");
+  EXPECT_NE(std::string(input_error([&] { read_trace(none, "oracle-general", {}); }).what())
+                .find("cannot read"),
+            std::string::npos);
+}
+
+TEST(BinaryFormats, MooncakeRoundTrips) {
+  const char* dir = std::getenv("KVPOLICY_DATA");
+  std::string path =
+      dir ? std::string(dir) + "/mooncake-conversation/conversation_trace.jsonl" : std::string();
+  if (path.empty() || !std::filesystem::exists(path))
+    GTEST_SKIP() << "KVPOLICY_DATA unset or the Mooncake trace is absent";
+  Trace t = read_trace(path, "mooncake", {});
+  infer_sessions(t);
+  std::string native = temp_path("mooncake.kvtrace");
+  write_native(t, native);
+  expect_same(t, read_trace(native, "auto", {}));
+  std::string og = temp_path("mooncake.oracleGeneral");
+  write_oracle_general(t, og);
+  Trace flat = read_trace(og, "auto", {});
+  EXPECT_EQ(flat.size(), 288'500u);
+  EXPECT_EQ(count_unique_blocks(flat), 182'790u);
+}
+
+}  // namespace
+}  // namespace kvpolicy
