@@ -44,7 +44,8 @@ class PrefixCache {
  private:
   Policy& policy_of(NodeId n) { return tree_->tier(n) == Tier::kHbm ? *policy_ : *dram_policy_; }
   NodeId checked_victim(Policy& policy, Tier tier, Time now);
-  bool make_room_hbm(const AccessInfo& info, AccessResult& res);
+  // Demotes (or drops) one HBM block; `swap` when a DRAM block is about to move up.
+  bool make_room_hbm(const AccessInfo& info, AccessResult& res, bool swap);
   bool make_room_dram(Time now, AccessResult& res);
   void drop(NodeId victim, AccessResult& res);
 

@@ -56,14 +56,15 @@ bool PrefixCache::make_room_dram(Time now, AccessResult& res) {
   return true;
 }
 
-bool PrefixCache::make_room_hbm(const AccessInfo& info, AccessResult& res) {
+bool PrefixCache::make_room_hbm(const AccessInfo& info, AccessResult& res, bool swap) {
   NodeId v = checked_victim(*policy_, Tier::kHbm, info.now);
   if (v == kNoNode) return false;
   if (dram_capacity_ == 0) {
     drop(v, res);
     return true;
   }
-  if (dram_size() >= dram_capacity_ && !make_room_dram(info.now, res)) {
+  // A promotion swaps: the promoted block's DRAM place takes the victim.
+  if (dram_size() >= dram_capacity_ + (swap ? 1 : 0) && !make_room_dram(info.now, res)) {
     // DRAM is all pinned: drop the victim instead, if no DRAM block hangs below it.
     if (!tree_->is_leaf(v)) return false;
     drop(v, res);
@@ -122,7 +123,7 @@ AccessResult PrefixCache::access(const RequestView& r) {
   for (uint32_t j = first_dram; j < i; ++j) {
     info.position = j;
     info.access = r.first_access + j;
-    if (hbm_size_ >= capacity_ && !make_room_hbm(info, res)) {
+    if (hbm_size_ >= capacity_ && !make_room_hbm(info, res, /*swap=*/true)) {
       in_hbm = false;
       break;
     }
@@ -137,7 +138,7 @@ AccessResult PrefixCache::access(const RequestView& r) {
   for (; in_hbm && i < n; ++i) {
     info.position = i;
     info.access = r.first_access + i;
-    if (hbm_size_ >= capacity_ && !make_room_hbm(info, res))
+    if (hbm_size_ >= capacity_ && !make_room_hbm(info, res, /*swap=*/false))
       break;  // everything left is pinned: the rest stays uncached
     NodeId node = tree_->insert(r.blocks[i], parent);
     ++hbm_size_;
