@@ -10,6 +10,8 @@
 
 namespace kvpolicy {
 
+class CostModel;
+
 // A capacity as given on the command line: below 1 a fraction of the trace's unique blocks,
 // otherwise absolute blocks.
 struct Capacity {
@@ -42,7 +44,12 @@ struct ReplayResult {
   uint64_t block_hits = 0;
   uint64_t prompt_tokens = 0;
   uint64_t token_hits = 0;
-  uint64_t evictions = 0;
+  uint64_t evictions = 0;  // blocks dropped from the cache
+  uint64_t dram_capacity_blocks = 0;
+  uint64_t dram_hits = 0;        // block hits served from DRAM (promoted)
+  uint64_t demotions = 0;        // HBM blocks moved to DRAM
+  double hbm_hit_rate = 0;       // share of block accesses found in HBM
+  double dram_hit_rate = 0;      // share of block accesses found in DRAM
   uint64_t uncached_blocks = 0;  // prompt blocks left out because every block was pinned
   double block_hit_rate = 0;
   double token_hit_rate = 0;
@@ -50,13 +57,36 @@ struct ReplayResult {
   double replay_seconds = 0;
   double ns_per_access = 0;
   double bytes_per_block = 0;  // tree + policy metadata per cached block at the end
+  // Replay-mode TTFT (the cost model's prefill time, no queueing), ms; nearest-rank percentiles.
+  std::string cost_model;
+  double ttft_p50_ms = 0;
+  double ttft_p90_ms = 0;
+  double ttft_p95_ms = 0;
+  double ttft_p99_ms = 0;
+  double ttft_mean_ms = 0;
+  double tel_ms = 0;  // tail excess latency: sum of max(0, TTFT - xi_ms)
+  double xi_ms = 0;
+  double slo_ms = 0;
+  double slo_violation_rate = 0;  // share of requests with TTFT > slo_ms
+  // The (HBM) policy's own counters (Policy::stats(), e.g. predictor calls); in the JSON as
+  // "policy_stats" when not empty.
+  PolicyStats policy_stats;
 
   std::string to_json() const;
 };
 
 struct ReplayOptions {
   uint64_t seed = 1;
+  // A second tier: HBM victims are demoted to DRAM (run by `dram_policy`); 0 = one tier.
+  size_t dram_capacity_blocks = 0;
+  PolicySpec dram_policy{"lru", ""};
   bool check_victims = false;  // verify each victim is an evictable leaf (tests)
+  // TTFT metrics: the cost model (null = Llama-3.1-8B on A100-80GB, see cost_model.h), the
+  // threshold of TEL and the SLO, and optionally every request's TTFT in ms.
+  const CostModel* cost_model = nullptr;
+  double xi_ms = 200;
+  double slo_ms = 200;
+  std::vector<double>* ttft_ms = nullptr;
   // Called now and then with the share of requests done; may be empty.
   std::function<void(double)> progress;
 };

@@ -8,9 +8,20 @@
 
 namespace kvpolicy::cli {
 
+// A DRAM tier sized as a multiple of each HBM capacity (0 = one tier).
+struct GridOptions {
+  double dram_ratio = 0;
+  PolicySpec dram_policy{"lru", ""};
+  // TTFT metrics: the cost model (null = the default preset), TEL's threshold, the SLO.
+  const CostModel* cost_model = nullptr;
+  double xi_ms = 200;
+  double slo_ms = 200;
+};
+
 // Replays every policy at every capacity, with a progress line on long runs.
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                   const std::vector<Capacity>& capacities, uint64_t seed);
+                                   const std::vector<Capacity>& capacities, uint64_t seed,
+                                   const GridOptions& grid = {});
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results);
 void write_json(const std::string& path, const std::vector<ReplayResult>& results);
 

@@ -4,8 +4,10 @@
 #include <cmath>
 
 #include "kvpolicy/cache.h"
+#include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/sim.h"
+#include "kvpolicy/tail.h"
 
 namespace kvpolicy {
 
@@ -27,10 +29,17 @@ std::vector<Capacity> parse_capacities(const std::string& text) {
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     start = comma == std::string::npos ? text.size() + 1 : comma + 1;
     if (item.empty()) continue;
+    // "5%" is the same as 0.05.
+    bool percent = item.back() == '%';
+    std::string number = percent ? item.substr(0, item.size() - 1) : item;
     char* end = nullptr;
-    double v = std::strtod(item.c_str(), &end);
-    if (end != item.c_str() + item.size() || !std::isfinite(v))
+    double v = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v))
       throw ConfigError("capacity '" + item + "' is not a number");
+    if (percent) {
+      if (v <= 0 || v >= 100) throw ConfigError("capacity '" + item + "' must be in (0%, 100%)");
+      v /= 100;
+    }
     if (v <= 0) throw ConfigError("capacity '" + item + "' must be positive");
     if (v >= 1 && v != std::floor(v))
       throw ConfigError("capacity '" + item + "': a fraction is below 1, a block count whole");
@@ -59,7 +68,11 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   ctx.seed = opts.seed;
   ctx.trace = &trace;
   ctx.oracle = oracle;
-  PrefixCache cache(capacity_blocks, spec, ctx);
+  // TTFT and the policies' cost estimates use the trace's block size.
+  const CostModel cost = (opts.cost_model ? *opts.cost_model : CostModel())
+                             .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+  ctx.cost_model = &cost;
+  PrefixCache cache(capacity_blocks, spec, ctx, opts.dram_capacity_blocks, opts.dram_policy);
   cache.set_checking(opts.check_victims);
 
   ReplayResult res;
@@ -70,12 +83,15 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   res.seed = opts.seed;
   res.requests = trace.size();
   res.block_accesses = trace.num_block_accesses();
+  res.dram_capacity_blocks = opts.dram_capacity_blocks;
 
   const uint64_t B = trace.block_tokens;
   RequestView view;
   auto start = std::chrono::steady_clock::now();
   size_t n = trace.size();
   size_t report_every = std::max<size_t>(1, n / 100);
+  // Matched blocks per request (HBM + DRAM, DRAM), turned into TTFT after the timed loop.
+  std::vector<uint32_t> hit_blocks(n), dram_blocks(n);
   for (size_t r = 0; r < n; ++r) {
     view.index = static_cast<RequestIndex>(r);
     view.time = trace.time[r];
@@ -87,8 +103,12 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
     view.first_access = trace.block_offset[r];
     view.blocks = trace.prompt(r);
     AccessResult a = cache.access(view);
+    hit_blocks[r] = a.hit_blocks;
+    dram_blocks[r] = a.dram_hit_blocks;
     res.block_hits += a.hit_blocks;
     res.evictions += a.evictions;
+    res.dram_hits += a.dram_hit_blocks;
+    res.demotions += a.demotions;
     res.uncached_blocks += view.blocks.size() - a.hit_blocks - a.inserted_blocks;
     res.token_hits += std::min<uint64_t>(a.hit_blocks * B, view.prompt_tokens);
     res.prompt_tokens += view.prompt_tokens;
@@ -97,25 +117,67 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   res.replay_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   res.block_hit_rate = res.block_accesses ? double(res.block_hits) / res.block_accesses : 0;
+  res.hbm_hit_rate =
+      res.block_accesses ? double(res.block_hits - res.dram_hits) / res.block_accesses : 0;
+  res.dram_hit_rate = res.block_accesses ? double(res.dram_hits) / res.block_accesses : 0;
   res.token_hit_rate = res.prompt_tokens ? double(res.token_hits) / res.prompt_tokens : 0;
   res.ns_per_access = res.block_accesses ? res.replay_seconds * 1e9 / res.block_accesses : 0;
   size_t cached = std::max<size_t>(1, cache.tree().size());
-  res.bytes_per_block =
-      double(cache.tree().memory_bytes() + cache.policy().memory_bytes()) / cached;
+  res.bytes_per_block = double(cache.memory_bytes()) / cached;
+  res.policy_stats = cache.policy().stats();
+
+  std::vector<double> local;
+  std::vector<double>& ttft = opts.ttft_ms ? *opts.ttft_ms : local;
+  ttft.resize(n);
+  for (size_t r = 0; r < n; ++r)
+    ttft[r] = replay_ttft_ms(cost, trace.prompt_tokens[r], hit_blocks[r], dram_blocks[r],
+                             trace.block_tokens);
+  TailMetrics tail = tail_metrics(ttft, opts.xi_ms, opts.slo_ms);
+  res.cost_model = cost.label();
+  res.ttft_p50_ms = tail.p50_ms;
+  res.ttft_p90_ms = tail.p90_ms;
+  res.ttft_p95_ms = tail.p95_ms;
+  res.ttft_p99_ms = tail.p99_ms;
+  res.ttft_mean_ms = tail.mean_ms;
+  res.tel_ms = tail.tel_ms;
+  res.xi_ms = tail.xi_ms;
+  res.slo_ms = tail.slo_ms;
+  res.slo_violation_rate = tail.slo_violation_rate;
   return res;
 }
 
 std::string ReplayResult::to_json() const {
   std::string frac = capacity_fraction < 0 ? "null" : fmt::format("{}", capacity_fraction);
-  return fmt::format(
+  std::string json = fmt::format(
       R"({{"trace":{:?},"policy":{:?},"params":{:?},"capacity_blocks":{},"capacity_fraction":{},)"
       R"("seed":{},"requests":{},"block_accesses":{},"block_hits":{},"block_hit_rate":{:.6f},)"
       R"("prompt_tokens":{},"token_hits":{},"token_hit_rate":{:.6f},"infinite_hit_rate":{:.6f},)"
       R"("evictions":{},"uncached_blocks":{},"replay_seconds":{:.6f},"ns_per_access":{:.2f},)"
-      R"("bytes_per_block":{:.1f}}})",
+      R"("bytes_per_block":{:.1f},"dram_capacity_blocks":{},"dram_hits":{},"demotions":{},)"
+      R"("hbm_hit_rate":{:.6f},"dram_hit_rate":{:.6f}}})",
       trace, policy, params, capacity_blocks, frac, seed, requests, block_accesses, block_hits,
       block_hit_rate, prompt_tokens, token_hits, token_hit_rate, infinite_hit_rate, evictions,
-      uncached_blocks, replay_seconds, ns_per_access, bytes_per_block);
+      uncached_blocks, replay_seconds, ns_per_access, bytes_per_block, dram_capacity_blocks,
+      dram_hits, demotions, hbm_hit_rate, dram_hit_rate);
+  // The tail metrics go before the closing brace.
+  json.pop_back();
+  json += fmt::format(
+      R"(,"cost_model":{:?},"ttft_p50_ms":{:.3f},"ttft_p90_ms":{:.3f},"ttft_p95_ms":{:.3f},)"
+      R"("ttft_p99_ms":{:.3f},"ttft_mean_ms":{:.3f},"tel_ms":{:.3f},"xi_ms":{:g},"slo_ms":{:g},)"
+      R"("slo_violation_rate":{:.6f}}})",
+      cost_model, ttft_p50_ms, ttft_p90_ms, ttft_p95_ms, ttft_p99_ms, ttft_mean_ms, tel_ms, xi_ms,
+      slo_ms, slo_violation_rate);
+  if (!policy_stats.empty()) {
+    json.pop_back();
+    json += R"(,"policy_stats":{)";
+    for (size_t i = 0; i < policy_stats.size(); ++i)
+      json += fmt::format("{}{:?}:{}", i ? "," : "", policy_stats[i].first,
+                          std::isfinite(policy_stats[i].second)
+                              ? fmt::format("{}", policy_stats[i].second)
+                              : std::string("null"));
+    json += "}}";
+  }
+  return json;
 }
 
 }  // namespace kvpolicy

@@ -1,0 +1,118 @@
+// The serving cost model: prefill, decode step and tier-transfer times, and KV bytes per token,
+// derived from a model's shape and a GPU's datasheet with stated utilisations (or given as a
+// linear fit of measured TTFT). docs/cost-model.md states every formula and its sources.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/params.h"
+#include "kvpolicy/tree.h"
+
+namespace kvpolicy {
+
+// A decoder-only transformer with grouped-query attention and a gated (SwiGLU) MLP.
+struct ModelShape {
+  std::string name;
+  uint32_t layers = 0;
+  uint32_t hidden = 0;
+  uint32_t heads = 0;     // query heads
+  uint32_t kv_heads = 0;  // key/value heads (GQA)
+  uint32_t head_dim = 0;
+  uint32_t intermediate = 0;  // MLP width
+  uint32_t vocab = 0;
+  double params = 0;       // the published parameter count (a check on the shape)
+  double dtype_bytes = 2;  // weights and KV (fp16/bf16 = 2)
+  bool tied_embeddings = false;
+
+  // Weights multiplied per token in one layer (q, k, v, o projections and the three MLP
+  // matrices); biases and norms are negligible and left out.
+  double layer_matmul_params() const;
+  // Parameters implied by the shape: layers + input embedding + LM head (unless tied).
+  double derived_params() const;
+  // K and V of every layer: 2 x layers x kv_heads x head_dim x dtype_bytes.
+  double kv_bytes_per_token() const;
+};
+
+struct GpuSpec {
+  std::string name;
+  double peak_flops = 0;     // dense fp16/bf16 tensor FLOP/s (no sparsity)
+  double mem_bandwidth = 0;  // bytes/s
+  double mem_bytes = 0;      // HBM capacity
+};
+
+const std::vector<ModelShape>& model_presets();
+const std::vector<GpuSpec>& gpu_presets();
+// Case-insensitive lookup; throws ConfigError naming the known presets.
+const ModelShape& find_model(const std::string& name);
+const GpuSpec& find_gpu(const std::string& name);
+
+// TTFT ~ intercept + slope x uncached tokens: the least-squares line through prefill_time(u, 0)
+// for u = 16, 32, ..., max_tokens (T-LRU's alpha is the slope). The default range covers chat
+// turns: for the presets the line is within 2 % of the model from 500 to 2,500 tokens.
+struct LinearFit {
+  double intercept_ms = 0;
+  double slope_ms_per_token = 0;
+};
+
+class CostModel {
+ public:
+  struct Options {
+    double mfu = 0.5;  // model FLOP utilisation in prefill
+    double mbu = 0.7;  // memory-bandwidth utilisation
+    double pcie_bytes_per_s = 32e9;
+    double overhead_s = 0;  // fixed time added to every forward pass (scheduling, sampling)
+    uint32_t block_tokens = 16;
+  };
+
+  // The default of the simulator: Llama-3.1-8B on one A100-80GB, default options.
+  CostModel();
+  CostModel(const ModelShape& model, const GpuSpec& gpu, const Options& options);
+  // Linear mode: prefill = a + b x uncached + c x uncached x (cached + uncached), in ms;
+  // decode step = decode_a + decode_b x context tokens, in ms.
+  static CostModel linear(double a_ms, double b_ms, double c_ms, double decode_a_ms,
+                          double decode_b_ms, double kv_bytes_per_token, const Options& options);
+  // From names and "key=value,..." options (see param_specs()); model "linear" takes the
+  // linear coefficients and ignores the GPU. Throws ConfigError.
+  static CostModel make(const std::string& model, const std::string& gpu,
+                        const std::string& params = "");
+  static std::vector<ParamSpec> param_specs();
+  static constexpr const char* kDefaultModel = "llama-3.1-8b";
+  static constexpr const char* kDefaultGpu = "a100-80gb";
+
+  // Seconds to prefill `uncached` new tokens after `cached` reused ones. At least one token is
+  // computed (an engine recomputes the last token of a fully cached prompt to get its logits).
+  double prefill_time(uint64_t uncached_tokens, uint64_t cached_tokens) const;
+  // Seconds for one decode iteration of `batch` sequences holding `context_tokens` KV tokens in
+  // total.
+  double decode_step_time(uint32_t batch, uint64_t context_tokens) const;
+  // Seconds to bring `blocks` into HBM from `from` (0 from HBM; PCIe from DRAM).
+  double transfer_time(uint64_t blocks, Tier from) const;
+
+  double prefill_flops(uint64_t uncached_tokens, uint64_t cached_tokens) const;
+  double weight_bytes() const;  // streamed once per forward pass
+  double kv_bytes_per_token() const { return kv_bytes_per_token_; }
+  double kv_bytes_per_block() const { return kv_bytes_per_token_ * options_.block_tokens; }
+  // Blocks that fit in `bytes` of KV memory (floor).
+  size_t blocks_for_bytes(double bytes) const;
+  LinearFit linear_fit(uint32_t max_tokens = 2048) const;
+
+  bool is_linear() const { return linear_; }
+  const ModelShape& model() const { return model_; }
+  const GpuSpec& gpu() const { return gpu_; }
+  const Options& options() const { return options_; }
+  uint32_t block_tokens() const { return options_.block_tokens; }
+  CostModel with_block_tokens(uint32_t block_tokens) const;
+  std::string label() const;  // "llama-3.1-8b@a100-80gb" or "linear(a=..,b=..,c=..)"
+
+ private:
+  ModelShape model_;
+  GpuSpec gpu_;
+  Options options_;
+  bool linear_ = false;
+  double a_ms_ = 0, b_ms_ = 0, c_ms_ = 0, decode_a_ms_ = 0, decode_b_ms_ = 0;
+  double kv_bytes_per_token_ = 0;
+};
+
+}  // namespace kvpolicy

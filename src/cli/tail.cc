@@ -1,0 +1,231 @@
+// `kvpolicy tail`: the T-LRU paper's Tables 1-3 and Figure 5 on a trace.
+#include "kvpolicy/tail.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "command.h"
+#include "common.h"
+#include "kvpolicy/error.h"
+#include "kvpolicy/trace_io.h"
+
+namespace kvpolicy::cli {
+namespace {
+
+struct TailArgs {
+  TraceArgs trace;
+  std::string capacities = "0.01,0.02,0.05,0.1";
+  std::string xi = "50,100,150,200,500";
+  double slo_ms = 200;
+  double figure_xi_ms = 200;
+  std::string model = CostModel::kDefaultModel;
+  std::string gpu = CostModel::kDefaultGpu;
+  std::string cost_params;
+  std::string tlru_params;
+  std::string threshold_params;
+  uint64_t seed = 1;
+  std::string json;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+bool strip_suffix(std::string& s, const std::string& suffix) {
+  if (s.size() <= suffix.size() || s.compare(s.size() - suffix.size(), suffix.size(), suffix))
+    return false;
+  s.resize(s.size() - suffix.size());
+  return true;
+}
+
+double number(const std::string& s, const std::string& what) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < 0)
+    throw ConfigError(what + ": '" + s + "' is not a non-negative number");
+  return v;
+}
+
+// Capacities as for simulate, plus KV memory ("4.8GiB", "2GB", via the cost model's bytes per
+// block) and tokens ("10000t", as the paper's capacities), both turned into whole blocks.
+std::vector<Capacity> parse_tail_capacities(const std::string& text, const CostModel& cost) {
+  std::vector<Capacity> out;
+  for (std::string item : split(text)) {
+    double bytes = -1, tokens = -1;
+    if (strip_suffix(item, "GiB"))
+      bytes = number(item, "capacity") * double(1ull << 30);
+    else if (strip_suffix(item, "GB"))
+      bytes = number(item, "capacity") * 1e9;
+    else if (strip_suffix(item, "t"))
+      tokens = number(item, "capacity");
+    if (bytes < 0 && tokens < 0) {
+      auto caps = parse_capacities(item);
+      out.insert(out.end(), caps.begin(), caps.end());
+      continue;
+    }
+    double blocks = bytes >= 0 ? double(cost.blocks_for_bytes(bytes))
+                               : std::floor(tokens / cost.block_tokens());
+    if (blocks < 1) throw ConfigError("capacity '" + item + "' is less than one block");
+    out.push_back({blocks});
+  }
+  if (out.empty()) throw ConfigError("no capacity given");
+  return out;
+}
+
+std::string pct(double change) {
+  return std::isnan(change) ? std::string("n/a") : fmt::format("{:+.1f}%", change * 100);
+}
+
+std::string cap_label(const ReplayResult& r) {
+  return r.capacity_fraction >= 0
+             ? fmt::format("{:g}% ({})", r.capacity_fraction * 100, r.capacity_blocks)
+             : fmt::format("{}", r.capacity_blocks);
+}
+
+void print_study(const TailStudy& s, const std::vector<double>& xis, double slo) {
+  size_t caps = s.figure.size();
+  auto change = [&](size_t c, size_t x) -> const TailChange& {
+    return s.changes[c * xis.size() + x];
+  };
+  auto row_of = [&](size_t c, size_t k) -> const ReplayResult& { return s.runs[s.figure[c][k]]; };
+  // Baselines.
+  fmt::print("\nBaselines: TTFT in ms (nearest rank) and share over the {:g} ms SLO\n", slo);
+  fmt::print("{:<16} | {:>7} {:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} {:>7} {:>6}\n", "capacity",
+             "LRU p50", "p90", "p95", "p99", "slo%", "Thr p50", "p90", "p95", "p99", "slo%");
+  for (size_t c = 0; c < caps; ++c) {
+    const ReplayResult &l = row_of(c, 0), &h = row_of(c, 1);
+    fmt::print(
+        "{:<16} | {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>6.2f} | {:>7.1f} {:>7.1f} {:>7.1f} "
+        "{:>7.1f} {:>6.2f}\n",
+        cap_label(l), l.ttft_p50_ms, l.ttft_p90_ms, l.ttft_p95_ms, l.ttft_p99_ms,
+        l.slo_violation_rate * 100, h.ttft_p50_ms, h.ttft_p90_ms, h.ttft_p95_ms, h.ttft_p99_ms,
+        h.slo_violation_rate * 100);
+  }
+  // Tables 1 and 2.
+  for (int vs = 0; vs < 2; ++vs) {
+    fmt::print(
+        "\nTable {}: T-LRU vs {}, relative change of P90 / P95 / P99 TTFT (negative = "
+        "T-LRU lower)\n",
+        vs + 1, vs == 0 ? "LRU" : "Threshold-LRU");
+    fmt::print("{:<16}", "capacity");
+    for (double x : xis) fmt::print(" | {:^23}", fmt::format("xi = {:g} ms", x));
+    fmt::print("\n");
+    for (size_t c = 0; c < caps; ++c) {
+      fmt::print("{:<16}", cap_label(row_of(c, 0)));
+      for (size_t x = 0; x < xis.size(); ++x) {
+        const TailChange& ch = change(c, x);
+        if (vs == 0)
+          fmt::print(" | {:>7} {:>7} {:>7}", pct(ch.p90_vs_lru), pct(ch.p95_vs_lru),
+                     pct(ch.p99_vs_lru));
+        else
+          fmt::print(" | {:>7} {:>7} {:>7}", pct(ch.p90_vs_threshold), pct(ch.p95_vs_threshold),
+                     pct(ch.p99_vs_threshold));
+      }
+      fmt::print("\n");
+    }
+  }
+  // Table 3.
+  fmt::print(
+      "\nTable 3: relative change in requests over the {:g} ms SLO, T-LRU vs LRU / vs "
+      "Threshold-LRU (and TEL(xi) vs LRU)\n",
+      slo);
+  fmt::print("{:<16}", "capacity");
+  for (double x : xis) fmt::print(" | {:^23}", fmt::format("xi = {:g} ms", x));
+  fmt::print("\n");
+  for (size_t c = 0; c < caps; ++c) {
+    fmt::print("{:<16}", cap_label(row_of(c, 0)));
+    for (size_t x = 0; x < xis.size(); ++x) {
+      const TailChange& ch = change(c, x);
+      fmt::print(" | {:>7} {:>7} {:>7}", pct(ch.slo_vs_lru), pct(ch.slo_vs_threshold),
+                 pct(ch.tel_vs_lru));
+    }
+    fmt::print("\n");
+  }
+  // Figure 5.
+  fmt::print("\nFigure 5: TTFT by policy (ms), T-LRU variants at xi = {:g} ms\n", s.figure_xi_ms);
+  fmt::print("{:<16} {:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", "capacity", "policy",
+             "p50", "p90", "p95", "p99", "mean", "slo%", "hit%");
+  for (size_t c = 0; c < caps; ++c)
+    for (size_t k = 0; k < s.figure[c].size(); ++k) {
+      const ReplayResult& r = row_of(c, k);
+      fmt::print("{:<16} {:<14} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.2f} {:>7.2f}\n",
+                 k == 0 ? cap_label(r) : "", r.policy, r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p95_ms,
+                 r.ttft_p99_ms, r.ttft_mean_ms, r.slo_violation_rate * 100, r.block_hit_rate * 100);
+    }
+}
+
+void run(const TailArgs& a) {
+  TailStudyOptions o;
+  o.cost = CostModel::make(a.model, a.gpu, a.cost_params);
+  o.xi_ms.clear();
+  for (auto& x : split(a.xi)) o.xi_ms.push_back(number(x, "--xi"));
+  if (o.xi_ms.empty()) throw ConfigError("--xi: no threshold given");
+  o.slo_ms = a.slo_ms;
+  o.figure_xi_ms = a.figure_xi_ms;
+  o.tlru_params = a.tlru_params;
+  o.threshold_params = a.threshold_params;
+  o.seed = a.seed;
+  for (const char* p : {"lru", "threshold_lru", "tlru"}) PolicyRegistry::instance().get(p);
+  Trace trace = a.trace.load();
+  o.cost = o.cost.with_block_tokens(trace.block_tokens);
+  o.capacities = parse_tail_capacities(a.capacities, o.cost);
+
+  size_t sessions = 0;
+  for (size_t r = 0; r < trace.size(); ++r) sessions += trace.turn[r] == 1;
+  LinearFit fit = o.cost.linear_fit();
+  fmt::print("trace {}: {} requests, {} sessions, {}-token blocks\n", trace.name, trace.size(),
+             sessions, trace.block_tokens);
+  fmt::print(
+      "TTFT: replay mode on {} (fit {:.2f} ms + {:.4f} ms a token); xi = {}; "
+      "changes are (T-LRU - baseline) / baseline\n",
+      o.cost.label(), fit.intercept_ms, fit.slope_ms_per_token, a.xi);
+
+  Progress progress("tail");
+  o.progress = [&](double f) { progress.update(f); };
+  TailStudy study = run_tail_study(trace, o);
+  print_study(study, o.xi_ms, o.slo_ms);
+  if (!a.json.empty()) {
+    auto out = open_output(a.json);
+    out << study.to_json() << '\n';
+  }
+}
+
+void add(CLI::App& app) {
+  auto args = std::make_shared<TailArgs>();
+  auto* cmd = app.add_subcommand(
+      "tail", "tail latency: T-LRU vs LRU and Threshold-LRU (TTFT percentiles, TEL, SLO)");
+  args->trace.add(cmd, true);
+  cmd->add_option("--capacities,-c", args->capacities,
+                  "capacities: fractions of unique blocks, blocks, KV memory (4.8GiB, 2GB) or "
+                  "tokens (10000t)")
+      ->capture_default_str();
+  cmd->add_option("--xi", args->xi, "T-LRU thresholds xi, ms")->capture_default_str();
+  cmd->add_option("--slo", args->slo_ms, "TTFT SLO, ms")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--figure-xi", args->figure_xi_ms, "xi of the Figure 5 comparison, ms")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--model", args->model, "cost model: a model preset or 'linear'")
+      ->capture_default_str();
+  cmd->add_option("--gpu", args->gpu, "cost model: a GPU preset")->capture_default_str();
+  cmd->add_option("--cost-params", args->cost_params, "cost model options, key=value,...");
+  cmd->add_option("--tlru-params", args->tlru_params, "extra T-LRU parameters (e.g. qhat=12)");
+  cmd->add_option("--threshold-params", args->threshold_params,
+                  "threshold_lru parameters (e.g. threshold_tokens=1024)");
+  cmd->add_option("--seed", args->seed, "seed")->capture_default_str();
+  cmd->add_option("--json", args->json, "write the whole study as one JSON object");
+  cmd->callback([args] { run(*args); });
+}
+
+CommandRegistrar registrar(65, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli

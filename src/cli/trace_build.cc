@@ -1,0 +1,114 @@
+// `kvpolicy trace build`: a replayable conversation trace from a text dataset.
+#include <fmt/format.h>
+
+#include "command.h"
+#include "common.h"
+#include "kvpolicy/error.h"
+#include "kvpolicy/text_trace.h"
+#include "kvpolicy/trace_io.h"
+
+namespace kvpolicy::cli {
+namespace {
+
+struct BuildArgs {
+  std::string source;
+  std::string input;
+  std::string out;
+  std::string tokenizer = "auto";
+  TextTraceParams params;
+  uint64_t seed = 1;
+  bool skip_bad = false;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void run(const BuildArgs& a) {
+  if (!ends_with(a.out, ".kvtrace") && !ends_with(a.out, ".jsonl"))
+    throw ConfigError("--out must end in .kvtrace (native) or .jsonl (Alibaba schema)");
+  std::string note;
+  auto tok = make_tokenizer(a.tokenizer, &note);
+  if (!note.empty()) fmt::print(stderr, "kvpolicy: {}\n", note);
+  TextReadReport rep;
+  auto convs = read_conversations(a.input, a.source, a.skip_bad, rep);
+  if (rep.bad_records)
+    fmt::print(stderr, "kvpolicy: skipped {} bad record(s) of {} lines; first: {}\n",
+               rep.bad_records, rep.lines, rep.first_error);
+  std::vector<uint64_t> raw;
+  Trace t = build_text_trace(convs, *tok, a.params, a.seed, &raw);
+  t.name = a.source + ":" + a.input;
+  if (ends_with(a.out, ".kvtrace")) {
+    write_native(t, a.out);
+  } else {
+    write_conversation_jsonl(t, a.out, raw, a.source);
+  }
+  uint64_t prompt = 0, output = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    prompt += t.prompt_tokens[r];
+    output += t.output_tokens[r];
+  }
+  size_t sessions = 0;
+  for (size_t r = 0; r < t.size(); ++r) sessions += t.turn[r] == 1;
+  fmt::print(
+      "{}: {} conversations ({} used), {} requests, {} merged and {} empty messages\n"
+      "tokenizer {}; {} prompt tokens ({:.0f} a request), {} output tokens; {} blocks of {} "
+      "tokens; {:.0f} s of arrivals\nwrote {}\n",
+      a.input, rep.conversations, sessions, t.size(), rep.merged_messages, rep.empty_messages,
+      tok->name(), prompt, t.size() ? double(prompt) / t.size() : 0.0, output,
+      t.num_block_accesses(), t.block_tokens,
+      t.size() ? double(t.time.back()) / kMicrosPerSecond : 0.0, a.out);
+}
+
+void add(CLI::App& app) {
+  CLI::App* trace = nullptr;
+  try {
+    trace = app.get_subcommand("trace");
+  } catch (const CLI::OptionNotFound&) {
+    trace = app.add_subcommand("trace", "trace tools");
+  }
+  auto args = std::make_shared<BuildArgs>();
+  auto* cmd = trace->add_subcommand(
+      "build", "build a conversation trace from text (Chatbot Arena, ShareGPT, LooGLE)");
+  cmd->add_option("--source", args->source, "chatbot-arena, sharegpt or loogle")
+      ->required()
+      ->check(CLI::IsMember({"chatbot-arena", "sharegpt", "loogle"}));
+  cmd->add_option("--input,-i", args->input, "the dataset's JSONL file")->required();
+  cmd->add_option("--out,-o", args->out, "FILE.kvtrace (native) or FILE.jsonl (Alibaba schema)")
+      ->required();
+  cmd->add_option("--tokenizer", args->tokenizer,
+                  "auto, cl100k, approx, or a tiktoken rank file (JSON)")
+      ->capture_default_str();
+  cmd->add_option("--block-tokens", args->params.block_tokens, "tokens per KV block")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--session-rate", args->params.session_rate,
+                  "Poisson conversation starts per second")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--think-s", args->params.think_mean_s,
+                  "mean exponential think time after an answer, s")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-active", args->params.max_active, "cap on active conversations")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--decode-ms", args->params.decode_ms,
+                  "an answer takes its tokens x this (ms) before the think time")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-conversations", args->params.max_conversations,
+                  "use at most this many conversations (0 = all)")
+      ->capture_default_str();
+  cmd->add_option("--system-prompt", args->params.system_prompt,
+                  "text prepended to every conversation (a shared prefix)");
+  cmd->add_option("--seed", args->seed, "seed of the arrival times")->capture_default_str();
+  cmd->add_flag("--skip-bad-lines", args->skip_bad, "skip and count bad records");
+  cmd->callback([args] { run(*args); });
+}
+
+CommandRegistrar registrar(45, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli

@@ -1,0 +1,225 @@
+#include "kvpolicy/cost_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "kvpolicy/error.h"
+
+namespace kvpolicy {
+
+double ModelShape::layer_matmul_params() const {
+  double q = double(hidden) * heads * head_dim;
+  double kv = 2.0 * hidden * kv_heads * head_dim;
+  double o = double(heads) * head_dim * hidden;
+  double mlp = 3.0 * hidden * intermediate;
+  return q + kv + o + mlp;
+}
+
+double ModelShape::derived_params() const {
+  double embed = double(vocab) * hidden;
+  return layers * layer_matmul_params() + embed * (tied_embeddings ? 1 : 2);
+}
+
+double ModelShape::kv_bytes_per_token() const {
+  return 2.0 * layers * kv_heads * head_dim * dtype_bytes;
+}
+
+// Shapes from each model's published config.json; parameter counts from the model cards.
+const std::vector<ModelShape>& model_presets() {
+  static const std::vector<ModelShape> presets = {
+      {"llama-3.1-8b", 32, 4096, 32, 8, 128, 14336, 128256, 8.03e9, 2, false},
+      {"llama-3.1-70b", 80, 8192, 64, 8, 128, 28672, 128256, 70.6e9, 2, false},
+      {"qwen2.5-32b", 64, 5120, 40, 8, 128, 27648, 152064, 32.5e9, 2, false},
+      {"qwen2-7b", 28, 3584, 28, 4, 128, 18944, 152064, 7.62e9, 2, false},
+      {"vicuna-7b", 32, 4096, 32, 32, 128, 11008, 32000, 6.74e9, 2, false},
+  };
+  return presets;
+}
+
+// Datasheet numbers: dense (not sparse) fp16/bf16 tensor throughput, memory bandwidth, memory.
+const std::vector<GpuSpec>& gpu_presets() {
+  static const std::vector<GpuSpec> presets = {
+      {"a100-80gb", 312e12, 2.039e12, 80e9},  // A100 80GB SXM
+      {"h100", 989e12, 3.35e12, 80e9},        // H100 SXM5
+      {"l40", 181.05e12, 864e9, 48e9},        // L40 (PCIe, GDDR6)
+  };
+  return presets;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+template <typename T>
+const T& find_named(const std::vector<T>& all, const std::string& name, const char* what) {
+  std::string want = lower(name);
+  for (auto& x : all)
+    if (x.name == want) return x;
+  std::string known;
+  for (auto& x : all) known += (known.empty() ? "" : ", ") + x.name;
+  throw ConfigError(fmt::format("unknown {} '{}' (known: {})", what, name, known));
+}
+
+}  // namespace
+
+const ModelShape& find_model(const std::string& name) {
+  return find_named(model_presets(), name, "model");
+}
+const GpuSpec& find_gpu(const std::string& name) { return find_named(gpu_presets(), name, "GPU"); }
+
+CostModel::CostModel() : CostModel(find_model(kDefaultModel), find_gpu(kDefaultGpu), Options{}) {}
+
+CostModel::CostModel(const ModelShape& model, const GpuSpec& gpu, const Options& options)
+    : model_(model), gpu_(gpu), options_(options), kv_bytes_per_token_(model.kv_bytes_per_token()) {
+  if (options.mfu <= 0 || options.mfu > 1 || options.mbu <= 0 || options.mbu > 1)
+    throw ConfigError("cost model: mfu and mbu must be in (0, 1]");
+  if (options.pcie_bytes_per_s <= 0 || options.overhead_s < 0 || options.block_tokens == 0)
+    throw ConfigError("cost model: pcie bandwidth and block tokens must be positive");
+}
+
+CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode_a_ms,
+                            double decode_b_ms, double kv_bytes_per_token, const Options& options) {
+  if (a_ms < 0 || b_ms < 0 || c_ms < 0 || decode_a_ms < 0 || decode_b_ms < 0 ||
+      kv_bytes_per_token <= 0)
+    throw ConfigError("cost model: linear coefficients must be >= 0 and kv bytes > 0");
+  if (a_ms == 0 && b_ms == 0 && c_ms == 0)
+    throw ConfigError("cost model: linear mode needs a non-zero coefficient");
+  CostModel m;
+  m.model_ = ModelShape{};
+  m.model_.name = "linear";
+  m.gpu_ = GpuSpec{};
+  m.options_ = options;
+  m.linear_ = true;
+  m.a_ms_ = a_ms;
+  m.b_ms_ = b_ms;
+  m.c_ms_ = c_ms;
+  m.decode_a_ms_ = decode_a_ms;
+  m.decode_b_ms_ = decode_b_ms;
+  m.kv_bytes_per_token_ = kv_bytes_per_token;
+  return m;
+}
+
+std::vector<ParamSpec> CostModel::param_specs() {
+  return {
+      {"mfu", "0.5", "model FLOP utilisation in prefill (0, 1]"},
+      {"mbu", "0.7", "memory-bandwidth utilisation (0, 1]"},
+      {"pcie_gbps", "32", "host-to-GPU bandwidth for DRAM hits, GB/s"},
+      {"overhead_ms", "0", "fixed time per forward pass, ms"},
+      {"block_tokens", "16", "tokens per KV block"},
+      {"a_ms", "0", "linear mode: TTFT intercept, ms"},
+      {"b_ms", "0.1", "linear mode: ms per uncached token"},
+      {"c_ms", "0", "linear mode: ms per uncached token per context token"},
+      {"decode_a_ms", "10", "linear mode: decode step intercept, ms"},
+      {"decode_b_ms", "0", "linear mode: decode step ms per context token"},
+      {"kv_bytes", "131072", "linear mode: KV bytes per token (Llama-3.1-8B's)"},
+  };
+}
+
+CostModel CostModel::make(const std::string& model, const std::string& gpu,
+                          const std::string& params) {
+  Params p = Params::parse(params, param_specs(), "cost model");
+  Options o;
+  o.mfu = p.get_double("mfu");
+  o.mbu = p.get_double("mbu");
+  o.pcie_bytes_per_s = p.get_double("pcie_gbps") * 1e9;
+  o.overhead_s = p.get_double("overhead_ms") * 1e-3;
+  int64_t bt = p.get_int("block_tokens");
+  if (bt <= 0 || bt > (1 << 20)) throw ConfigError("cost model: block_tokens must be positive");
+  o.block_tokens = static_cast<uint32_t>(bt);
+  if (lower(model) == "linear")
+    return linear(p.get_double("a_ms"), p.get_double("b_ms"), p.get_double("c_ms"),
+                  p.get_double("decode_a_ms"), p.get_double("decode_b_ms"),
+                  p.get_double("kv_bytes"), o);
+  return CostModel(find_model(model), find_gpu(gpu), o);
+}
+
+double CostModel::prefill_flops(uint64_t uncached, uint64_t cached) const {
+  double u = double(std::max<uint64_t>(uncached, 1)), c = double(cached);
+  const ModelShape& m = model_;
+  // Projections and MLP for every new token; the LM head only for the last one.
+  double linear = 2.0 * m.layers * m.layer_matmul_params() * u + 2.0 * m.vocab * m.hidden;
+  // Causal attention: new token i attends to c + i + 1 positions; QK^T and AV each cost
+  // 2 x heads x head_dim FLOPs per position and layer.
+  double positions = u * c + u * (u + 1) / 2;
+  double attention = 4.0 * m.layers * m.heads * m.head_dim * positions;
+  return linear + attention;
+}
+
+double CostModel::weight_bytes() const {
+  // Every layer's matrices and the LM head; the input embedding is a lookup of a few rows.
+  const ModelShape& m = model_;
+  return (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * m.dtype_bytes;
+}
+
+double CostModel::prefill_time(uint64_t uncached, uint64_t cached) const {
+  if (linear_) {
+    double u = double(std::max<uint64_t>(uncached, 1)), ctx = double(cached) + u;
+    return (a_ms_ + b_ms_ * u + c_ms_ * u * ctx) * 1e-3 + options_.overhead_s;
+  }
+  double compute = prefill_flops(uncached, cached) / (options_.mfu * gpu_.peak_flops);
+  // Weights once, the cached KV read, the new KV written.
+  double bytes =
+      weight_bytes() + kv_bytes_per_token_ * double(cached + std::max<uint64_t>(uncached, 1));
+  double memory = bytes / (options_.mbu * gpu_.mem_bandwidth);
+  return std::max(compute, memory) + options_.overhead_s;
+}
+
+double CostModel::decode_step_time(uint32_t batch, uint64_t context_tokens) const {
+  if (batch == 0) return 0;
+  if (linear_)
+    return (decode_a_ms_ + decode_b_ms_ * double(context_tokens)) * 1e-3 + options_.overhead_s;
+  const ModelShape& m = model_;
+  double flops = 2.0 * (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * batch +
+                 4.0 * m.layers * m.heads * m.head_dim * double(context_tokens);
+  double compute = flops / (options_.mfu * gpu_.peak_flops);
+  double memory = (weight_bytes() + kv_bytes_per_token_ * double(context_tokens)) /
+                  (options_.mbu * gpu_.mem_bandwidth);
+  return std::max(compute, memory) + options_.overhead_s;
+}
+
+double CostModel::transfer_time(uint64_t blocks, Tier from) const {
+  if (from == Tier::kHbm || blocks == 0) return 0;
+  return double(blocks) * kv_bytes_per_block() / options_.pcie_bytes_per_s;
+}
+
+size_t CostModel::blocks_for_bytes(double bytes) const {
+  if (bytes <= 0) return 0;
+  return static_cast<size_t>(std::floor(bytes / kv_bytes_per_block()));
+}
+
+LinearFit CostModel::linear_fit(uint32_t max_tokens) const {
+  // Ordinary least squares over an even grid of prompt lengths, nothing cached.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (uint32_t u = 16; u <= std::max<uint32_t>(max_tokens, 32); u += 16) {
+    double y = prefill_time(u, 0) * 1e3;
+    n += 1;
+    sx += u;
+    sy += y;
+    sxx += double(u) * u;
+    sxy += u * y;
+  }
+  LinearFit fit;
+  fit.slope_ms_per_token = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  fit.intercept_ms = (sy - fit.slope_ms_per_token * sx) / n;
+  return fit;
+}
+
+CostModel CostModel::with_block_tokens(uint32_t block_tokens) const {
+  if (block_tokens == 0) throw ConfigError("cost model: block tokens must be positive");
+  CostModel m = *this;
+  m.options_.block_tokens = block_tokens;
+  return m;
+}
+
+std::string CostModel::label() const {
+  if (linear_) return fmt::format("linear(a={:g}ms,b={:g}ms,c={:g}ms)", a_ms_, b_ms_, c_ms_);
+  return model_.name + "@" + gpu_.name;
+}
+
+}  // namespace kvpolicy

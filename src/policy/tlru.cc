@@ -1,0 +1,343 @@
+// T-LRU family: evicts TEL-safe blocks first (blocks a conversation's next turn does not need to
+// meet the latency threshold xi), then by LRU (tlru, tlru_end, tlru_length, threshold_lru) or
+// Belady (tail_belady).
+// Source: "Tail-Optimized Caching for LLM Inference" (ALGORITHMS.md section 3).
+// Cost: O(1) per access; O(1) per eviction (LRU variants), O(log n) (tail_belady); marking is
+// O(marked blocks) per request.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "kvpolicy/cost_model.h"
+#include "kvpolicy/error.h"
+#include "kvpolicy/order/indexed_heap.h"
+#include "kvpolicy/order/intrusive_list.h"
+#include "kvpolicy/policy.h"
+#include "kvpolicy/trace.h"
+
+namespace kvpolicy {
+namespace {
+
+// How a policy learns the length of a conversation's next prompt.
+enum class NextTurn {
+  kEstimate,  // history + Q-hat (tlru)
+  kEndAware,  // as kEstimate, but a session with no next turn keeps nothing (tlru_end)
+  kExact,     // the true next prompt; no next turn keeps nothing (tlru_length, tail_belady)
+};
+
+// The TEL-safe budget of a finished turn. With TTFT ~ base + alpha x uncached tokens, the next
+// turn meets xi when at most U = (xi - base) / alpha of its tokens are uncached, so it needs
+// ceil((next prompt tokens - U) / B) cached blocks: blocks at path positions >= that budget are
+// TEL-safe. The next prompt is this prompt + this answer + Q-hat tokens (kEstimate), or the
+// true next prompt of the session (kExact). The budget counts from the root, so it covers the
+// full blocks the next turn reuses; this prompt's partial last block is never reused by it (the
+// answer's tokens follow it there), and like any block it is marked only beyond the budget.
+class TailBudget {
+ public:
+  TailBudget(const PolicyContext& ctx, const Params& p, NextTurn mode)
+      : mode_(mode), block_tokens_(std::max<uint32_t>(ctx.block_tokens, 1)) {
+    double xi = p.get_double("xi_ms");
+    double alpha = p.get_double("alpha");
+    double base = p.get_double("base_ms");
+    qhat_blocks_ = p.get_double("qhat");
+    if (xi < 0) throw ConfigError("T-LRU: xi_ms must be >= 0");
+    if (alpha < 0 && alpha != -1) throw ConfigError("T-LRU: alpha must be > 0 (or -1 = auto)");
+    if (base < 0 && base != -1) throw ConfigError("T-LRU: base_ms must be >= 0 (or -1 = auto)");
+    if (qhat_blocks_ < 0 && qhat_blocks_ != -1)
+      throw ConfigError("T-LRU: qhat must be >= 0 blocks (or -1 = running mean)");
+    if (alpha == -1 || base == -1) {
+      // Defaults from the cost model's linear fit, as the paper fits alpha to measured TTFT.
+      CostModel fallback;
+      LinearFit fit = (ctx.cost_model ? *ctx.cost_model : fallback).linear_fit();
+      if (alpha == -1) alpha = fit.slope_ms_per_token;
+      if (base == -1) base = std::max(0.0, fit.intercept_ms);
+    }
+    if (alpha == 0) throw ConfigError("T-LRU: alpha must be > 0");
+    safe_tokens_ = std::max(0.0, (xi - base) / alpha);
+    if (mode_ != NextTurn::kEstimate) {
+      if (!ctx.trace || !ctx.oracle)
+        throw ConfigError("T-LRU oracle variants need the trace's future (oracle)");
+      trace_ = ctx.trace;
+      oracle_ = ctx.oracle;
+    }
+  }
+
+  // Leading blocks of `r`'s path to keep; the rest of the path is TEL-safe.
+  uint32_t budget(const RequestView& r) {
+    double history = double(r.prompt_tokens) + r.output_tokens;
+    learn(r);
+    double next_tokens;
+    if (mode_ == NextTurn::kEstimate) {
+      next_tokens = history + qhat_tokens();
+    } else {
+      uint32_t next = oracle_->next_in_session[r.index];
+      if (next == Oracle::kNoNext) return 0;
+      next_tokens =
+          mode_ == NextTurn::kExact ? double(trace_->prompt_tokens[next]) : history + qhat_tokens();
+    }
+    double needed = next_tokens - safe_tokens_;
+    if (needed <= 0) return 0;
+    double blocks = std::ceil(needed / block_tokens_);
+    return blocks >= double(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(blocks);
+  }
+
+  // Q-hat in tokens: the parameter, else the running mean of the prompt increments seen so far
+  // (a turn-k prompt minus the turn-(k-1) prompt and answer of the same session, at least 0);
+  // before the first increment, the running mean of first-turn prompts.
+  double qhat_tokens() const {
+    if (qhat_blocks_ >= 0) return qhat_blocks_ * block_tokens_;
+    if (increments_ > 0) return increment_sum_ / increments_;
+    return firsts_ > 0 ? first_sum_ / firsts_ : 0;
+  }
+  size_t memory_bytes() const { return last_history_.capacity() * sizeof(double); }
+
+ private:
+  void learn(const RequestView& r) {
+    if (r.session == kNoSession) {
+      first_sum_ += r.prompt_tokens;
+      ++firsts_;
+      return;
+    }
+    if (r.session >= last_history_.size()) last_history_.resize(size_t{r.session} + 1, -1.0);
+    double& last = last_history_[r.session];
+    if (last < 0) {
+      first_sum_ += r.prompt_tokens;
+      ++firsts_;
+    } else {
+      increment_sum_ += std::max(0.0, double(r.prompt_tokens) - last);
+      ++increments_;
+    }
+    last = double(r.prompt_tokens) + r.output_tokens;
+  }
+
+  NextTurn mode_;
+  uint32_t block_tokens_;
+  double qhat_blocks_ = -1;
+  double safe_tokens_ = 0;
+  const Trace* trace_ = nullptr;
+  const Oracle* oracle_ = nullptr;
+  std::vector<double> last_history_;  // per session: prompt + answer tokens of its last turn
+  double increment_sum_ = 0, first_sum_ = 0;
+  uint64_t increments_ = 0, firsts_ = 0;
+};
+
+// LRU over two lists: first-to-evict blocks ("infinitely old") and the rest. Each list is kept
+// oldest first with every block before its parent (a path is placed deepest first), as in lru:
+// ties in recency go to the deeper block. A marked block that a request hits goes back to the
+// plain list. With nothing marked this is exactly lru.
+class MarkedLru : public Policy {
+ public:
+  explicit MarkedLru(const PolicyContext& ctx) : tree_(*ctx.tree) {}
+
+  void on_request_begin(const RequestView&) override { hits_ = 0; }
+  void on_access(NodeId n, const AccessInfo& info) override {
+    plain_.resize(tree_.id_limit());
+    marked_.resize(tree_.id_limit());
+    if (marked_.contains(n)) {
+      marked_.erase(n);
+    } else if (plain_.contains(n)) {
+      plain_.erase(n);
+    }
+    NodeId parent = tree_.parent(n);
+    if (info.position == 0 || parent == kNoNode || !plain_.contains(parent)) {
+      plain_.push_back(n);
+    } else {
+      plain_.insert_before(n, parent);
+    }
+    if (info.hit) ++hits_;
+  }
+  void on_evictable(NodeId) override {}
+  void on_unevictable(NodeId) override {}
+  NodeId victim(Time) override {
+    for (NodeId n = marked_.front(); n != kNoNode; n = marked_.next(n))
+      if (tree_.is_evictable(n)) return n;
+    for (NodeId n = plain_.front(); n != kNoNode; n = plain_.next(n))
+      if (tree_.is_evictable(n)) return n;
+    return kNoNode;
+  }
+  void on_removed(NodeId n) override {
+    if (marked_.contains(n)) {
+      marked_.erase(n);
+    } else if (plain_.contains(n)) {
+      plain_.erase(n);
+    }
+  }
+  size_t memory_bytes() const override { return plain_.memory_bytes() + marked_.memory_bytes(); }
+
+ protected:
+  // Moves path[from..] to the first-to-evict list, deepest first (so deeper goes first).
+  void mark_from(std::span<const NodeId> path, size_t from) {
+    for (size_t j = path.size(); j-- > from;) {
+      NodeId n = path[j];
+      if (!plain_.contains(n)) continue;  // not this tier's block
+      plain_.erase(n);
+      marked_.push_back(n);
+    }
+  }
+  uint32_t hits_ = 0;  // blocks the current request found cached
+
+ private:
+  const PrefixTree& tree_;
+  IntrusiveList plain_, marked_;
+};
+
+class TLru final : public MarkedLru {
+ public:
+  TLru(const PolicyContext& ctx, const Params& p, NextTurn mode)
+      : MarkedLru(ctx), budget_(ctx, p, mode) {}
+  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
+    uint32_t keep = budget_.budget(r);
+    if (keep < path.size()) mark_from(path, keep);
+  }
+  size_t memory_bytes() const override {
+    return MarkedLru::memory_bytes() + budget_.memory_bytes();
+  }
+
+ private:
+  TailBudget budget_;
+};
+
+// Caches a turn only when its conversation history (prompt + answer tokens) reaches the
+// threshold: a shorter turn's newly inserted blocks go to the first-to-evict list, as if not
+// cached, while the blocks it hit are refreshed as in LRU. Longer turns are plain LRU.
+class ThresholdLru final : public MarkedLru {
+ public:
+  ThresholdLru(const PolicyContext& ctx, const Params& p) : MarkedLru(ctx) {
+    int64_t t = p.get_int("threshold_tokens");
+    if (t < 0) throw ConfigError("threshold_lru: threshold_tokens must be >= 0");
+    threshold_ = static_cast<uint64_t>(t);
+  }
+  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
+    if (uint64_t{r.prompt_tokens} + r.output_tokens < threshold_) mark_from(path, hits_);
+  }
+
+ private:
+  uint64_t threshold_ = 1024;
+};
+
+// Tail-optimized Belady: TEL-safe trimming with the true next prompts, then Belady. Evicts the
+// evictable leaf with the largest (TEL-safe, next use, depth): marked blocks first, each group
+// furthest next use first, deeper first on ties.
+class TailBelady final : public Policy {
+ public:
+  TailBelady(const PolicyContext& ctx, const Params& p)
+      : tree_(*ctx.tree), oracle_(*ctx.oracle), budget_(ctx, p, NextTurn::kExact) {}
+
+  void on_access(NodeId n, const AccessInfo& info) override {
+    if (n >= next_.size()) {
+      next_.resize(tree_.id_limit());
+      safe_.resize(tree_.id_limit());
+      heap_.resize(tree_.id_limit());
+    }
+    next_[n] = oracle_.next_request[info.access];
+    safe_[n] = 0;
+    if (heap_.contains(n)) heap_.set(n, key(n));
+  }
+  void on_evictable(NodeId n) override { heap_.set(n, key(n)); }
+  void on_unevictable(NodeId n) override {
+    if (heap_.contains(n)) heap_.erase(n);
+  }
+  NodeId victim(Time) override { return heap_.empty() ? kNoNode : heap_.top(); }
+  void on_removed(NodeId n) override {
+    if (heap_.contains(n)) heap_.erase(n);
+  }
+  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
+    uint32_t keep = budget_.budget(r);
+    for (size_t j = keep; j < path.size(); ++j) {
+      NodeId n = path[j];
+      if (n >= safe_.size()) continue;  // not this tier's block
+      safe_[n] = 1;
+      if (heap_.contains(n)) heap_.set(n, key(n));
+    }
+  }
+  size_t memory_bytes() const override {
+    return next_.capacity() * 4 + safe_.capacity() + heap_.memory_bytes() + budget_.memory_bytes();
+  }
+
+ private:
+  uint64_t key(NodeId n) const {
+    return (uint64_t{safe_[n]} << 63) | (uint64_t{next_[n]} << 31) |
+           std::min<uint32_t>(tree_.depth(n), (1u << 31) - 1);
+  }
+
+  const PrefixTree& tree_;
+  const Oracle& oracle_;
+  TailBudget budget_;
+  std::vector<uint32_t> next_;
+  std::vector<uint8_t> safe_;
+  IndexedHeap<uint64_t, std::greater<uint64_t>> heap_;
+};
+
+std::vector<ParamSpec> tail_params() {
+  return {
+      {"xi_ms", "200", "latency threshold xi of TEL, ms"},
+      {"alpha", "-1", "ms per uncached token (-1 = the cost model's linear slope)"},
+      {"base_ms", "-1", "TTFT of an all-cached prompt, ms (-1 = the cost model's intercept)"},
+      {"qhat", "-1", "next user prompt, blocks (-1 = running mean of prompt increments)"},
+  };
+}
+
+constexpr const char* kPaper = "Tail-Optimized Caching for LLM Inference (T-LRU), arXiv 2025";
+
+PolicyRegistrar tlru_registrar({
+    .name = "tlru",
+    .summary = "Tail-Optimized LRU: evicts TEL-safe blocks (not needed to meet xi next turn) "
+               "first, then LRU",
+    .paper = kPaper,
+    .params = tail_params(),
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<TLru>(ctx, p, NextTurn::kEstimate);
+    },
+});
+
+PolicyRegistrar tlru_end_registrar({
+    .name = "tlru_end",
+    .summary = "End-aware T-LRU (oracle): as tlru, and a conversation with no next turn keeps "
+               "nothing",
+    .paper = kPaper,
+    .params = tail_params(),
+    .needs_oracle = true,
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<TLru>(ctx, p, NextTurn::kEndAware);
+    },
+});
+
+PolicyRegistrar tlru_length_registrar({
+    .name = "tlru_length",
+    .summary = "Length-aware T-LRU (oracle): the true next prompt instead of Q-hat, and ends",
+    .paper = kPaper,
+    .params = tail_params(),
+    .needs_oracle = true,
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<TLru>(ctx, p, NextTurn::kExact);
+    },
+});
+
+PolicyRegistrar tail_belady_registrar({
+    .name = "tail_belady",
+    .summary = "Tail-Optimized Belady (oracle): TEL-safe trimming with true next prompts, then "
+               "Belady",
+    .paper = kPaper,
+    .params = tail_params(),
+    .needs_oracle = true,
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<TailBelady>(ctx, p);
+    },
+});
+
+PolicyRegistrar threshold_registrar({
+    .name = "threshold_lru",
+    .summary = "caches a turn only if its history (prompt + answer) has >= threshold tokens; "
+               "LRU otherwise",
+    .paper = "OpenAI prompt caching (1024-token minimum), as the baseline of the T-LRU paper",
+    .params = {{"threshold_tokens", "1024", "minimum history to cache, tokens"}},
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<ThresholdLru>(ctx, p);
+    },
+});
+
+}  // namespace
+}  // namespace kvpolicy

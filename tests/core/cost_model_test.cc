@@ -1,0 +1,122 @@
+#include "kvpolicy/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kvpolicy/error.h"
+
+namespace kvpolicy {
+namespace {
+
+// Llama-3.1-8B (32 layers, hidden 4096, 32 query / 8 KV heads of 128, MLP 14336, vocab 128256)
+// worked out by hand.
+constexpr double kLayer = 4096.0 * 32 * 128       // q
+                          + 2.0 * 4096 * 8 * 128  // k, v
+                          + 32.0 * 128 * 4096     // o
+                          + 3.0 * 4096 * 14336;   // gate, up, down
+static_assert(kLayer == 218103808.0);
+constexpr double kLmHead = 128256.0 * 4096;
+
+TEST(CostModel, Llama8bShapeMatchesHandCount) {
+  const ModelShape& m = find_model("Llama-3.1-8B");
+  EXPECT_DOUBLE_EQ(m.layer_matmul_params(), kLayer);
+  // 32 layers + embedding + untied LM head = 8,030,261,248, the published "8.03B".
+  EXPECT_DOUBLE_EQ(m.derived_params(), 32 * kLayer + 2 * kLmHead);
+  EXPECT_NEAR(m.derived_params() / m.params, 1.0, 0.001);
+  // K and V, 32 layers, 8 KV heads of 128, 2 bytes: 131,072 bytes = 128 KiB per token.
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token(), 131072.0);
+}
+
+TEST(CostModel, EveryPresetShapeMatchesItsPublishedParameterCount) {
+  for (const ModelShape& m : model_presets()) {
+    SCOPED_TRACE(m.name);
+    // Biases and norms are left out of the shape count, so allow 1.5 %.
+    EXPECT_NEAR(m.derived_params() / m.params, 1.0, 0.015);
+  }
+}
+
+TEST(CostModel, VicunaKvBytesMatchThePaper) {
+  // 2 x 32 layers x 32 KV heads x 128 x 2 bytes = 524,288 bytes (0.5 MiB, 0.524 MB) per token;
+  // the T-LRU paper's appendix E: 10,000 tokens = 4.88 GB, which is GiB (5.24e9 bytes).
+  const ModelShape& m = find_model("vicuna-7b");
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token(), 524288.0);
+  EXPECT_NEAR(m.kv_bytes_per_token() * 10000 / double(1ull << 30), 4.88, 0.005);
+  CostModel cost(m, find_gpu("a100-80gb"), CostModel::Options{});
+  EXPECT_EQ(cost.blocks_for_bytes(10000 * 524288.0), 625u);  // 16-token blocks
+  EXPECT_EQ(cost.blocks_for_bytes(10000 * 524288.0 - 1), 624u);
+}
+
+TEST(CostModel, PrefillFlopsAndTimeMatchHandComputation) {
+  CostModel cost;  // the default: Llama-3.1-8B on A100-80GB, MFU 0.5, MBU 0.7
+  EXPECT_EQ(cost.label(), "llama-3.1-8b@a100-80gb");
+  // 1000 new tokens after 500 cached ones.
+  double linear = 2 * 32 * kLayer * 1000 + 2 * kLmHead;  // LM head for the last token only
+  double positions = 1000.0 * 500 + 1000.0 * 1001 / 2;   // causal: token i sees 500 + i + 1
+  double attention = 4.0 * 32 * 32 * 128 * positions;
+  EXPECT_DOUBLE_EQ(cost.prefill_flops(1000, 500), linear + attention);
+  EXPECT_DOUBLE_EQ(linear + attention, 14484244529152.0);
+  // Compute-bound: 14.48 TFLOP at 0.5 x 312 TFLOP/s = 92.8 ms; memory: 15.0 GB of weights and
+  // 1500 x 128 KiB of KV at 0.7 x 2.039 TB/s = 10.7 ms.
+  double compute = 14484244529152.0 / (0.5 * 312e12);
+  double memory = ((32 * kLayer + kLmHead) * 2 + 131072.0 * 1500) / (0.7 * 2.039e12);
+  EXPECT_NEAR(memory, 0.010653, 1e-6);
+  EXPECT_DOUBLE_EQ(cost.prefill_time(1000, 500), std::max(compute, memory));
+  EXPECT_NEAR(cost.prefill_time(1000, 500), 0.092848, 1e-6);
+  // A short prompt is memory-bound; a fully cached one still computes one token.
+  EXPECT_DOUBLE_EQ(cost.prefill_time(0, 4000), cost.prefill_time(1, 4000));
+  double short_memory = ((32 * kLayer + kLmHead) * 2 + 131072.0 * 17) / (0.7 * 2.039e12);
+  EXPECT_DOUBLE_EQ(cost.prefill_time(1, 16), short_memory);
+  // More cached context makes the same new tokens slower (attention), never faster.
+  EXPECT_GT(cost.prefill_time(1000, 8000), cost.prefill_time(1000, 0));
+}
+
+TEST(CostModel, DecodeAndTransfer) {
+  CostModel cost;
+  // One sequence of 1000 tokens: memory-bound, weights + its KV.
+  double bytes = (32 * kLayer + kLmHead) * 2 + 131072.0 * 1000;
+  EXPECT_DOUBLE_EQ(cost.decode_step_time(1, 1000), bytes / (0.7 * 2.039e12));
+  EXPECT_EQ(cost.decode_step_time(0, 0), 0);
+  // 10 blocks of 16 tokens x 128 KiB over 32 GB/s PCIe.
+  EXPECT_DOUBLE_EQ(cost.transfer_time(10, Tier::kDram), 10 * 16 * 131072.0 / 32e9);
+  EXPECT_EQ(cost.transfer_time(10, Tier::kHbm), 0);
+  EXPECT_DOUBLE_EQ(cost.with_block_tokens(512).transfer_time(1, Tier::kDram),
+                   512 * 131072.0 / 32e9);
+}
+
+TEST(CostModel, LinearModeAndItsFit) {
+  CostModel lin = CostModel::make("linear", "", "a_ms=20,b_ms=0.1,c_ms=0.00001");
+  // 20 + 0.1 x 100 + 1e-5 x 100 x (50 + 100) ms.
+  EXPECT_NEAR(lin.prefill_time(100, 50), (20 + 10 + 0.15) * 1e-3, 1e-12);
+  CostModel plain = CostModel::make("linear", "", "a_ms=20,b_ms=0.1");
+  LinearFit fit = plain.linear_fit();
+  EXPECT_NEAR(fit.intercept_ms, 20, 1e-9);
+  EXPECT_NEAR(fit.slope_ms_per_token, 0.1, 1e-12);
+  EXPECT_EQ(plain.kv_bytes_per_token(), 131072.0);
+  EXPECT_TRUE(plain.is_linear());
+}
+
+TEST(CostModel, PresetFitSlopeIsTheComputeSlope) {
+  CostModel cost;
+  LinearFit fit = cost.linear_fit(8192);
+  double per_token_ms = 2 * 32 * kLayer / (0.5 * 312e12) * 1e3;  // 0.0895 ms per token
+  // Attention adds to the slope as prompts grow (at most a few tens of percent by 8k tokens).
+  EXPECT_GT(fit.slope_ms_per_token, per_token_ms);
+  EXPECT_LT(fit.slope_ms_per_token, 1.3 * per_token_ms);
+}
+
+TEST(CostModel, OptionsAndErrors) {
+  CostModel slow = CostModel::make("llama-3.1-8b", "a100-80gb", "mfu=0.25");
+  CostModel fast = CostModel::make("llama-3.1-8b", "a100-80gb", "mfu=0.5");
+  EXPECT_NEAR(slow.prefill_time(4000, 0), 2 * fast.prefill_time(4000, 0), 1e-12);
+  CostModel h100 = CostModel::make("LLAMA-3.1-70B", "H100");
+  EXPECT_EQ(h100.label(), "llama-3.1-70b@h100");
+  EXPECT_THROW(CostModel::make("gpt-5", "a100-80gb"), ConfigError);
+  EXPECT_THROW(CostModel::make("llama-3.1-8b", "tpu"), ConfigError);
+  EXPECT_THROW(CostModel::make("llama-3.1-8b", "a100-80gb", "mfu=1.5"), ConfigError);
+  EXPECT_THROW(CostModel::make("llama-3.1-8b", "a100-80gb", "nope=1"), ConfigError);
+  EXPECT_THROW(CostModel::make("linear", "", "a_ms=0,b_ms=0"), ConfigError);
+}
+
+}  // namespace
+}  // namespace kvpolicy
