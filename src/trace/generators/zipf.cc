@@ -1,0 +1,94 @@
+// Zipf prefix workload: popular shared prefixes plus unique suffixes, cheap to make at 10 M+
+// block accesses for speed tests.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/generators.h"
+
+namespace kvpolicy {
+
+ZipfSampler::ZipfSampler(size_t n, double alpha) : cdf_(std::max<size_t>(n, 1)) {
+  double sum = 0;
+  for (size_t i = 0; i < cdf_.size(); ++i) cdf_[i] = sum += std::pow(double(i + 1), -alpha);
+  for (double& c : cdf_) c /= sum;
+  cdf_.back() = 1.0;
+}
+
+size_t ZipfSampler::operator()(Rng& rng) const {
+  double u = rng.uniform();
+  return std::upper_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin();
+}
+
+Trace generate_zipf(const ZipfParams& p, uint64_t seed) {
+  if (p.requests == 0 || p.requests > UINT32_MAX || p.prefixes == 0 || p.alpha < 0 ||
+      p.prefix_blocks + uint64_t{p.suffix_blocks} == 0 || p.rate <= 0 || p.block_tokens == 0)
+    throw ConfigError("zipf: parameters out of range (see `kvpolicy trace generate`)");
+  Rng rng(seed);
+  ZipfSampler pick(p.prefixes, p.alpha);
+
+  // Chained keys of every prefix, computed once.
+  std::vector<BlockKey> prefix_keys(size_t{p.prefixes} * p.prefix_blocks);
+  uint64_t salt = mix64(seed ^ 0x7a697066ULL);
+  for (uint32_t d = 0; d < p.prefixes; ++d) {
+    BlockKey k = kRootKey;
+    for (uint32_t j = 0; j < p.prefix_blocks; ++j)
+      prefix_keys[size_t{d} * p.prefix_blocks + j] = k =
+          chain_key(k, salt ^ (uint64_t{d} << 24 | j));
+  }
+
+  Trace t;
+  t.name = fmt::format("zipf(seed={})", seed);
+  t.block_tokens = p.block_tokens;
+  const uint32_t n_blocks = p.prefix_blocks + p.suffix_blocks;
+  t.reserve(p.requests, p.requests * n_blocks);
+  const uint32_t tokens = n_blocks * p.block_tokens;
+  std::vector<BlockKey> keys(n_blocks);
+  for (uint64_t r = 0; r < p.requests; ++r) {
+    size_t d = pick(rng);
+    std::copy_n(prefix_keys.begin() + d * p.prefix_blocks, p.prefix_blocks, keys.begin());
+    BlockKey k = p.prefix_blocks ? keys[p.prefix_blocks - 1] : kRootKey;
+    for (uint32_t j = 0; j < p.suffix_blocks; ++j)  // the request index makes them unique
+      keys[p.prefix_blocks + j] = k = chain_key(k, ~salt ^ (r << 16 | j));
+    Time now = static_cast<Time>(std::llround(double(r) / p.rate * kMicrosPerSecond));
+    t.add_request_keys(now, keys, tokens, 1);
+  }
+  return t;
+}
+
+std::vector<ParamSpec> zipf_param_specs() {
+  return {
+      {"requests", "100000", "requests in the trace"},
+      {"prefixes", "10000", "distinct shared prefixes (documents)"},
+      {"alpha", "0.9", "Zipf exponent of prefix popularity (prefix 0 most popular)"},
+      {"prefix_blocks", "16", "blocks per prefix"},
+      {"suffix_blocks", "4", "unique blocks after the prefix in each request"},
+      {"rate", "1000", "requests per second, evenly spaced"},
+      {"block_tokens", "16", "tokens per KV block"},
+  };
+}
+
+ZipfParams zipf_params(const Params& params) {
+  auto integer = [&](const std::string& name, int64_t min, int64_t max) {
+    int64_t v = params.get_int(name);
+    if (v < min || v > max)
+      throw ConfigError(fmt::format("zipf: {} must be in [{}, {}]", name, min, max));
+    return v;
+  };
+  ZipfParams p;
+  p.requests = integer("requests", 1, UINT32_MAX - 1);
+  p.prefixes = static_cast<uint32_t>(integer("prefixes", 1, 1 << 30));
+  p.alpha = params.get_double("alpha");
+  if (p.alpha < 0) throw ConfigError("zipf: alpha must be >= 0");
+  p.prefix_blocks = static_cast<uint32_t>(integer("prefix_blocks", 0, 1 << 20));
+  p.suffix_blocks = static_cast<uint32_t>(integer("suffix_blocks", 0, 1 << 16));
+  if (p.prefix_blocks + p.suffix_blocks == 0)
+    throw ConfigError("zipf: a request needs at least one block");
+  p.rate = params.get_double("rate");
+  if (p.rate <= 0) throw ConfigError("zipf: rate must be positive");
+  p.block_tokens = static_cast<uint32_t>(integer("block_tokens", 1, 1 << 20));
+  return p;
+}
+
+}  // namespace kvpolicy
