@@ -25,9 +25,8 @@ class PrefixTree {
   explicit PrefixTree(size_t reserve_nodes = 1024);
 
   NodeId find(BlockKey key) const {
-    uint64_t h = hash(key);
-    uint32_t tag = static_cast<uint32_t>(h >> 32);
-    for (size_t slot = h >> shift_;; slot = (slot + 1) & mask_) {
+    uint32_t tag = tag_of(key);
+    for (size_t slot = home_of_tag(tag);; slot = next_slot(slot)) {
       const Slot& e = slots_[slot];
       if (e.id == kNoNode) return kNoNode;
       if (e.tag == tag && nodes_[e.id].key == key) return e.id;
@@ -77,8 +76,9 @@ class PrefixTree {
   Tier tier(NodeId n) const { return nodes_[n].tier; }
 
   size_t size() const { return size_; }
-  // One past the largest node id ever handed out: policies size their arrays to this.
-  size_t id_limit() const { return nodes_.size(); }
+  // An upper bound on node ids, growing geometrically with the tree's own storage: policies
+  // size their per-node arrays to it, so they never hold more slack than the tree does.
+  size_t id_limit() const { return nodes_.capacity(); }
   // Bytes held by the tree itself (node arrays and hash table), for the memory budget.
   size_t memory_bytes() const;
 
@@ -106,8 +106,11 @@ class PrefixTree {
     NodeId id;
     uint32_t tag;
   };
-  static uint64_t hash(BlockKey key) { return key * 0x9e3779b97f4a7c15ULL; }
-  size_t home_of_tag(uint32_t tag) const { return (uint64_t{tag} << 32) >> shift_; }
+  static uint32_t tag_of(BlockKey key) { return (key * 0x9e3779b97f4a7c15ULL) >> 32; }
+  // Multiply-shift maps a tag onto any table size, so the table is sized to the capacity
+  // exactly instead of rounding up to a power of two.
+  size_t home_of_tag(uint32_t tag) const { return (uint64_t{tag} * slots_.size()) >> 32; }
+  size_t next_slot(size_t slot) const { return slot + 1 == slots_.size() ? 0 : slot + 1; }
   void grow_table();
   void table_insert(NodeId id);
   void table_erase(NodeId id);
@@ -116,10 +119,8 @@ class PrefixTree {
   std::vector<NodeId> free_ids_;
 
   // Open addressing with linear probing and backward-shift deletion (no tombstones); load
-  // factor at most 1/2. The table has at most 2^32 slots, so a tag determines the home slot.
+  // factor at most 1/2; the home slot is a function of the tag.
   std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  int shift_ = 64;
   size_t size_ = 0;
 };
 

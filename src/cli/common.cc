@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "kvpolicy/error.h"
+#include "kvpolicy/trace_io.h"
 
 namespace kvpolicy::cli {
 
@@ -15,9 +18,18 @@ void TraceArgs::add(CLI::App* app, bool required) {
   app->add_flag("--skip-bad-lines", skip_bad_lines, "skip and count malformed records");
   app->add_option("--block-tokens", block_tokens, "tokens per block (default: the format's)");
   app->add_option("--max-requests", max_requests, "read at most this many requests");
+  app->add_option("--sessions", sessions,
+                  "auto: infer sessions from shared prefixes when the trace has none; "
+                  "infer: always; keep: as read")
+      ->check(CLI::IsMember({"auto", "infer", "keep"}))
+      ->capture_default_str();
+  app->add_option("--session-min-blocks", session_min_blocks,
+                  "inference: a request is continued only if it has this many full blocks")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
-Trace TraceArgs::load() const {
+Trace TraceArgs::load(size_t* continued_requests) const {
   ReadOptions opts;
   opts.skip_bad_lines = skip_bad_lines;
   opts.block_tokens = block_tokens;
@@ -29,6 +41,17 @@ Trace TraceArgs::load() const {
                report.lines, report.first_skipped);
   if (report.sorted)
     fmt::print(stderr, "kvpolicy: {}: timestamps were out of order; sorted\n", path);
+  bool has_sessions =
+      std::any_of(t.session.begin(), t.session.end(), [](SessionId s) { return s != kNoSession; });
+  size_t continued = 0;
+  if (sessions == "infer" || (sessions == "auto" && !has_sessions)) {
+    continued = infer_sessions(t, session_min_blocks);
+    fmt::print(stderr,
+               "kvpolicy: sessions inferred from shared prefixes: {} of {} requests continue an "
+               "earlier one\n",
+               continued, t.size());
+  }
+  if (continued_requests) *continued_requests = continued;
   return t;
 }
 

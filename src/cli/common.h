@@ -18,10 +18,16 @@ struct TraceArgs {
   bool skip_bad_lines = false;
   uint32_t block_tokens = 0;
   uint64_t max_requests = 0;
+  // auto: infer sessions from shared prefixes when the trace carries none; infer: always;
+  // keep: as read.
+  std::string sessions = "auto";
+  uint32_t session_min_blocks = 2;
 
   void add(CLI::App* app, bool required);
-  // Loads the trace, printing what was skipped or sorted to stderr.
-  Trace load() const;
+  // Loads the trace, printing what was skipped, sorted or inferred to stderr.
+  Trace load() const { return load(nullptr); }
+  // Also tells how many requests inference put into an earlier request's session (0 if none).
+  Trace load(size_t* continued_requests) const;
 };
 
 // The built-in default workload `compare` and `make run` use when no trace is given.

@@ -12,38 +12,10 @@
 #include "kvpolicy/error.h"
 #include "kvpolicy/sim.h"
 #include "kvpolicy/trace_io.h"
+#include "kvpolicy/trace_stats.h"
 
 namespace kvpolicy::cli {
 namespace {
-
-struct Distribution {
-  double mean = 0;
-  uint64_t p50 = 0, p90 = 0, p99 = 0, max = 0;
-};
-
-// Nearest-rank percentiles.
-Distribution distribution(std::vector<uint64_t> v) {
-  Distribution d;
-  if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (uint64_t x : v) sum += static_cast<double>(x);
-  d.mean = sum / static_cast<double>(v.size());
-  auto rank = [&](double p) {
-    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-    return v[std::clamp<size_t>(k, 1, v.size()) - 1];
-  };
-  d.p50 = rank(0.50);
-  d.p90 = rank(0.90);
-  d.p99 = rank(0.99);
-  d.max = v.back();
-  return d;
-}
-
-std::string json_of(const Distribution& d) {
-  return fmt::format(R"({{"mean":{:.3f},"p50":{},"p90":{},"p99":{},"max":{}}})", d.mean, d.p50,
-                     d.p90, d.p99, d.max);
-}
 
 // Loads the trace with timing (for the load-speed line) and optional session inference.
 struct Loaded {
@@ -53,115 +25,63 @@ struct Loaded {
   size_t continued = 0;  // requests that inference put in an earlier request's session
 };
 
-Loaded load_timed(const TraceArgs& args, bool infer, uint32_t min_parent_blocks) {
+Loaded load_timed(const TraceArgs& args) {
   Loaded l;
   std::error_code ec;
   l.file_bytes = std::filesystem::file_size(args.path, ec);
   if (ec) l.file_bytes = 0;
   auto start = std::chrono::steady_clock::now();
-  l.trace = args.load();
+  l.trace = args.load(&l.continued);
   l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (infer) l.continued = infer_sessions(l.trace, min_parent_blocks);
   return l;
 }
 
 struct StatsArgs {
   TraceArgs trace;
-  bool infer = false;
-  uint32_t min_parent_blocks = 2;
   std::string json;
 };
 
 void stats(const StatsArgs& args) {
-  Loaded l = load_timed(args.trace, args.infer, args.min_parent_blocks);
+  Loaded l = load_timed(args.trace);
   const Trace& t = l.trace;
-  TraceFacts facts = trace_facts(t);
-  const size_t n = t.size();
-
-  // Sessions and turns.
-  std::vector<uint64_t> per_session;  // requests per session id
-  size_t with_session = 0;
-  std::array<uint64_t, 5> turns{};  // 1, 2, 3, 4, 5+
-  size_t later_turns = 0;
-  for (size_t r = 0; r < n; ++r) {
-    ++turns[std::min<uint32_t>(std::max<uint32_t>(t.turn[r], 1), 5) - 1];
-    later_turns += t.turn[r] > 1;
-    if (t.session[r] == kNoSession) continue;
-    ++with_session;
-    if (t.session[r] >= per_session.size()) per_session.resize(t.session[r] + 1, 0);
-    ++per_session[t.session[r]];
-  }
-  size_t sessions = 0, multi_turn_sessions = 0;
-  for (uint64_t c : per_session) {
-    sessions += c > 0;
-    multi_turn_sessions += c > 1;
-  }
-
-  std::vector<uint64_t> tokens(t.prompt_tokens.begin(), t.prompt_tokens.end());
-  std::vector<uint64_t> blocks(n);
-  for (size_t r = 0; r < n; ++r) blocks[r] = t.prompt_blocks(r);
-  Distribution tok = distribution(tokens), blk = distribution(blocks);
-  double output_mean = 0;
-  for (uint32_t o : t.output_tokens) output_mean += o;
-  output_mean = n ? output_mean / n : 0;
-  double duration = n ? double(t.time.back() - t.time.front()) / kMicrosPerSecond : 0;
-  double rate = duration > 0 ? n / duration : 0;
+  TraceStats s = trace_stats(t);
   double mb_per_s = l.seconds > 0 ? l.file_bytes / 1e6 / l.seconds : 0;
-  auto share = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  auto pct = [](double a, double b) { return b > 0 ? 100 * a / b : 0.0; };
 
-  fmt::print("trace {}: {} requests, blocks of {} tokens\n", t.name, n, t.block_tokens);
+  fmt::print("trace {}: {} requests, blocks of {} tokens\n", t.name, s.requests, t.block_tokens);
   fmt::print("load: {:.3f} s ({:.1f} MB, {:.0f} MB/s)\n", l.seconds, l.file_bytes / 1e6, mb_per_s);
-  if (with_session == 0) {
-    fmt::print("sessions: unknown (none in the trace; --infer-sessions infers them)\n");
+  if (s.requests_with_session == 0) {
+    fmt::print("sessions: none in the trace (--sessions auto or infer infers them)\n");
   } else {
-    fmt::print("sessions: {} ({} of them multi-turn, {:.1f}%)", sessions, multi_turn_sessions,
-               100 * share(multi_turn_sessions, sessions));
-    if (args.infer) fmt::print("; inferred: {} requests continue an earlier one", l.continued);
+    fmt::print("sessions: {} ({} of them multi-turn, {:.1f}%)", s.sessions, s.multi_turn_sessions,
+               pct(s.multi_turn_sessions, s.sessions));
+    if (l.continued) fmt::print("; inferred: {} requests continue an earlier one", l.continued);
     fmt::print("\n");
   }
   fmt::print("turns: 1: {}, 2: {}, 3: {}, 4: {}, 5+: {}; requests after the first turn: {:.1f}%\n",
-             turns[0], turns[1], turns[2], turns[3], turns[4], 100 * share(later_turns, n));
-  fmt::print("blocks: {} accesses, {} unique; infinite-cache hit rate {:.2f}%\n",
-             facts.block_accesses, facts.unique_blocks, 100 * facts.infinite_hit_rate);
+             s.turns[0], s.turns[1], s.turns[2], s.turns[3], s.turns[4],
+             pct(s.later_turn_requests, s.requests));
+  fmt::print("blocks: {} accesses, {} unique; infinite-cache hit rate {:.2f}%\n", s.block_accesses,
+             s.unique_blocks, 100 * s.infinite_hit_rate);
+  auto& tok = s.prompt_tokens;
+  auto& blk = s.prompt_blocks;
   fmt::print("prompt tokens: mean {:.1f}, p50 {}, p90 {}, p99 {}, max {}\n", tok.mean, tok.p50,
              tok.p90, tok.p99, tok.max);
   fmt::print("prompt blocks: mean {:.2f}, p50 {}, p90 {}, p99 {}, max {}\n", blk.mean, blk.p50,
              blk.p90, blk.p99, blk.max);
-  fmt::print("output tokens: mean {:.1f}\n", output_mean);
-  fmt::print("duration {:.1f} s, {:.3f} requests/s\n", duration, rate);
-  if (!t.category_names.empty()) {
-    std::vector<uint64_t> per_cat(t.category_names.size(), 0);
-    for (CategoryId c : t.category) ++per_cat[c];
+  fmt::print("output tokens: mean {:.1f}\n", s.output_tokens_mean);
+  fmt::print("duration {:.1f} s, {:.3f} requests/s\n", s.duration_s, s.request_rate);
+  if (!s.categories.empty()) {
     fmt::print("categories:");
-    for (size_t c = 0; c < per_cat.size(); ++c)
-      fmt::print(" {}: {}{}", t.category_names[c], per_cat[c], c + 1 < per_cat.size() ? "," : "");
+    for (size_t c = 0; c < s.categories.size(); ++c)
+      fmt::print(" {}: {}{}", s.categories[c].first, s.categories[c].second,
+                 c + 1 < s.categories.size() ? "," : "");
     fmt::print("\n");
   }
-
   if (!args.json.empty()) {
     auto out = open_output(args.json);
-    std::string cats;
-    for (auto& c : t.category_names) {
-      std::string esc;
-      for (char ch : c) {
-        if (ch == '"' || ch == '\\') esc += '\\';
-        if (static_cast<unsigned char>(ch) >= 0x20) esc += ch;
-      }
-      cats += (cats.empty() ? "\"" : ",\"") + esc + "\"";
-    }
-    out << fmt::format(
-               R"({{"requests":{},"block_tokens":{},"sessions":{},"multi_turn_sessions":{},)"
-               R"("multi_turn_session_share":{:.6f},"later_turn_request_share":{:.6f},)"
-               R"("sessions_inferred":{},"continued_requests":{},"turns":[{},{},{},{},{}],)"
-               R"("block_accesses":{},"unique_blocks":{},"infinite_hit_rate":{:.6f},)"
-               R"("prompt_tokens":{},"prompt_blocks":{},"output_tokens_mean":{:.3f},)"
-               R"("duration_s":{:.3f},"request_rate":{:.6f},"load_seconds":{:.6f},"file_bytes":{},)"
-               R"("categories":[{}]}})",
-               n, t.block_tokens, sessions, multi_turn_sessions,
-               share(multi_turn_sessions, sessions), share(later_turns, n), args.infer, l.continued,
-               turns[0], turns[1], turns[2], turns[3], turns[4], facts.block_accesses,
-               facts.unique_blocks, facts.infinite_hit_rate, json_of(tok), json_of(blk),
-               output_mean, duration, rate, l.seconds, l.file_bytes, cats)
+    out << s.to_json(fmt::format(R"("continued_requests":{},"load_seconds":{:.6f},"file_bytes":{})",
+                                 l.continued, l.seconds, l.file_bytes))
         << '\n';
   }
 }
@@ -170,13 +90,11 @@ struct ConvertArgs {
   TraceArgs trace;
   std::string to;
   std::string out;
-  bool infer = false;
-  uint32_t min_parent_blocks = 2;
   uint32_t obj_size = 1;
 };
 
 void convert(const ConvertArgs& args) {
-  Loaded l = load_timed(args.trace, args.infer, args.min_parent_blocks);
+  Loaded l = load_timed(args.trace);
   auto start = std::chrono::steady_clock::now();
   if (args.to == "native")
     write_native(l.trace, args.out);
@@ -194,10 +112,6 @@ void add(CLI::App& app) {
   auto sargs = std::make_shared<StatsArgs>();
   auto* st = cmd->add_subcommand("stats", "requests, sessions, turns, blocks, lengths, rate");
   sargs->trace.add(st, true);
-  st->add_flag("--infer-sessions", sargs->infer, "infer sessions from shared prompt prefixes");
-  st->add_option("--session-min-blocks", sargs->min_parent_blocks,
-                 "full blocks a request needs before a later one can continue it")
-      ->capture_default_str();
   st->add_option("--json", sargs->json, "also write the statistics as one JSON object");
   st->callback([sargs] { stats(*sargs); });
 
@@ -208,10 +122,6 @@ void add(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"native", "oracle-general"}));
   cv->add_option("--out,-o", cargs->out, "output file (.kvtrace, .oracleGeneral)")->required();
-  cv->add_flag("--infer-sessions", cargs->infer, "infer sessions before writing (native)");
-  cv->add_option("--session-min-blocks", cargs->min_parent_blocks,
-                 "full blocks a request needs before a later one can continue it")
-      ->capture_default_str();
   cv->add_option("--obj-size", cargs->obj_size,
                  "oracleGeneral obj_size of every block (1: libCacheSim sizes count blocks)")
       ->capture_default_str();

@@ -1,16 +1,12 @@
 #include "kvpolicy/tree.h"
 
 #include <algorithm>
-#include <bit>
 #include <string>
 
 namespace kvpolicy {
 
 PrefixTree::PrefixTree(size_t reserve_nodes) {
-  size_t slots = std::bit_ceil(std::max<size_t>(16, reserve_nodes * 2));
-  slots_.assign(slots, Slot{kNoNode, 0});
-  mask_ = slots - 1;
-  shift_ = 64 - std::countr_zero(slots);
+  slots_.assign(std::max<size_t>(16, reserve_nodes * 2), Slot{kNoNode, 0});
   nodes_.reserve(reserve_nodes);
 }
 
@@ -76,18 +72,18 @@ bool PrefixTree::promote(NodeId node) {
 }
 
 void PrefixTree::table_insert(NodeId id) {
-  uint64_t h = hash(nodes_[id].key);
-  size_t slot = h >> shift_;
-  while (slots_[slot].id != kNoNode) slot = (slot + 1) & mask_;
-  slots_[slot] = Slot{id, static_cast<uint32_t>(h >> 32)};
+  uint32_t tag = tag_of(nodes_[id].key);
+  size_t slot = home_of_tag(tag);
+  while (slots_[slot].id != kNoNode) slot = next_slot(slot);
+  slots_[slot] = Slot{id, tag};
 }
 
 void PrefixTree::table_erase(NodeId id) {
-  size_t slot = hash(nodes_[id].key) >> shift_;
-  while (slots_[slot].id != id) slot = (slot + 1) & mask_;
+  size_t slot = home_of_tag(tag_of(nodes_[id].key));
+  while (slots_[slot].id != id) slot = next_slot(slot);
   // Backward shift: pull later entries of the probe run into the hole.
   size_t hole = slot;
-  for (size_t next = (hole + 1) & mask_; slots_[next].id != kNoNode; next = (next + 1) & mask_) {
+  for (size_t next = next_slot(hole); slots_[next].id != kNoNode; next = next_slot(next)) {
     size_t want = home_of_tag(slots_[next].tag);
     // The entry may move only if its home is not in the cyclic range (hole, next].
     bool stays = hole <= next ? (hole < want && want <= next) : (hole < want || want <= next);
@@ -100,10 +96,7 @@ void PrefixTree::table_erase(NodeId id) {
 }
 
 void PrefixTree::grow_table() {
-  size_t slots = slots_.size() * 2;
-  slots_.assign(slots, Slot{kNoNode, 0});
-  mask_ = slots - 1;
-  shift_ = 64 - std::countr_zero(slots);
+  slots_.assign(slots_.size() * 2, Slot{kNoNode, 0});
   for (NodeId id = 0; id < nodes_.size(); ++id)
     if (nodes_[id].depth != kFree) table_insert(id);
 }

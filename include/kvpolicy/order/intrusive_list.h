@@ -1,4 +1,4 @@
-// Doubly linked list over dense ids, links kept in arrays (8 bytes per id, no allocation).
+// Doubly linked list over dense ids, links kept in one array (8 bytes per id, no allocation).
 #pragma once
 
 #include <cstddef>
@@ -12,29 +12,25 @@ namespace kvpolicy {
 class IntrusiveList {
  public:
   void resize(size_t ids) {
-    if (ids > prev_.size()) {
-      prev_.resize(ids, kNoNode);
-      next_.resize(ids, kNoNode);
-      in_.resize(ids, 0);
-    }
+    if (ids > links_.size()) links_.resize(ids, Link{kOut, kOut});
   }
-  bool contains(NodeId n) const { return n < in_.size() && in_[n]; }
+  bool contains(NodeId n) const { return n < links_.size() && links_[n].prev != kOut; }
   bool empty() const { return head_ == kNoNode; }
   size_t size() const { return size_; }
   NodeId front() const { return head_; }  // oldest
   NodeId back() const { return tail_; }   // newest
-  NodeId next(NodeId n) const { return next_[n]; }
-  NodeId prev(NodeId n) const { return prev_[n]; }
+  NodeId next(NodeId n) const { return links_[n].next; }
+  NodeId prev(NodeId n) const { return links_[n].prev; }
 
   void push_back(NodeId n) { link(n, tail_, kNoNode); }
   void push_front(NodeId n) { link(n, kNoNode, head_); }
   // Places n just before `pos` (which must be in the list).
-  void insert_before(NodeId n, NodeId pos) { link(n, prev_[pos], pos); }
+  void insert_before(NodeId n, NodeId pos) { link(n, links_[pos].prev, pos); }
   void erase(NodeId n) {
-    NodeId p = prev_[n], q = next_[n];
-    (p == kNoNode ? head_ : next_[p]) = q;
-    (q == kNoNode ? tail_ : prev_[q]) = p;
-    in_[n] = 0;
+    NodeId p = links_[n].prev, q = links_[n].next;
+    (p == kNoNode ? head_ : links_[p].next) = q;
+    (q == kNoNode ? tail_ : links_[q].prev) = p;
+    links_[n] = Link{kOut, kOut};
     --size_;
   }
   NodeId pop_front() {
@@ -43,23 +39,28 @@ class IntrusiveList {
     return n;
   }
   void clear() {
-    for (NodeId n = head_; n != kNoNode; n = next_[n]) in_[n] = 0;
+    for (NodeId n = head_; n != kNoNode;) {
+      NodeId next = links_[n].next;
+      links_[n] = Link{kOut, kOut};
+      n = next;
+    }
     head_ = tail_ = kNoNode;
     size_ = 0;
   }
-  size_t memory_bytes() const { return prev_.capacity() * 9; }
+  size_t memory_bytes() const { return links_.capacity() * sizeof(Link); }
 
  private:
+  static constexpr NodeId kOut = kNoNode - 1;  // prev of an id not in the list
+  struct Link {
+    NodeId prev, next;
+  };
   void link(NodeId n, NodeId p, NodeId q) {
-    prev_[n] = p;
-    next_[n] = q;
-    (p == kNoNode ? head_ : next_[p]) = n;
-    (q == kNoNode ? tail_ : prev_[q]) = n;
-    in_[n] = 1;
+    links_[n] = Link{p, q};
+    (p == kNoNode ? head_ : links_[p].next) = n;
+    (q == kNoNode ? tail_ : links_[q].prev) = n;
     ++size_;
   }
-  std::vector<NodeId> prev_, next_;
-  std::vector<uint8_t> in_;
+  std::vector<Link> links_;
   NodeId head_ = kNoNode, tail_ = kNoNode;
   size_t size_ = 0;
 };
