@@ -69,6 +69,8 @@ class Policy {
   virtual void on_evictable(NodeId) = 0;                  // became an unpinned leaf
   virtual void on_unevictable(NodeId) = 0;                // pinned, or gained a cached child
   virtual NodeId victim(Time now) = 0;  // one evictable node (kNoNode if none); the tree removes it
+  // The node left this policy's tier: evicted, or (two tiers) demoted out of HBM or promoted
+  // out of DRAM. Only an eviction goes through victim() first.
   virtual void on_removed(NodeId) = 0;
   virtual void on_request_begin(const RequestView&) {}
   virtual void on_request_end(const RequestView&, std::span<const NodeId> /*path*/) {}

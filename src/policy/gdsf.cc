@@ -1,0 +1,91 @@
+// GDSF: evicts the evictable leaf with the lowest priority clock + frequency x cost / size,
+// where the clock is the priority of the last victim (so old priorities age out).
+// Source: Cherkasova, "Improving WWW proxies performance with Greedy-Dual-Size-Frequency
+// caching policy", HP Labs 1998. Cost: O(1) per access; O(log n) per eviction and leaf change.
+#include <bit>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/policy.h"
+#include "leaf_heap.h"
+
+namespace kvpolicy {
+namespace {
+
+// The priority's bits in the high word (a non-negative double's bits sort like the double);
+// last access request << 32 | inverted depth in the low word (older, then deeper, first). One
+// 128-bit compare keeps the heap's sift loops branch-free.
+using GdsfKey = unsigned __int128;
+
+// Size is one block. Cost is the block's recompute time; until the cost model exists it is
+// modelled as 1 + attention_ratio x depth (projections and MLP are the same for every block,
+// attention grows with the context before it). This choice is provisional.
+class Gdsf final : public Policy {
+ public:
+  Gdsf(const PolicyContext& ctx, const Params& p) : tree_(ctx.tree) {
+    std::string cost = p.get_string("cost");
+    if (cost == "uniform") {
+      attention_ratio_ = 0;
+    } else if (cost == "depth") {
+      attention_ratio_ = p.get_double("attention_ratio");
+      if (attention_ratio_ < 0) throw ConfigError("gdsf: attention_ratio must be >= 0");
+    } else {
+      throw ConfigError("gdsf: cost must be depth or uniform, not '" + cost + "'");
+    }
+  }
+
+  void on_request_begin(const RequestView&) override { ++clock_; }
+  void on_access(NodeId n, const AccessInfo& info) override {
+    if (n >= meta_.size()) {
+      meta_.resize(tree_->id_limit());
+      heap_.resize(tree_->id_limit());
+    }
+    Meta& m = meta_[n];
+    m.freq = info.hit ? m.freq + 1 : 1;
+    m.priority = inflation_ + m.freq * (1.0 + attention_ratio_ * tree_->depth(n));
+    m.last = clock_;
+  }
+  void on_evictable(NodeId n) override {
+    const Meta& m = meta_[n];
+    heap_.insert(n, (GdsfKey{std::bit_cast<uint64_t>(m.priority)} << 64) |
+                        (uint64_t{m.last} << 32) | (UINT32_MAX - tree_->depth(n)));
+  }
+  void on_unevictable(NodeId n) override { heap_.erase(n); }
+  NodeId victim(Time) override { return heap_.top(); }
+  void on_removed(NodeId n) override {
+    // The clock moves to each victim's priority (the minimum, so it never decreases); a block
+    // leaving without being the victim (a DRAM block promoted to HBM) does not move it.
+    if (heap_.top() == n) inflation_ = meta_[n].priority;
+    heap_.erase(n);
+  }
+  size_t memory_bytes() const override {
+    return meta_.capacity() * sizeof(Meta) + heap_.memory_bytes();
+  }
+
+ private:
+  const PrefixTree* tree_;
+  double attention_ratio_ = 0;
+  double inflation_ = 0;  // GDSF's clock L
+  uint32_t clock_ = 0;    // requests seen: a logical access time for ties
+  struct Meta {
+    double priority;  // computed at the last access
+    uint32_t freq;    // accesses since insertion
+    uint32_t last;    // last access request
+  };
+  std::vector<Meta> meta_;
+  LeafHeap<GdsfKey> heap_;
+};
+
+PolicyRegistrar registrar({
+    .name = "gdsf",
+    .summary = "lowest clock + frequency x cost / size (deeper first on ties)",
+    .paper = "Cherkasova, Greedy-Dual-Size-Frequency, HP Labs HPL-98-69 (1998)",
+    .params = {{"cost", "depth",
+                "block cost: depth = 1 + attention_ratio x depth (provisional), uniform = 1"},
+               {"attention_ratio", "0.05", "attention cost per block of context (cost=depth)"}},
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<Gdsf>(ctx, p);
+    },
+});
+
+}  // namespace
+}  // namespace kvpolicy

@@ -1,0 +1,159 @@
+// The contract every registered policy must keep, run over every name in the registry (a
+// policy added later is covered without touching this file).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "kvpolicy/cache.h"
+#include "kvpolicy/policy.h"
+#include "kvpolicy/trace.h"
+#include "support/random_workload.h"
+
+namespace kvpolicy {
+namespace {
+
+using testing::infinite_cache_hits;
+using testing::longest_prompt;
+using testing::random_workload;
+using testing::RandomWorkloadOptions;
+using testing::request_view;
+
+struct Outcome {
+  uint32_t hits, inserted, evictions;
+  bool operator==(const Outcome&) const = default;
+};
+
+class PolicyContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  const PolicyInfo& info() const { return PolicyRegistry::instance().get(GetParam()); }
+
+  // Replays `trace` with every check on after every request; returns per-request outcomes.
+  // With a DRAM capacity, the policy runs both tiers (HBM victims are demoted to DRAM).
+  std::vector<Outcome> replay_checked(const Trace& trace, const Oracle& oracle, size_t capacity,
+                                      uint64_t seed, size_t dram_capacity = 0) {
+    PolicyContext ctx;
+    ctx.block_tokens = trace.block_tokens;
+    ctx.seed = seed;
+    if (info().needs_oracle) {  // others get no future, so reading it would crash here
+      ctx.trace = &trace;
+      ctx.oracle = &oracle;
+    }
+    PolicySpec spec{GetParam(), ""};
+    PrefixCache cache(capacity, spec, ctx, dram_capacity, spec);
+    cache.set_checking(true);  // throws if a victim is not an evictable leaf
+    const std::vector<uint32_t> ceiling = infinite_cache_hits(trace);
+    std::vector<Outcome> out;
+    for (size_t r = 0; r < trace.size(); ++r) {
+      SCOPED_TRACE("request " + std::to_string(r) + ", capacity " + std::to_string(capacity));
+      RequestView view = request_view(trace, r);
+      AccessResult a;
+      try {
+        a = cache.access(view);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        return out;
+      }
+      const PrefixTree& tree = cache.tree();
+      EXPECT_LE(cache.hbm_size(), capacity);
+      EXPECT_LE(cache.dram_size(), dram_capacity);
+      // Prefix closure and the tree's own bookkeeping.
+      std::string broken = tree.check_invariants();
+      EXPECT_EQ(broken, "");
+      // The request's path was pinned throughout: all of it must still be cached.
+      uint32_t kept = a.hit_blocks + a.inserted_blocks;
+      for (uint32_t i = 0; i < kept; ++i) {
+        EXPECT_NE(tree.find(view.blocks[i]), kNoNode) << "pinned block " << i << " was evicted";
+      }
+      // With room for the whole prompt, some non-path leaf is always evictable, so a policy
+      // that gives up early is wrong.
+      if (dram_capacity == 0 && capacity >= view.blocks.size()) {
+        EXPECT_EQ(kept, view.blocks.size());
+      }
+      EXPECT_LE(a.hit_blocks, ceiling[r]);
+      out.push_back({a.hit_blocks, a.inserted_blocks, a.evictions});
+      if (::testing::Test::HasFailure()) return out;
+    }
+    return out;
+  }
+};
+
+TEST_P(PolicyContract, KeepsInvariantsOnRandomWorkloads) {
+  for (uint64_t w = 1; w <= 3; ++w) {
+    RandomWorkloadOptions opts;
+    opts.seed = w;
+    opts.requests = 250;
+    Trace trace = random_workload(opts);
+    Oracle oracle = compute_oracle(trace);
+    size_t unique = count_unique_blocks(trace);
+    // Capacity 1 and one request's length are the edge cases where pins block eviction.
+    for (size_t cap : {size_t{1}, size_t{longest_prompt(trace)}, unique / 10, unique / 3}) {
+      replay_checked(trace, oracle, cap, 1);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST_P(PolicyContract, KeepsInvariantsWithTwoTiers) {
+  for (uint64_t w = 1; w <= 2; ++w) {
+    RandomWorkloadOptions opts;
+    opts.seed = 20 + w;
+    opts.requests = 250;
+    Trace trace = random_workload(opts);
+    Oracle oracle = compute_oracle(trace);
+    size_t unique = count_unique_blocks(trace);
+    size_t longest = longest_prompt(trace);
+    for (auto [hbm, dram] : {std::pair<size_t, size_t>{1, 1},
+                             {longest, 3},
+                             {unique / 10, unique / 10},
+                             {unique / 20, unique / 4}}) {
+      replay_checked(trace, oracle, hbm, 1, dram);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST_P(PolicyContract, SameSeedGivesIdenticalResults) {
+  RandomWorkloadOptions opts;
+  opts.seed = 11;
+  opts.requests = 250;
+  Trace trace = random_workload(opts);
+  Oracle oracle = compute_oracle(trace);
+  size_t cap = count_unique_blocks(trace) / 8;
+  auto first = replay_checked(trace, oracle, cap, 7);
+  auto second = replay_checked(trace, oracle, cap, 7);
+  ASSERT_EQ(first.size(), trace.size());
+  EXPECT_TRUE(first == second);
+}
+
+TEST_P(PolicyContract, DeclaredParametersParseWithDefaults) {
+  // Every declared default must be accepted when given explicitly.
+  std::string params;
+  for (auto& p : info().params)
+    params += (params.empty() ? "" : ",") + p.name + "=" + p.default_value;
+  RandomWorkloadOptions opts;
+  opts.requests = 50;
+  Trace trace = random_workload(opts);
+  Oracle oracle = compute_oracle(trace);
+  PolicyContext ctx;
+  ctx.seed = 3;
+  ctx.trace = &trace;
+  ctx.oracle = &oracle;
+  PrefixCache cache(64, PolicySpec{GetParam(), params}, ctx);
+  for (size_t r = 0; r < trace.size(); ++r) cache.access(request_view(trace, r));
+  EXPECT_EQ(cache.tree().check_invariants(), "");
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& p) {
+  std::string s = p.param;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPolicies, PolicyContract,
+                         ::testing::ValuesIn(PolicyRegistry::instance().names()), test_name);
+
+}  // namespace
+}  // namespace kvpolicy
