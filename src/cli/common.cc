@@ -65,10 +65,12 @@ Progress::~Progress() {
 void Progress::update(double done, const std::string& detail) {
   auto now = std::chrono::steady_clock::now();
   double elapsed = std::chrono::duration<double>(now - start_).count();
-  if (elapsed < 3.0 || now - last_ < std::chrono::milliseconds(500)) return;
+  bool tty = isatty(STDERR_FILENO);
+  // A terminal line is redrawn in place; a log gets a line every 10 s.
+  auto every = tty ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000);
+  if (elapsed < 3.0 || now - last_ < every) return;
   last_ = now;
   double eta = done > 0 ? elapsed * (1 - done) / done : 0;
-  bool tty = isatty(STDERR_FILENO);
   fmt::print(stderr, "{}{}: {:5.1f}% {} elapsed {:.0f}s, about {:.0f}s left{}", tty ? "\r" : "",
              what_, done * 100, detail, elapsed, eta, tty ? "   " : "\n");
   shown_ = tty;

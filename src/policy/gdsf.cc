@@ -4,6 +4,7 @@
 // caching policy", HP Labs 1998. Cost: O(1) per access; O(log n) per eviction and leaf change.
 #include <bit>
 
+#include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/policy.h"
 #include "leaf_heap.h"
@@ -16,20 +17,25 @@ namespace {
 // 128-bit compare keeps the heap's sift loops branch-free.
 using GdsfKey = unsigned __int128;
 
-// Size is one block. Cost is the block's recompute time; until the cost model exists it is
-// modelled as 1 + attention_ratio x depth (projections and MLP are the same for every block,
-// attention grows with the context before it). This choice is provisional.
+// Size is one block. Cost is the block's recompute cost: by default the cost model's FLOPs to
+// prefill one block after `depth` cached ones, relative to the first block (projections and MLP
+// are the same for every block, attention grows with the context before it).
 class Gdsf final : public Policy {
  public:
   Gdsf(const PolicyContext& ctx, const Params& p) : tree_(ctx.tree) {
     std::string cost = p.get_string("cost");
-    if (cost == "uniform") {
+    if (p.get_double("attention_ratio") < 0)
+      throw ConfigError("gdsf: attention_ratio must be >= 0");
+    if (cost == "model") {
+      model_ = ctx.cost_model ? *ctx.cost_model : CostModel();
+      block_tokens_ = ctx.block_tokens;
+      use_model_ = true;
+    } else if (cost == "uniform") {
       attention_ratio_ = 0;
     } else if (cost == "depth") {
       attention_ratio_ = p.get_double("attention_ratio");
-      if (attention_ratio_ < 0) throw ConfigError("gdsf: attention_ratio must be >= 0");
     } else {
-      throw ConfigError("gdsf: cost must be depth or uniform, not '" + cost + "'");
+      throw ConfigError("gdsf: cost must be model, depth or uniform, not '" + cost + "'");
     }
   }
 
@@ -41,7 +47,7 @@ class Gdsf final : public Policy {
     }
     Meta& m = meta_[n];
     m.freq = info.hit ? m.freq + 1 : 1;
-    m.priority = inflation_ + m.freq * (1.0 + attention_ratio_ * tree_->depth(n));
+    m.priority = inflation_ + m.freq * cost(tree_->depth(n));
     m.last = clock_;
   }
   void on_evictable(NodeId n) override {
@@ -62,7 +68,22 @@ class Gdsf final : public Policy {
   }
 
  private:
+  double cost(uint32_t depth) {
+    if (!use_model_) return 1.0 + attention_ratio_ * depth;
+    // Memoized per depth: the cost model's FLOP count is not on the hot path after warm-up.
+    while (depth >= cost_by_depth_.size()) {
+      uint64_t cached = uint64_t{block_tokens_} * cost_by_depth_.size();
+      cost_by_depth_.push_back(model_.prefill_flops(block_tokens_, cached) /
+                               model_.prefill_flops(block_tokens_, 0));
+    }
+    return cost_by_depth_[depth];
+  }
+
   const PrefixTree* tree_;
+  bool use_model_ = false;
+  CostModel model_;
+  uint32_t block_tokens_ = 16;
+  std::vector<double> cost_by_depth_;
   double attention_ratio_ = 0;
   double inflation_ = 0;  // GDSF's clock L
   uint32_t clock_ = 0;    // requests seen: a logical access time for ties
@@ -79,8 +100,9 @@ PolicyRegistrar registrar({
     .name = "gdsf",
     .summary = "lowest clock + frequency x cost / size (deeper first on ties)",
     .paper = "Cherkasova, Greedy-Dual-Size-Frequency, HP Labs HPL-98-69 (1998)",
-    .params = {{"cost", "depth",
-                "block cost: depth = 1 + attention_ratio x depth (provisional), uniform = 1"},
+    .params = {{"cost", "model",
+                "block cost: model = the cost model's prefill FLOPs of the block at its depth "
+                "(relative to the first block), depth = 1 + attention_ratio x depth, uniform = 1"},
                {"attention_ratio", "0.05", "attention cost per block of context (cost=depth)"}},
     .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
       return std::make_unique<Gdsf>(ctx, p);

@@ -1,6 +1,7 @@
 // GDSF on hand-made sequences, priorities worked out in the comments (H = L + freq x cost).
 #include <gtest/gtest.h>
 
+#include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
 #include "support/random_workload.h"
 
@@ -27,7 +28,7 @@ TEST(Gdsf, UniformCostAgesThroughTheClock) {
 
 TEST(Gdsf, DeeperBlocksCostMoreToRecompute) {
   // Leaves {1, 2} (depth 1) and {3} (depth 0), both accessed once; 3 is more recent.
-  ScriptedCache depth("gdsf", 3);  // cost = 1 + 0.05 x depth: H = 1.05 and 1.0
+  ScriptedCache depth("gdsf:cost=depth", 3);  // cost = 1 + 0.05 x depth: H = 1.05 and 1.0
   depth.request({1, 2});
   depth.request({3});
   depth.request({4});
@@ -39,11 +40,23 @@ TEST(Gdsf, DeeperBlocksCostMoreToRecompute) {
   uniform.request({4});
   EXPECT_EQ(uniform.victims(), (std::vector<Path>{{1, 2}}));
 
-  ScriptedCache flat("gdsf:attention_ratio=0", 3);  // depth cost with no attention term
+  ScriptedCache flat("gdsf:cost=depth,attention_ratio=0", 3);  // no attention term
   flat.request({1, 2});
   flat.request({3});
   flat.request({4});
   EXPECT_EQ(flat.victims(), uniform.victims());
+}
+
+TEST(Gdsf, CostModelChargesAttentionOverTheCachedPrefix) {
+  // The default cost is the cost model's FLOPs for the block after `depth` cached blocks: the
+  // depth-1 block costs a little more than the first, so the shallow leaf {3} goes first.
+  CostModel model;
+  EXPECT_GT(model.prefill_flops(16, 16), model.prefill_flops(16, 0));
+  ScriptedCache c("gdsf", 3);
+  c.request({1, 2});
+  c.request({3});
+  c.request({4});
+  EXPECT_EQ(c.victims(), (std::vector<Path>{{3}}));
 }
 
 TEST(Gdsf, RejectsBadParameters) {

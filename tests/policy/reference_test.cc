@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <list>
 #include <tuple>
 
 #include "kvpolicy/cache.h"
+#include "kvpolicy/cost_model.h"
 #include "kvpolicy/policy.h"
 #include "support/random_workload.h"
 
@@ -76,11 +78,12 @@ class ReferencePolicy final : public Policy {
   std::vector<uint64_t> last_, inserted_, count_;
 };
 
-// GDSF by full scan: priority = clock + frequency x (1 + 0.05 x depth), the clock being the
-// last victim's priority; ties by older last access, then deeper.
+// GDSF by full scan: priority = clock + frequency x cost(depth), the clock being the last
+// victim's priority; ties by older last access, then deeper.
 class ReferenceGdsf final : public Policy {
  public:
-  explicit ReferenceGdsf(const PrefixTree& tree) : tree_(tree) {}
+  ReferenceGdsf(const PrefixTree& tree, std::function<double(uint32_t)> cost)
+      : tree_(tree), cost_(std::move(cost)) {}
   void on_request_begin(const RequestView&) override { ++clock_; }
   void on_access(NodeId n, const AccessInfo& info) override {
     if (n >= freq_.size()) {
@@ -89,7 +92,7 @@ class ReferenceGdsf final : public Policy {
       last_.resize(n + 1);
     }
     freq_[n] = info.hit ? freq_[n] + 1 : 1;
-    priority_[n] = inflation_ + freq_[n] * (1.0 + 0.05 * tree_.depth(n));
+    priority_[n] = inflation_ + freq_[n] * cost_(tree_.depth(n));
     last_[n] = clock_;
   }
   void on_evictable(NodeId) override {}
@@ -109,6 +112,7 @@ class ReferenceGdsf final : public Policy {
 
  private:
   const PrefixTree& tree_;
+  std::function<double(uint32_t)> cost_;
   uint64_t clock_ = 0;
   double inflation_ = 0;
   std::vector<uint64_t> freq_, last_;
@@ -344,8 +348,16 @@ TEST(Reference, FifoMatchesFullScan) { expect_same_victims("fifo", Rule::kFifo);
 TEST(Reference, LfuMatchesFullScan) { expect_same_victims("lfu", Rule::kLfu); }
 
 TEST(Reference, GdsfMatchesFullScan) {
+  expect_same_victims(
+      "gdsf:cost=depth", [](const PrefixTree& t, size_t) -> std::unique_ptr<Policy> {
+        return std::make_unique<ReferenceGdsf>(t, [](uint32_t d) { return 1.0 + 0.05 * d; });
+      });
+  // The default cost: the cost model's FLOPs for a 16-token block after d cached blocks.
   expect_same_victims("gdsf", [](const PrefixTree& t, size_t) -> std::unique_ptr<Policy> {
-    return std::make_unique<ReferenceGdsf>(t);
+    return std::make_unique<ReferenceGdsf>(t, [](uint32_t d) {
+      CostModel m;
+      return m.prefill_flops(16, 16 * uint64_t{d}) / m.prefill_flops(16, 0);
+    });
   });
 }
 
