@@ -46,6 +46,7 @@ struct ReplayResult {
   uint64_t token_hits = 0;
   uint64_t evictions = 0;  // blocks dropped from the cache
   uint64_t dram_capacity_blocks = 0;
+  std::string dram_policy;       // its policy label, when there is a DRAM tier
   uint64_t dram_hits = 0;        // block hits served from DRAM (promoted)
   uint64_t demotions = 0;        // HBM blocks moved to DRAM
   double hbm_hit_rate = 0;       // share of block accesses found in HBM
@@ -90,6 +91,11 @@ struct ReplayOptions {
   // Called now and then with the share of requests done; may be empty.
   std::function<void(double)> progress;
 };
+
+// The cost model a replay with `opts` uses (the given one or the default, at the trace's block
+// size), and its label as results carry it.
+CostModel replay_cost_model(const Trace& trace, const ReplayOptions& opts);
+std::string replay_cost_model_label(const Trace& trace, const ReplayOptions& opts);
 
 // Replays `trace` through a cache of `capacity_blocks` run by `policy`. `oracle` may be null
 // unless the policy needs the future.

@@ -20,7 +20,7 @@ struct CompareArgs {
   std::string policies;  // empty = every registered policy
   std::string capacities = "0.02,0.05,0.1,0.2";
   uint64_t seed = 1;
-  std::string json;
+  GridOptions grid;
 };
 
 constexpr const char* kBaseline = "lru";
@@ -150,6 +150,7 @@ void run(const CompareArgs& args) {
     }
   }
   for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
+  start_json_output(args.grid);
 
   auto start = std::chrono::steady_clock::now();
   Trace trace = args.trace.path.empty() ? default_workload(args.seed) : args.trace.load();
@@ -161,7 +162,7 @@ void run(const CompareArgs& args) {
   for (auto& spec : specs) {
     Row row{spec, {}, {}};
     try {
-      row.results = run_grid(trace, {spec}, caps, args.seed);
+      row.results = run_grid(trace, {spec}, caps, args.seed, args.grid);
       all.insert(all.end(), row.results.begin(), row.results.end());
     } catch (const Error& e) {
       row.error = e.what();
@@ -172,7 +173,6 @@ void run(const CompareArgs& args) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("\n{} policies x {} capacities in {:.1f} s (seed {})\n", specs.size(), caps.size(),
              secs, args.seed);
-  if (!args.json.empty()) write_json(args.json, all);
 
   std::string failed;
   for (auto& r : rows)
@@ -194,7 +194,7 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the built-in workload and randomized policies")
       ->capture_default_str();
-  cmd->add_option("--json", args->json, "write one JSON object per result to this file");
+  add_sweep_options(cmd, args->grid);
   cmd->callback([args] { run(*args); });
 }
 

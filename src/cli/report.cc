@@ -5,42 +5,53 @@
 #include <cmath>
 
 #include "common.h"
+#include "kvpolicy/error.h"
+#include "kvpolicy/sweep.h"
 
 namespace kvpolicy::cli {
+
+void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
+  cmd->add_option("--jobs,-j", grid.jobs, "replays at once (0 = every core)")
+      ->capture_default_str();
+  cmd->add_option("--json", grid.json_path, "write one JSON object per result to this file");
+  cmd->add_flag("--resume", grid.resume,
+                "keep the results already in --json and run only the missing configurations");
+}
+
+void start_json_output(const GridOptions& grid) {
+  if (grid.resume && grid.json_path.empty()) throw ConfigError("--resume needs --json FILE");
+  if (!grid.json_path.empty() && !grid.resume) open_output(grid.json_path);  // truncates
+}
 
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
                                    const std::vector<Capacity>& capacities, uint64_t seed,
                                    const GridOptions& grid) {
   for (auto& s : policies) PolicyRegistry::instance().get(s.name);
-  TraceFacts facts = trace_facts(trace);
-  bool need_oracle = false;
-  for (auto& s : policies) need_oracle |= PolicyRegistry::instance().get(s.name).needs_oracle;
-  Oracle oracle;
-  if (need_oracle) oracle = compute_oracle(trace);
-
-  std::vector<ReplayResult> results;
-  size_t total = policies.size() * capacities.size(), done = 0;
-  Progress progress("replay");
+  size_t unique = count_unique_blocks(trace);
+  std::vector<SweepConfig> configs;
   for (auto& cap : capacities) {
-    size_t blocks = cap.blocks(facts.unique_blocks);
+    size_t blocks = cap.blocks(unique);
     for (auto& spec : policies) {
-      ReplayOptions opts;
-      opts.seed = seed;
-      opts.dram_capacity_blocks = static_cast<size_t>(std::llround(grid.dram_ratio * blocks));
-      opts.dram_policy = grid.dram_policy;
-      opts.cost_model = grid.cost_model;
-      opts.xi_ms = grid.xi_ms;
-      opts.slo_ms = grid.slo_ms;
-      std::string detail = fmt::format("({} at {})", spec.label(), cap.label());
-      opts.progress = [&](double f) { progress.update((done + f) / total, detail); };
-      ReplayResult r = replay(trace, need_oracle ? &oracle : nullptr, spec, blocks, opts);
-      r.capacity_fraction = cap.is_fraction() ? cap.value : -1;
-      r.infinite_hit_rate = facts.infinite_hit_rate;
-      results.push_back(std::move(r));
-      ++done;
+      SweepConfig c;
+      c.policy = spec;
+      c.capacity_blocks = blocks;
+      c.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+      c.options.seed = seed;
+      c.options.dram_capacity_blocks = static_cast<size_t>(std::llround(grid.dram_ratio * blocks));
+      c.options.dram_policy = grid.dram_policy;
+      c.options.cost_model = grid.cost_model;
+      c.options.xi_ms = grid.xi_ms;
+      c.options.slo_ms = grid.slo_ms;
+      configs.push_back(std::move(c));
     }
   }
-  return results;
+  SweepOptions sweep;
+  sweep.jobs = grid.jobs;
+  sweep.json_path = grid.json_path;
+  sweep.resume = grid.resume;
+  Progress progress("replay");
+  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
+  return run_sweep(trace, configs, sweep);
 }
 
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {

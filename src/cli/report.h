@@ -1,6 +1,7 @@
 // Running a (policy x capacity) grid and printing it, shared by simulate and compare.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,17 @@ struct GridOptions {
   const CostModel* cost_model = nullptr;
   double xi_ms = 200;
   double slo_ms = 200;
+  unsigned jobs = 0;      // replays at once; 0 = every core
+  std::string json_path;  // stream each result here as it finishes
+  bool resume = false;    // keep results already in json_path and skip their configurations
 };
 
-// Replays every policy at every capacity, with a progress line on long runs.
+// Adds --jobs, --json and --resume to a command.
+void add_sweep_options(CLI::App* cmd, GridOptions& grid);
+// Truncates the JSON output unless resuming; call once before the first run_grid.
+void start_json_output(const GridOptions& grid);
+
+// Replays every policy at every capacity on all cores, with a progress line on long runs.
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
                                    const std::vector<Capacity>& capacities, uint64_t seed,
                                    const GridOptions& grid = {});

@@ -15,7 +15,7 @@ struct SimulateArgs {
   std::string policies = "lru,belady";
   std::string capacities = "0.02,0.05,0.1,0.2";
   uint64_t seed = 1;
-  std::string json;
+  GridOptions grid;
   double dram_ratio = 0;
   std::string dram_policy = "lru";
   std::string model = CostModel::kDefaultModel;
@@ -53,13 +53,13 @@ void add(CLI::App& app) {
   cmd->add_option("--slo", args->slo_ms, "TTFT SLO for the violation rate, ms")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--json", args->json, "write one JSON object per result to this file");
+  add_sweep_options(cmd, args->grid);
   cmd->callback([args] {
     auto cost =
         std::make_shared<CostModel>(CostModel::make(args->model, args->gpu, args->cost_params));
     auto specs = parse_policy_list(args->policies);
     auto caps = parse_capacities(args->capacities);
-    GridOptions grid;
+    GridOptions& grid = args->grid;
     grid.dram_ratio = args->dram_ratio;
     grid.dram_policy = parse_policy_spec(args->dram_policy);
     grid.cost_model = cost.get();
@@ -67,10 +67,10 @@ void add(CLI::App& app) {
     grid.slo_ms = args->slo_ms;
     for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
     PolicyRegistry::instance().get(grid.dram_policy.name);
+    start_json_output(grid);
     Trace trace = args->trace.load();
     auto results = run_grid(trace, specs, caps, args->seed, grid);
     print_table(trace, results);
-    if (!args->json.empty()) write_json(args->json, results);
   });
 }
 

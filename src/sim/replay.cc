@@ -6,6 +6,7 @@
 #include "kvpolicy/cache.h"
 #include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
+#include "kvpolicy/json_writer.h"
 #include "kvpolicy/sim.h"
 #include "kvpolicy/tail.h"
 
@@ -61,6 +62,16 @@ TraceFacts trace_facts(const Trace& trace) {
   return f;
 }
 
+CostModel replay_cost_model(const Trace& trace, const ReplayOptions& opts) {
+  // TTFT and the policies' cost estimates use the trace's block size.
+  return (opts.cost_model ? *opts.cost_model : CostModel())
+      .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+}
+
+std::string replay_cost_model_label(const Trace& trace, const ReplayOptions& opts) {
+  return replay_cost_model(trace, opts).label();
+}
+
 ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& spec,
                     size_t capacity_blocks, const ReplayOptions& opts) {
   PolicyContext ctx;
@@ -68,9 +79,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   ctx.seed = opts.seed;
   ctx.trace = &trace;
   ctx.oracle = oracle;
-  // TTFT and the policies' cost estimates use the trace's block size.
-  const CostModel cost = (opts.cost_model ? *opts.cost_model : CostModel())
-                             .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+  const CostModel cost = replay_cost_model(trace, opts);
   ctx.cost_model = &cost;
   PrefixCache cache(capacity_blocks, spec, ctx, opts.dram_capacity_blocks, opts.dram_policy);
   cache.set_checking(opts.check_victims);
@@ -84,6 +93,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   res.requests = trace.size();
   res.block_accesses = trace.num_block_accesses();
   res.dram_capacity_blocks = opts.dram_capacity_blocks;
+  if (opts.dram_capacity_blocks) res.dram_policy = opts.dram_policy.label();
 
   const uint64_t B = trace.block_tokens;
   RequestView view;
@@ -147,37 +157,43 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
 }
 
 std::string ReplayResult::to_json() const {
-  std::string frac = capacity_fraction < 0 ? "null" : fmt::format("{}", capacity_fraction);
-  std::string json = fmt::format(
-      R"({{"trace":{:?},"policy":{:?},"params":{:?},"capacity_blocks":{},"capacity_fraction":{},)"
-      R"("seed":{},"requests":{},"block_accesses":{},"block_hits":{},"block_hit_rate":{:.6f},)"
-      R"("prompt_tokens":{},"token_hits":{},"token_hit_rate":{:.6f},"infinite_hit_rate":{:.6f},)"
-      R"("evictions":{},"uncached_blocks":{},"replay_seconds":{:.6f},"ns_per_access":{:.2f},)"
-      R"("bytes_per_block":{:.1f},"dram_capacity_blocks":{},"dram_hits":{},"demotions":{},)"
-      R"("hbm_hit_rate":{:.6f},"dram_hit_rate":{:.6f}}})",
-      trace, policy, params, capacity_blocks, frac, seed, requests, block_accesses, block_hits,
-      block_hit_rate, prompt_tokens, token_hits, token_hit_rate, infinite_hit_rate, evictions,
-      uncached_blocks, replay_seconds, ns_per_access, bytes_per_block, dram_capacity_blocks,
-      dram_hits, demotions, hbm_hit_rate, dram_hit_rate);
-  // The tail metrics go before the closing brace.
-  json.pop_back();
-  json += fmt::format(
-      R"(,"cost_model":{:?},"ttft_p50_ms":{:.3f},"ttft_p90_ms":{:.3f},"ttft_p95_ms":{:.3f},)"
-      R"("ttft_p99_ms":{:.3f},"ttft_mean_ms":{:.3f},"tel_ms":{:.3f},"xi_ms":{:g},"slo_ms":{:g},)"
-      R"("slo_violation_rate":{:.6f}}})",
-      cost_model, ttft_p50_ms, ttft_p90_ms, ttft_p95_ms, ttft_p99_ms, ttft_mean_ms, tel_ms, xi_ms,
-      slo_ms, slo_violation_rate);
-  if (!policy_stats.empty()) {
-    json.pop_back();
-    json += R"(,"policy_stats":{)";
-    for (size_t i = 0; i < policy_stats.size(); ++i)
-      json += fmt::format("{}{:?}:{}", i ? "," : "", policy_stats[i].first,
-                          std::isfinite(policy_stats[i].second)
-                              ? fmt::format("{}", policy_stats[i].second)
-                              : std::string("null"));
-    json += "}}";
+  JsonObject o;
+  o.add("trace", trace).add("policy", policy).add("params", params);
+  o.add("capacity_blocks", capacity_blocks);
+  if (capacity_fraction < 0) {
+    o.add_null("capacity_fraction");
+  } else {
+    o.raw("capacity_fraction", fmt::format("{}", capacity_fraction));
   }
-  return json;
+  o.add("seed", seed).add("requests", requests).add("block_accesses", block_accesses);
+  o.add("block_hits", block_hits).add("block_hit_rate", block_hit_rate);
+  o.add("prompt_tokens", prompt_tokens).add("token_hits", token_hits);
+  o.add("token_hit_rate", token_hit_rate).add("infinite_hit_rate", infinite_hit_rate);
+  o.add("evictions", evictions).add("uncached_blocks", uncached_blocks);
+  o.add("replay_seconds", replay_seconds).add("ns_per_access", ns_per_access, 2);
+  o.add("bytes_per_block", bytes_per_block, 1);
+  o.add("dram_capacity_blocks", dram_capacity_blocks).add("dram_policy", dram_policy);
+  o.add("dram_hits", dram_hits);
+  o.add("demotions", demotions).add("hbm_hit_rate", hbm_hit_rate);
+  o.add("dram_hit_rate", dram_hit_rate);
+  o.add("cost_model", cost_model);
+  o.add("ttft_p50_ms", ttft_p50_ms, 3).add("ttft_p90_ms", ttft_p90_ms, 3);
+  o.add("ttft_p95_ms", ttft_p95_ms, 3).add("ttft_p99_ms", ttft_p99_ms, 3);
+  o.add("ttft_mean_ms", ttft_mean_ms, 3).add("tel_ms", tel_ms, 3);
+  o.raw("xi_ms", fmt::format("{:g}", xi_ms)).raw("slo_ms", fmt::format("{:g}", slo_ms));
+  o.add("slo_violation_rate", slo_violation_rate);
+  if (!policy_stats.empty()) {
+    JsonObject stats;
+    for (auto& [key, value] : policy_stats) {
+      if (std::isfinite(value)) {
+        stats.raw(key, fmt::format("{}", value));
+      } else {
+        stats.add_null(key);
+      }
+    }
+    o.raw("policy_stats", stats.str());
+  }
+  return o.str();
 }
 
 }  // namespace kvpolicy

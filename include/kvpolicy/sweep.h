@@ -1,0 +1,39 @@
+// Sweeps: many replay configurations on all cores, streamed to a JSONL file, resumable.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/sim.h"
+
+namespace kvpolicy {
+
+struct SweepConfig {
+  PolicySpec policy;
+  size_t capacity_blocks = 0;
+  double capacity_fraction = -1;  // < 0 when given in blocks
+  ReplayOptions options;          // its progress callback is replaced by the sweep's
+};
+
+struct SweepOptions {
+  unsigned jobs = 0;      // threads; 0 = every core
+  std::string json_path;  // append one line per finished result (empty = none)
+  // Read results already in json_path and skip their configurations, so an interrupted sweep
+  // continues where it stopped.
+  bool resume = false;
+  // Share of all configurations done, and the one running.
+  std::function<void(double, const std::string&)> progress;
+};
+
+// Runs every configuration; results come back in configuration order. The oracle is computed
+// once when a policy needs it.
+std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
+                                    const SweepOptions& options);
+
+// What identifies a result for resuming: trace, policy, capacities, seed and cost settings.
+std::string result_key(const ReplayResult& r);
+// Parses a line written by ReplayResult::to_json; throws InputError naming path and line.
+ReplayResult parse_result_json(const std::string& line, const std::string& path, uint64_t line_no);
+
+}  // namespace kvpolicy
