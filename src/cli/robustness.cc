@@ -1,0 +1,114 @@
+// `kvpolicy robustness`: hit rate of LRU, FPB, HF, LARU and Belady as the noisy oracle's
+// corruption probability grows (the LCR paper's Figures 5 and 13).
+#include "kvpolicy/robustness.h"
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "common.h"
+
+namespace kvpolicy::cli {
+namespace {
+
+struct RobustnessArgs {
+  TraceArgs trace;
+  std::string capacities = "0.05";
+  std::string noise = "0:1:0.1";
+  std::string policies = "lru,fpb,hf,laru,belady";
+  std::string noise_kind = "adversarial";
+  double sigma = 1;
+  uint64_t seed = 1;
+  std::string json, csv;
+};
+
+void print(const std::vector<RobustnessRow>& rows, const std::vector<std::string>& names) {
+  fmt::print("{:>6}", "p");
+  for (auto& n : names) fmt::print(" {:>12}", n);
+  fmt::print("   (block hit %)\n");
+  for (size_t i = 0; i < rows.size(); i += names.size()) {
+    fmt::print("{:>6.2f}", rows[i].noise);
+    for (size_t j = 0; j < names.size(); ++j)
+      fmt::print(" {:>12.2f}", rows[i + j].block_hit_rate * 100);
+    fmt::print("\n");
+  }
+  fmt::print("\npredictor calls (candidates scored, as the paper's sync mode would ask):\n{:>6}",
+             "p");
+  for (size_t j = 0; j < names.size(); ++j)
+    if (rows[j].learned) fmt::print(" {:>12}", names[j]);
+  fmt::print("\n");
+  for (size_t i = 0; i < rows.size(); i += names.size()) {
+    fmt::print("{:>6.2f}", rows[i].noise);
+    for (size_t j = 0; j < names.size(); ++j)
+      if (rows[i + j].learned) fmt::print(" {:>12.4g}", rows[i + j].predictor_calls);
+    fmt::print("\n");
+  }
+}
+
+void add(CLI::App& app) {
+  auto args = std::make_shared<RobustnessArgs>();
+  auto* cmd = app.add_subcommand(
+      "robustness", "hit rate of learned policies as predictions are corrupted (LCR Fig. 5, 13)");
+  args->trace.add(cmd, true);
+  cmd->add_option("--capacity,-c", args->capacities,
+                  "capacities: below 1 a fraction of unique blocks, else blocks")
+      ->capture_default_str();
+  cmd->add_option("--noise,-n", args->noise,
+                  "corruption probabilities: a list 0,0.5,1 or a range start:stop:step")
+      ->capture_default_str();
+  cmd->add_option("--policies,-p", args->policies,
+                  "policies; those with a predictor get predictor=noisy,p=<level>")
+      ->capture_default_str();
+  cmd->add_option("--noise-kind", args->noise_kind,
+                  "adversarial (negated true next time) or lognormal")
+      ->check(CLI::IsMember({"adversarial", "lognormal"}))
+      ->capture_default_str();
+  cmd->add_option("--sigma", args->sigma, "lognormal noise: sigma, seconds")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of the noise")->capture_default_str();
+  cmd->add_option("--json", args->json, "write one JSON object per (noise, policy, capacity)");
+  cmd->add_option("--csv", args->csv, "write the same rows as CSV");
+  cmd->callback([args] {
+    RobustnessOptions opts;
+    opts.noise = parse_noise_levels(args->noise);
+    opts.policies = args->policies;
+    opts.learned_params = "noise=" + args->noise_kind + fmt::format(",sigma={}", args->sigma);
+    opts.seed = args->seed;
+    auto caps = parse_capacities(args->capacities);
+    std::vector<std::string> names;
+    for (auto& s : parse_policy_list(args->policies)) {
+      PolicyRegistry::instance().get(s.name);  // fail before loading
+      names.push_back(s.label());
+    }
+    Trace trace = args->trace.load();
+    Oracle oracle = compute_oracle(trace);
+    TraceFacts facts = trace_facts(trace);
+    std::vector<RobustnessRow> all;
+    Progress progress("robustness");
+    for (size_t c = 0; c < caps.size(); ++c) {
+      size_t blocks = caps[c].blocks(facts.unique_blocks);
+      opts.progress = [&](double f, const std::string& d) {
+        progress.update((c + f) / caps.size(), "(" + d + ")");
+      };
+      auto rows = run_robustness(trace, oracle, blocks, opts);
+      for (auto& r : rows) r.capacity_fraction = caps[c].is_fraction() ? caps[c].value : -1;
+      fmt::print("trace {}: capacity {} ({} blocks), {} noise\n", trace.name, caps[c].label(),
+                 blocks, args->noise_kind);
+      print(rows, names);
+      fmt::print("\n");
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+    if (!args->json.empty()) {
+      auto out = open_output(args->json);
+      for (auto& r : all) out << r.to_json() << '\n';
+    }
+    if (!args->csv.empty()) {
+      auto out = open_output(args->csv);
+      out << RobustnessRow::csv_header() << '\n';
+      for (auto& r : all) out << r.to_csv() << '\n';
+    }
+  });
+}
+
+CommandRegistrar registrar(30, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli

@@ -1,0 +1,32 @@
+// FPB ("follow predictions blindly"): evicts the evictable leaf with the largest predicted
+// next access. Source: LCR paper's baseline (as in LRB, 3L-Cache, Raven; "blindoracle").
+// Cost: O(1) per access plus one prediction; O(log n) per eviction (indexed heap of leaves).
+#include "learned_common.h"
+
+namespace kvpolicy {
+namespace {
+
+class Fpb final : public learned::LearnedPolicy {
+ public:
+  Fpb(const PolicyContext& ctx, const Params& params) : LearnedPolicy(ctx, params, kHeap) {}
+  NodeId victim(Time) override {
+    if (evictable() == 0) return kNoNode;
+    count_eviction();
+    return choose(evictable());
+  }
+};
+
+PolicyRegistrar registrar({
+    .name = "fpb",
+    .summary = "follow predictions blindly: the leaf with the furthest predicted next access",
+    .paper = "LCR paper baseline (as in LRB, 3L-Cache, Raven)",
+    .params = learned::common_params(),
+    // Static flag: the oracle is computed for every predictor; gbm ignores it.
+    .needs_oracle = true,
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<Fpb>(ctx, p);
+    },
+});
+
+}  // namespace
+}  // namespace kvpolicy

@@ -1,0 +1,141 @@
+// LARU: the largest predicted next access among the max(floor(lambda n), 1) LRU leaves; LRU on
+// a prediction-induced miss. Source: LCR (lcr-laru-robust-learned-gpu-caching), Algorithm 1.
+// Cost: O(1) per access + 1 prediction; O(log n) per eviction (heap at lambda = 1, else treap).
+#include <cmath>
+
+#include "learned_common.h"
+
+namespace kvpolicy {
+namespace {
+
+// Phases and the old set O are tracked with stamps: a block is in O when it is cached and its
+// stamp (the phase of its last request or insertion) is older than the current phase, so a new
+// phase (O := every cached block) costs O(1). E, the blocks evicted by prediction in this
+// phase, holds block keys (they are no longer in the tree), cleared per phase.
+class Laru final : public learned::LearnedPolicy {
+ public:
+  Laru(const PolicyContext& ctx, const Params& params)
+      : LearnedPolicy(ctx, params, kHeap | kLazyTreap), b_(params.get_double("b")) {
+    if (!(b_ > 1)) throw ConfigError("laru: b must be greater than 1");
+    int64_t h = params.get_int("halve_every");
+    if (h < 0) throw ConfigError("laru: halve_every must be >= 0 (0 = k/32)");
+    halve_every_ = h == 0 ? std::max<uint64_t>(1, ctx.capacity_blocks / 32) : uint64_t(h);
+    std::string phase = params.get_string("phase");
+    if (phase != "old" && phase != "count")
+      throw ConfigError("laru: phase must be old or count, not '" + phase + "'");
+    count_phases_ = phase == "count";
+    capacity_ = ctx.capacity_blocks;
+  }
+
+  void on_request_begin(const RequestView& r) override {
+    LearnedPolicy::on_request_begin(r);
+    request_path_.clear();
+  }
+
+  NodeId victim(Time) override {
+    if (evictable() == 0) return kNoNode;
+    // The cache is full (we are asked to evict) and O is empty; or, with phase=count (the
+    // authors' SGLang code), k blocks have been touched since the phase began.
+    if (count_phases_ ? phase_ == 0 || touched_in_phase_ >= capacity_ : old_count_ == 0) {
+      ++phase_;
+      old_count_ = tree_.size();
+      // The blocks the current request already touched count as requested in the new phase:
+      // a request's blocks are accessed together (ALGORITHMS.md section 0), and they are pinned,
+      // so left in O they could outlive a block evicted by prediction and break 1-consistency.
+      for (NodeId n : request_path_) {
+        if (stamp_[n] < phase_) --old_count_;
+        stamp_[n] = phase_;
+      }
+      touched_in_phase_ = request_path_.size();
+      lambda_ = 1;
+      release_treap();  // lambda = 1: the heap answers until lambda drops
+      evicted_by_prediction_.clear();
+      misses_in_phase_ = 0;
+    }
+    count_eviction();
+    BlockKey x;
+    if (incoming(&x) && evicted_by_prediction_.contains(x)) {
+      // A prediction-induced miss: one LRU eviction, and less trust in predictions.
+      ++prediction_induced_misses_;
+      if (++misses_in_phase_ % halve_every_ == 0) {
+        lambda_ /= b_;
+        ++halvings_;
+      }
+      ++lru_evictions_;
+      return lru();
+    }
+    size_t n = evictable();
+    size_t l = std::max<size_t>(size_t(std::floor(lambda_ * double(n))), 1);
+    if (l == 1) {
+      ++lru_evictions_;
+      return lru();
+    }
+    NodeId v = choose(l);
+    evicted_by_prediction_.insert(tree_.key(v));
+    ++prediction_evictions_;
+    return v;
+  }
+
+  size_t memory_bytes() const override {
+    return LearnedPolicy::memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
+           evicted_by_prediction_.memory_bytes();
+  }
+
+ private:
+  void note_access(NodeId n, bool hit) override {
+    if (n >= stamp_.size()) stamp_.resize(std::max<size_t>(tree_.id_limit(), size_t{n} + 1), 0);
+    if (hit && stamp_[n] < phase_) --old_count_;  // requested: no longer old
+    if (!hit || stamp_[n] != phase_) ++touched_in_phase_;
+    stamp_[n] = phase_;
+    request_path_.push_back(n);
+  }
+  void note_removed(NodeId n) override {
+    if (stamp_[n] < phase_) --old_count_;
+  }
+  void add_stats(PolicyStats& s) const override {
+    s.push_back({"phases", double(phase_)});
+    s.push_back({"lambda", lambda_});
+    s.push_back({"lambda_halvings", double(halvings_)});
+    s.push_back({"prediction_induced_misses", double(prediction_induced_misses_)});
+    s.push_back({"prediction_evictions", double(prediction_evictions_)});
+    s.push_back({"lru_evictions", double(lru_evictions_)});
+  }
+
+  double b_;
+  uint64_t halve_every_;
+  bool count_phases_;
+  size_t capacity_;
+  size_t touched_in_phase_ = 0;  // phase=count: blocks inserted or first hit in this phase
+  double lambda_ = 1;
+  uint32_t phase_ = 0;
+  size_t old_count_ = 0;  // |O|
+  uint64_t misses_in_phase_ = 0;
+  std::vector<uint32_t> stamp_;
+  std::vector<NodeId> request_path_;  // blocks of the current request touched so far
+  learned::GenerationKeySet evicted_by_prediction_;
+  uint64_t prediction_induced_misses_ = 0, halvings_ = 0, prediction_evictions_ = 0,
+           lru_evictions_ = 0;
+};
+
+PolicyRegistrar registrar({
+    .name = "laru",
+    .summary = "learning-augmented LRU: max predicted next access among the l LRU leaves, "
+               "l shrinking on prediction-induced misses (1-consistent, O(k)-robust)",
+    .paper = "LCR: robust learned GPU caching (LARU, Algorithm 1)",
+    .params = learned::with(
+        learned::common_params(),
+        {{"b", "2", "lambda is divided by b on prediction-induced misses"},
+         {"halve_every", "1",
+          "divide lambda every this many such misses (0 = k/32, the paper's LLM setting)"},
+         {"phase", "old",
+          "old: a phase ends when every old block was requested or evicted (Algorithm 1); "
+          "count: after k blocks were touched (the authors' SGLang code)"}}),
+    // Static flag: the oracle is computed for every predictor; gbm ignores it.
+    .needs_oracle = true,
+    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
+      return std::make_unique<Laru>(ctx, p);
+    },
+});
+
+}  // namespace
+}  // namespace kvpolicy

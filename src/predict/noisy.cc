@@ -1,0 +1,48 @@
+// The noisy oracle: true next use, corrupted with probability p per block access.
+#include <algorithm>
+#include <cmath>
+
+#include "kvpolicy/predictor.h"
+
+namespace kvpolicy {
+
+namespace {
+double unit(uint64_t x) { return double(mix64(x) >> 11) * 0x1.0p-53; }  // [0, 1)
+}  // namespace
+
+NoisyPredictor::NoisyPredictor(const Trace& trace, const Oracle& oracle, double p, NoiseKind kind,
+                               double sigma, uint64_t seed)
+    : OraclePredictor(trace, oracle), p_(p), sigma_(sigma), kind_(kind), seed_(mix64(seed)) {}
+
+void NoisyPredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> out) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Time t = true_next(nodes[i]);
+    // The coin and the noise are functions of (seed, access): the same block access gets the
+    // same answer however often and by whichever policy it is asked.
+    uint64_t a = mix64(seed_ ^ (last_access(nodes[i]) * 0x9e3779b97f4a7c15ULL));
+    if (unit(a) >= p_) {
+      out[i] = t;
+      continue;
+    }
+    ++corrupted_;
+    if (kind_ == NoiseKind::kAdversarial) {
+      out[i] = -t;  // kNever becomes -kNever: never-used blocks look needed first
+    } else if (t == kNever) {
+      out[i] = t;
+    } else {
+      // Box-Muller from two further hashes of the access.
+      double u1 = 1.0 - unit(a + 1), u2 = unit(a + 2);
+      double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+      double noise_us = std::min(std::exp(sigma_ * z) * 1e6, 1e17);  // no overflow for huge sigma
+      out[i] = t + static_cast<Time>(std::llround(noise_us));
+    }
+  }
+}
+
+PolicyStats NoisyPredictor::stats() const {
+  PolicyStats s = NextAccessPredictor::stats();
+  s.push_back({"corrupted_predictions", double(corrupted_)});
+  return s;
+}
+
+}  // namespace kvpolicy

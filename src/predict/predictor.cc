@@ -1,0 +1,182 @@
+// The predictor base (counting, timing), the audit wrapper and the factory.
+#include "kvpolicy/predictor.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/trace.h"
+
+namespace kvpolicy {
+
+void NextAccessPredictor::predict(std::span<const NodeId> nodes, std::span<Time> out) {
+  auto start = std::chrono::steady_clock::now();
+  predictions_ += nodes.size();
+  ++batches_;
+  do_predict(nodes, out);
+  predict_ns_ +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+}
+
+PolicyStats NextAccessPredictor::stats() const {
+  return {{"predictions", double(predictions_)},
+          {"predict_batches", double(batches_)},
+          {"predict_seconds", predict_ns_ * 1e-9}};
+}
+
+// --- AuditedPredictor -----------------------------------------------------------------------
+
+AuditedPredictor::AuditedPredictor(std::unique_ptr<NextAccessPredictor> inner, const Trace& trace,
+                                   const Oracle& oracle, uint64_t seed)
+    : inner_(std::move(inner)), trace_(trace), oracle_(oracle), rng_(mix64(seed ^ 0xa0d17ULL)) {
+  ring_.reserve(4096);
+}
+
+void AuditedPredictor::on_access(NodeId n, const AccessInfo& info) {
+  if (n >= last_access_.size()) {
+    last_access_.resize(n + 1024, 0);
+    last_req_.resize(n + 1024, 0);
+  }
+  last_access_[n] = info.access;
+  last_req_[n] = info.req;
+  inner_->on_access(n, info);
+}
+
+void AuditedPredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> out) {
+  inner_->predict(nodes, out);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeId n = nodes[i];
+    Time now = trace_.time[last_req_[n]];
+    Time truth = oracle_.next_time(trace_, last_access_[n]);
+    Time pred = out[i];
+    ++scored_;
+    if (pred == kNever) ++far_;
+    if (truth != kNever) {
+      ++finite_truth_;
+      if (pred != kNever) {
+        // Gaps below zero (a prediction before the access itself) count as zero.
+        double pg = std::max<double>(0, double(pred - now)) * 1e-6;
+        double tg = std::max<double>(0, double(truth - now)) * 1e-6;
+        abs_log_error_ += std::fabs(std::log1p(pg) - std::log1p(tg));
+        ++log_error_n_;
+      }
+    }
+    // Pair with a random recent prediction of another request.
+    if (!ring_.empty()) {
+      rng_ = mix64(rng_ + 0x9e3779b97f4a7c15ULL);
+      const Seen& o = ring_[rng_ % ring_.size()];
+      if (o.req != last_req_[n] && o.truth != truth) {
+        ++pairs_;
+        if (o.predicted == pred) {
+          pairs_right_ += 0.5;
+        } else if ((o.predicted < pred) == (o.truth < truth)) {
+          pairs_right_ += 1;
+        }
+      }
+    }
+    Seen s{pred, truth, last_req_[n]};
+    if (ring_.size() < 4096) {
+      ring_.push_back(s);
+    } else {
+      ring_[ring_next_] = s;
+      ring_next_ = (ring_next_ + 1) % ring_.size();
+    }
+  }
+}
+
+PolicyStats AuditedPredictor::stats() const {
+  PolicyStats s = inner_->stats();
+  s.push_back({"audit_predictions", double(scored_)});
+  s.push_back({"audit_far_future_share", scored_ ? double(far_) / scored_ : 0});
+  s.push_back({"audit_finite_truth", double(finite_truth_)});
+  s.push_back({"audit_mean_abs_log_error", log_error_n_ ? abs_log_error_ / log_error_n_ : 0});
+  s.push_back({"audit_log_error_count", double(log_error_n_)});
+  s.push_back({"audit_pairs", double(pairs_)});
+  s.push_back({"audit_ranking_accuracy", pairs_ ? pairs_right_ / pairs_ : 0});
+  return s;
+}
+
+// --- parameters -----------------------------------------------------------------------------
+
+std::vector<ParamSpec> predictor_param_specs() {
+  return {
+      {"predictor", "oracle", "oracle | noisy | gbm (oracle and noisy read the trace's future)"},
+      {"p", "0", "noisy: probability that a block access's prediction is corrupted"},
+      {"noise", "adversarial", "noisy: adversarial (negated true next time) | lognormal"},
+      {"sigma", "1", "noisy, lognormal: next + LogNormal(0, sigma) seconds"},
+      {"mode", "sync", "gbm: sync (retrain inline, deterministic) | async (background thread)"},
+      {"window", "30000", "gbm: training samples kept (sliding window)"},
+      {"retrain", "10000", "gbm: new samples between retrains"},
+      {"trees", "300", "gbm: boosting rounds at most (early stopping on a 20% hold-out)"},
+      {"depth", "6", "gbm: tree depth"},
+      {"eta", "0.1", "gbm: learning rate"},
+      {"audit", "0", "1: score predictions against the oracle (stats audit_*)"},
+  };
+}
+
+PredictorConfig predictor_config(const Params& p) {
+  PredictorConfig c;
+  c.kind = p.get_string("predictor");
+  c.p = p.get_double("p");
+  std::string noise = p.get_string("noise");
+  if (noise == "adversarial") {
+    c.noise = NoiseKind::kAdversarial;
+  } else if (noise == "lognormal") {
+    c.noise = NoiseKind::kLogNormal;
+  } else {
+    throw ConfigError("noise must be adversarial or lognormal, not '" + noise + "'");
+  }
+  c.sigma = p.get_double("sigma");
+  std::string mode = p.get_string("mode");
+  if (mode != "sync" && mode != "async")
+    throw ConfigError("mode must be sync or async, not '" + mode + "'");
+  c.gbm.async = mode == "async";
+  auto positive = [&](const char* name) {
+    int64_t v = p.get_int(name);
+    if (v < 1) throw ConfigError(std::string("parameter ") + name + " must be at least 1");
+    return v;
+  };
+  c.gbm.window = size_t(positive("window"));
+  c.gbm.retrain_every = size_t(positive("retrain"));
+  c.gbm.max_rounds = int(positive("trees"));
+  c.gbm.max_depth = int(positive("depth"));
+  c.gbm.eta = p.get_double("eta");
+  c.audit = p.get_bool("audit");
+  return c;
+}
+
+// --- factory --------------------------------------------------------------------------------
+
+std::unique_ptr<NextAccessPredictor> make_predictor(const PredictorConfig& c,
+                                                    const PredictorContext& ctx) {
+  std::unique_ptr<NextAccessPredictor> p;
+  bool needs_future = c.kind == "oracle" || c.kind == "noisy" || c.audit;
+  if (needs_future && (!ctx.trace || !ctx.oracle))
+    throw ConfigError("predictor '" + c.kind + "'" + (c.audit ? " with audit" : "") +
+                      " needs the trace's oracle");
+  if (c.kind == "oracle") {
+    p = std::make_unique<OraclePredictor>(*ctx.trace, *ctx.oracle);
+  } else if (c.kind == "noisy") {
+    if (!(c.p >= 0 && c.p <= 1)) throw ConfigError("noise probability p must be in [0, 1]");
+    if (!(c.sigma >= 0)) throw ConfigError("sigma must be >= 0");
+    p = std::make_unique<NoisyPredictor>(*ctx.trace, *ctx.oracle, c.p, c.noise, c.sigma, ctx.seed);
+  } else if (c.kind == "gbm") {
+    const GbmConfig& g = c.gbm;
+    if (g.window < 10) throw ConfigError("gbm window must be at least 10 samples");
+    if (g.retrain_every < 1) throw ConfigError("gbm retrain interval must be at least 1");
+    if (g.max_rounds < 1 || g.max_depth < 1 || !(g.eta > 0))
+      throw ConfigError("gbm trees, depth and eta must be positive");
+    if (!(g.holdout > 0 && g.holdout < 1)) throw ConfigError("gbm holdout must be in (0, 1)");
+    GbmConfig cfg = g;
+    cfg.seed = ctx.seed;
+    p = std::make_unique<GbmPredictor>(cfg, ctx.block_tokens);
+  } else {
+    throw ConfigError("unknown predictor '" + c.kind + "' (known: oracle, noisy, gbm)");
+  }
+  if (c.audit)
+    p = std::make_unique<AuditedPredictor>(std::move(p), *ctx.trace, *ctx.oracle, ctx.seed);
+  return p;
+}
+
+}  // namespace kvpolicy

@@ -1,0 +1,356 @@
+// LARU, FPB and HF (ALGORITHMS.md section 2): consistency with Belady under perfect
+// predictions, robustness under adversarial ones, and the phase / lambda rules on hand-made
+// sequences whose decisions are worked out below.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "../../src/policy/learned_common.h"
+#include "kvpolicy/cache.h"
+#include "kvpolicy/error.h"
+#include "kvpolicy/generators.h"
+#include "kvpolicy/policy.h"
+#include "kvpolicy/sim.h"
+#include "kvpolicy/trace.h"
+#include "support/random_workload.h"
+
+namespace kvpolicy {
+namespace {
+
+using testing::random_workload;
+using testing::RandomWorkloadOptions;
+
+uint64_t misses(const Trace& trace, const Oracle& oracle, const std::string& spec, size_t cap) {
+  ReplayOptions opts;
+  opts.check_victims = true;
+  ReplayResult r = replay(trace, &oracle, parse_policy_spec(spec), cap, opts);
+  EXPECT_EQ(r.uncached_blocks, 0u) << spec;  // every miss was inserted: the bounds rely on it
+  return r.block_accesses - r.block_hits;
+}
+
+double stat(const PolicyStats& s, const std::string& name) {
+  for (auto& [k, v] : s)
+    if (k == name) return v;
+  ADD_FAILURE() << "no stat " << name;
+  return -1;
+}
+
+// A trace of single-block prompts ("flat paging"), one request per second; letters name items.
+Trace flat_trace(const std::string& items) {
+  Trace t;
+  t.block_tokens = 16;
+  Time now = 0;
+  for (char c : items) {
+    uint64_t id = uint64_t(c);
+    t.add_request(now, std::span<const uint64_t>(&id, 1), 16, 1);
+    now += kMicrosPerSecond;
+  }
+  return t;
+}
+
+// Replays request by request so a test can look at the cache between requests.
+class Stepper {
+ public:
+  Stepper(const Trace& trace, const std::string& spec, size_t cap)
+      : trace_(trace), oracle_(compute_oracle(trace)) {
+    PolicyContext ctx;
+    ctx.trace = &trace_;
+    ctx.oracle = &oracle_;
+    ctx.block_tokens = trace.block_tokens;
+    cache_ = std::make_unique<PrefixCache>(cap, parse_policy_spec(spec), ctx);
+    cache_->set_checking(true);
+  }
+  bool step() {  // true on a hit
+    RequestView v = testing::request_view(trace_, next_++);
+    return cache_->access(v).hit_blocks == v.blocks.size();
+  }
+  bool cached(char item) const {
+    uint64_t id = uint64_t(item);
+    return cache_->tree().find(chain_key(kRootKey, id)) != kNoNode;
+  }
+  std::string contents() const {
+    std::string s;
+    for (char c = 'a'; c <= 'z'; ++c)
+      if (cached(c)) s += c;
+    return s;
+  }
+  PolicyStats stats() { return cache_->policy().stats(); }
+
+ private:
+  const Trace& trace_;
+  Oracle oracle_;
+  std::unique_ptr<PrefixCache> cache_;
+  size_t next_ = 0;
+};
+
+// --- 1-consistency ---------------------------------------------------------------------------
+
+TEST(Laru, OracleMakesExactlyBeladysMissesOnRandomWorkloads) {
+  for (uint64_t w = 1; w <= 6; ++w) {
+    RandomWorkloadOptions opts;
+    opts.seed = 500 + w;
+    opts.requests = 400;
+    Trace trace = random_workload(opts);
+    Oracle oracle = compute_oracle(trace);
+    size_t unique = count_unique_blocks(trace);
+    size_t longest = testing::longest_prompt(trace);
+    for (size_t cap : {longest + 2, unique / 20, unique / 8, unique / 3}) {
+      cap = std::max(cap, longest + 2);
+      SCOPED_TRACE("workload " + std::to_string(w) + " capacity " + std::to_string(cap));
+      uint64_t opt = misses(trace, oracle, "belady", cap);
+      EXPECT_EQ(misses(trace, oracle, "laru", cap), opt);
+      EXPECT_EQ(misses(trace, oracle, "laru:halve_every=0", cap), opt);
+      EXPECT_EQ(misses(trace, oracle, "fpb", cap), opt);  // FPB with perfect predictions is OPT
+      EXPECT_GE(misses(trace, oracle, "hf", cap), opt);
+    }
+  }
+}
+
+TEST(Laru, OracleNeverSeesAPredictionInducedMiss) {
+  // The argument of the paper's 1-consistency proof: every block cached when x is evicted by
+  // prediction is requested before x, so a new phase starts before x returns.
+  RandomWorkloadOptions opts;
+  opts.seed = 77;
+  opts.requests = 500;
+  Trace trace = random_workload(opts);
+  Oracle oracle = compute_oracle(trace);
+  ReplayResult r = replay(trace, &oracle, {"laru", ""}, count_unique_blocks(trace) / 10);
+  EXPECT_EQ(stat(r.policy_stats, "prediction_induced_misses"), 0);
+  EXPECT_EQ(stat(r.policy_stats, "lambda_halvings"), 0);
+  EXPECT_EQ(stat(r.policy_stats, "lru_evictions"), 0);
+  EXPECT_GT(stat(r.policy_stats, "phases"), 1);
+}
+
+TEST(Hf, OneCandidateIsExactlyLru) {
+  // With one candidate the treap's recency order alone decides: it must be LRU's, ties
+  // (blocks of one request) going to the deeper block.
+  for (uint64_t w = 1; w <= 4; ++w) {
+    RandomWorkloadOptions opts;
+    opts.seed = 900 + w;
+    opts.requests = 400;
+    Trace trace = random_workload(opts);
+    Oracle oracle = compute_oracle(trace);
+    size_t cap = std::max<size_t>(count_unique_blocks(trace) / 10, testing::longest_prompt(trace));
+    ReplayResult lru = replay(trace, &oracle, {"lru", ""}, cap);
+    ReplayResult hf = replay(trace, &oracle, {"hf", "c=1,predictor=noisy,p=1"}, cap);
+    EXPECT_EQ(hf.block_hits, lru.block_hits);
+    EXPECT_EQ(hf.evictions, lru.evictions);
+  }
+}
+
+// --- hand-made sequences (flat paging, adversarial predictions P(x) = -next(x)) ----------------
+
+// k = 4: a b c d e a f e d c.
+//  r4 e: cache full, O empty: phase 1, O = {a,b,c,d}, lambda = 1, l = 4. Next uses a:5 b:-
+//        c:9 d:8, so P = -5, -inf, -9, -8: evict a (needed soonest); E = {a}; O = {b,c,d}.
+//  r5 a: a in E: prediction-induced miss, lambda = 1/2; evict LRU b; O = {c,d}.
+//  r6 f: l = floor(4/2) = 2: candidates c, d (the two oldest; e is needed sooner, at r7, but is
+//        not a candidate). P(c) = -9, P(d) = -8: evict d; E = {a,d}; O = {c}.
+//  r7 e: hit.
+//  r8 d: d in E: second prediction-induced miss, lambda = 1/4; evict LRU c; O empty.
+//  r9 c: O empty: phase 2, lambda = 1, E cleared; everything is never used again, so P ties at
+//        -inf and the oldest (a, from r5) goes.
+TEST(Laru, LambdaHalvesOnPredictionInducedMissesAndLimitsCandidates) {
+  Trace t = flat_trace("abcdeafedc");
+  Stepper s(t, "laru:predictor=noisy,p=1", 4);
+  const char* after[] = {"a", "ab", "abc", "abcd", "bcde", "acde", "acef", "acef", "adef", "cdef"};
+  bool hits[] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
+  for (int r = 0; r < 10; ++r) {
+    EXPECT_EQ(s.step(), hits[r]) << "request " << r;
+    EXPECT_EQ(s.contents(), after[r]) << "after request " << r;
+  }
+  PolicyStats st = s.stats();
+  EXPECT_EQ(stat(st, "phases"), 2);
+  EXPECT_EQ(stat(st, "prediction_induced_misses"), 2);
+  EXPECT_EQ(stat(st, "lambda_halvings"), 2);
+  EXPECT_EQ(stat(st, "prediction_evictions"), 3);  // r4, r6, r9
+  EXPECT_EQ(stat(st, "lru_evictions"), 2);         // r5, r8
+  EXPECT_EQ(stat(st, "lambda"), 1);                // reset by phase 2
+  EXPECT_EQ(stat(st, "predictor_calls"), 4 + 2 + 4);
+}
+
+// The same sequence with halve_every = 2: the first prediction-induced miss (r5) leaves
+// lambda = 1, so at r6 all four leaves are candidates and e (next use r7, P = -7) goes.
+//  r7 e: e in E: second such miss, lambda = 1/2; evict LRU c (order c d a f); O = {d}.
+//  r8 d: hit; O empty.  r9 c: phase 2; all P tie at -inf: evict the oldest, a.
+TEST(Laru, HalveEveryDelaysTheHalving) {
+  Trace t = flat_trace("abcdeafedc");
+  Stepper s(t, "laru:predictor=noisy,p=1,halve_every=2", 4);
+  const char* after[] = {"a", "ab", "abc", "abcd", "bcde", "acde", "acdf", "adef", "adef", "cdef"};
+  bool hits[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+  for (int r = 0; r < 10; ++r) {
+    EXPECT_EQ(s.step(), hits[r]) << "request " << r;
+    EXPECT_EQ(s.contents(), after[r]) << "after request " << r;
+  }
+  PolicyStats st = s.stats();
+  EXPECT_EQ(stat(st, "phases"), 2);
+  EXPECT_EQ(stat(st, "prediction_induced_misses"), 2);
+  EXPECT_EQ(stat(st, "lambda_halvings"), 1);
+  EXPECT_EQ(stat(st, "prediction_evictions"), 3);  // r4, r6, r9
+  EXPECT_EQ(stat(st, "lru_evictions"), 2);         // r5, r7
+}
+
+// k = 3: a b c d a e c.
+//  r3 d: phase 1, O = {a,b,c}, l = 3; P(a) = -4, P(b) = P(c)... c's next is r6: P = -6, b never:
+//        evict a; E = {a}; O = {b,c}.
+//  r4 a: prediction-induced miss: lambda = 1/2, LRU evicts b; O = {c}.
+//  r5 e: l = max(floor(3/2), 1) = 1: plain LRU, c goes, no prediction asked; O empty.
+//  r6 c: phase 2 (O empty), l = 3, all never used again: the oldest, d, goes.
+TEST(Laru, SingleCandidateIsLruWithoutPredictions) {
+  Trace t = flat_trace("abcdaec");
+  Stepper s(t, "laru:predictor=noisy,p=1", 3);
+  const char* after[] = {"a", "ab", "abc", "bcd", "acd", "ade", "ace"};
+  for (int r = 0; r < 7; ++r) {
+    EXPECT_FALSE(s.step()) << "request " << r;
+    EXPECT_EQ(s.contents(), after[r]) << "after request " << r;
+  }
+  PolicyStats st = s.stats();
+  EXPECT_EQ(stat(st, "phases"), 2);
+  EXPECT_EQ(stat(st, "prediction_evictions"), 2);  // r3, r6
+  EXPECT_EQ(stat(st, "lru_evictions"), 2);         // r4, r5
+  EXPECT_EQ(stat(st, "predictor_calls"), 3 + 3);   // none at r4 and r5
+}
+
+// k = 3, oracle predictions: a b c d a b.
+//  HF (c = 2) at r3 compares only a (next r4) and b (next r5): evicts b; at r5 the two oldest
+//  are c and d, both never used again: evicts c; 1 hit (a). FPB sees c (never used again)
+//  at r3 and keeps a and b: 2 hits, as Belady.
+TEST(Hf, ScoresOnlyTheOldestCandidates) {
+  Trace t = flat_trace("abcdab");
+  Stepper hf(t, "hf:c=2", 3), fpb(t, "fpb", 3);
+  int hf_hits = 0, fpb_hits = 0;
+  for (int r = 0; r < 6; ++r) {
+    hf_hits += hf.step();
+    fpb_hits += fpb.step();
+    if (r == 3) {
+      EXPECT_EQ(hf.contents(), "acd");
+      EXPECT_EQ(fpb.contents(), "abd");
+    }
+  }
+  EXPECT_EQ(hf_hits, 1);
+  EXPECT_EQ(fpb_hits, 2);
+  EXPECT_EQ(hf.contents(), "abd");
+  EXPECT_EQ(stat(hf.stats(), "predictor_calls"), 2 + 2);
+  EXPECT_EQ(stat(fpb.stats(), "predictor_calls"), 3);
+}
+
+// --- robustness -------------------------------------------------------------------------------
+
+// The paper's bound (Appendix D) for a full run: LARU <= (k + log_b k + 2) OPT + C with
+// C = 4k + 2 log_b k. Where C comes from: the proof counts N(k + log_b k) + sum(c_i) evictions
+// over N finished phases; adding the unfinished last phase (at most k + log_b k + c_{N+1}
+// evictions), the k cold misses that fill the cache, and the slack in the lemma's bounds
+// (OPT >= N - 1, so N + 1 <= OPT + 2, and OPT >= sum(c_i)/2 - k/2 with the open phase counted)
+// gives (OPT + 2)(k + log_b k) + 2 OPT + k + k.
+double paper_bound(double opt, double k, double b) {
+  double lg = std::log(k) / std::log(b);
+  return (k + lg + 2) * opt + 4 * k + 2 * lg;
+}
+
+TEST(Laru, AdversarialPredictionsStayWithinTheProvenBound) {
+  for (uint64_t w = 1; w <= 6; ++w) {
+    RandomWorkloadOptions opts;
+    opts.seed = 700 + w;
+    opts.requests = 400;
+    Trace trace = random_workload(opts);
+    Oracle oracle = compute_oracle(trace);
+    size_t longest = testing::longest_prompt(trace);
+    for (size_t cap : {longest + 1, longest + 8, 2 * longest}) {
+      SCOPED_TRACE("workload " + std::to_string(w) + " capacity " + std::to_string(cap));
+      uint64_t opt = misses(trace, oracle, "belady", cap);
+      uint64_t laru = misses(trace, oracle, "laru:predictor=noisy,p=1", cap);
+      EXPECT_LE(double(laru), paper_bound(double(opt), double(cap), 2));
+    }
+  }
+}
+
+TEST(Laru, AdversarialCycleIsNearLruAndBounded) {
+  // LRU's worst case: k + 1 items in a cycle. LRU misses every request, OPT about one in k;
+  // LARU must stay within the bound and never do worse than LRU here.
+  const size_t k = 8;
+  std::string seq;
+  for (int round = 0; round < 100; ++round)
+    for (size_t i = 0; i <= k; ++i) seq += char('a' + i);
+  Trace t = flat_trace(seq);
+  Oracle oracle = compute_oracle(t);
+  uint64_t opt = misses(t, oracle, "belady", k);
+  uint64_t lru = misses(t, oracle, "lru", k);
+  uint64_t laru = misses(t, oracle, "laru:predictor=noisy,p=1", k);
+  EXPECT_EQ(lru, seq.size());
+  EXPECT_LT(opt, seq.size() / 6);
+  EXPECT_LE(double(laru), paper_bound(double(opt), double(k), 2));
+  EXPECT_LE(laru, lru);
+}
+
+const char* mooncake() {
+  static std::string path;
+  const char* dir = std::getenv("KVPOLICY_DATA");
+  if (!dir) return nullptr;
+  path = std::string(dir) + "/mooncake-conversation/conversation_trace.jsonl";
+  return std::filesystem::exists(path) ? path.c_str() : nullptr;
+}
+
+TEST(Laru, MooncakeOracleEqualsBeladyAdversarialNearLru) {
+  const char* path = mooncake();
+  if (!path) GTEST_SKIP() << "KVPOLICY_DATA unset or the Mooncake trace is absent";
+  Trace trace = read_trace(path, "mooncake", {});
+  Oracle oracle = compute_oracle(trace);
+  size_t unique = count_unique_blocks(trace);
+  for (double f : {0.02, 0.05, 0.10, 0.20}) {
+    size_t cap = Capacity{f}.blocks(unique);
+    SCOPED_TRACE("capacity " + std::to_string(f));
+    uint64_t opt = misses(trace, oracle, "belady", cap);
+    EXPECT_EQ(misses(trace, oracle, "laru", cap), opt);
+    if (f != 0.05 && f != 0.20) continue;  // robustness at two sizes keeps the test quick
+    uint64_t lru = misses(trace, oracle, "lru", cap);
+    uint64_t laru = misses(trace, oracle, "laru:predictor=noisy,p=1", cap);
+    uint64_t fpb = misses(trace, oracle, "fpb:predictor=noisy,p=1", cap);
+    EXPECT_LE(double(laru), 1.25 * double(lru));
+    EXPECT_GT(fpb, lru);  // following adversarial predictions blindly is worse than LRU
+  }
+}
+
+TEST(Laru, EvictedSetMatchesAReferenceAcrossPhases) {
+  // LARU's E: exact membership through growth, buffered inserts, Bloom resizing and clears
+  // (including the generation byte wrapping after 255 clears).
+  learned::GenerationKeySet e;
+  std::set<BlockKey> ref;
+  Rng rng(3);
+  for (int phase = 0; phase < 600; ++phase) {
+    size_t n = phase % 50 == 0 ? 20000 : rng.below(300);  // a few long phases
+    for (size_t i = 0; i < n; ++i) {
+      BlockKey k = rng.below(50000) * 0x9e3779b97f4a7c15ULL;  // repeats within a phase
+      e.insert(k);
+      ref.insert(k);
+      if (i % 97 == 0) {
+        BlockKey q = rng.below(50000) * 0x9e3779b97f4a7c15ULL;
+        ASSERT_EQ(e.contains(q), ref.count(q) == 1) << "phase " << phase;
+      }
+    }
+    for (int i = 0; i < 200; ++i) {
+      BlockKey q = rng.below(50000) * 0x9e3779b97f4a7c15ULL;
+      ASSERT_EQ(e.contains(q), ref.count(q) == 1) << "phase " << phase;
+    }
+    for (BlockKey k : ref) ASSERT_TRUE(e.contains(k));
+    e.clear();
+    ref.clear();
+  }
+}
+
+TEST(Laru, BadParametersAreRejected) {
+  Trace t = flat_trace("abc");
+  Oracle o = compute_oracle(t);
+  for (const char* spec : {"laru:b=1", "laru:halve_every=-1", "laru:predictor=psychic",
+                           "laru:noise=gaussian", "laru:mode=later", "laru:predictor=noisy,p=2",
+                           "laru:phase=never", "hf:c=0", "fpb:window=0", "fpb:mode=sync,trees=0"}) {
+    EXPECT_THROW(replay(t, &o, parse_policy_spec(spec), 2), ConfigError) << spec;
+  }
+}
+
+}  // namespace
+}  // namespace kvpolicy

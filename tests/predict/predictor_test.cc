@@ -1,0 +1,224 @@
+// The oracle and noisy predictors, the feature tracker and the audit wrapper.
+#include "kvpolicy/predictor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kvpolicy/error.h"
+#include "kvpolicy/trace.h"
+
+namespace kvpolicy {
+namespace {
+
+// Requests of single raw ids at the given times (seconds); access index = request index.
+Trace flat(const std::vector<std::pair<double, uint64_t>>& reqs) {
+  Trace t;
+  for (auto& [sec, id] : reqs)
+    t.add_request(Time(sec * kMicrosPerSecond), std::span<const uint64_t>(&id, 1), 16, 1);
+  return t;
+}
+
+AccessInfo access_of(const Trace& t, size_t r, bool hit) {
+  AccessInfo a;
+  a.now = t.time[r];
+  a.req = RequestIndex(r);
+  a.access = t.block_offset[r];
+  a.hit = hit;
+  return a;
+}
+
+TEST(StrictTimes, SharedTimestampsBecomeDistinctInRequestOrder) {
+  Trace t = flat({{0, 1}, {0, 2}, {0, 3}, {5, 1}, {5, 2}});
+  std::vector<Time> s = strict_request_times(t);
+  EXPECT_EQ(s, (std::vector<Time>{0, 1, 2, 5'000'000, 5'000'001}));
+}
+
+TEST(OraclePredictor, AnswersTheNextRequestOfTheKey) {
+  // Items 1 and 2 are next used by two requests sharing a timestamp; the earlier request must
+  // still look sooner (Belady's order).
+  Trace t = flat({{0, 1}, {1, 2}, {2, 3}, {7, 2}, {7, 1}});
+  Oracle o = compute_oracle(t);
+  OraclePredictor p(t, o);
+  p.on_access(0, access_of(t, 0, false));  // node 0 holds item 1
+  p.on_access(1, access_of(t, 1, false));  // node 1 holds item 2
+  p.on_access(2, access_of(t, 2, false));  // node 2 holds item 3, never used again
+  NodeId nodes[] = {0, 1, 2};
+  Time out[3];
+  p.predict(nodes, out);
+  EXPECT_EQ(out[0], 7'000'001);  // request 4 at 7 s, after request 3 at the same time
+  EXPECT_EQ(out[1], 7'000'000);
+  EXPECT_EQ(out[2], kNever);
+  EXPECT_EQ(p.predictions(), 3u);
+  EXPECT_EQ(p.batches(), 1u);
+  // A later access moves the answer to the access after it.
+  p.on_access(1, access_of(t, 3, true));
+  p.predict(std::span<const NodeId>(nodes + 1, 1), std::span<Time>(out, 1));
+  EXPECT_EQ(out[0], kNever);
+}
+
+Trace long_flat(size_t n) {
+  std::vector<std::pair<double, uint64_t>> reqs;
+  for (size_t i = 0; i < n; ++i) reqs.push_back({double(i), i % 37});
+  return flat(reqs);
+}
+
+TEST(NoisyPredictor, ZeroNoiseIsTheOracleFullAdversarialIsItsNegation) {
+  Trace t = long_flat(400);
+  Oracle o = compute_oracle(t);
+  OraclePredictor exact(t, o);
+  NoisyPredictor clean(t, o, 0.0, NoiseKind::kAdversarial, 1, 7);
+  NoisyPredictor adv(t, o, 1.0, NoiseKind::kAdversarial, 1, 7);
+  for (size_t r = 0; r < t.size(); ++r) {
+    NodeId n = NodeId(r);
+    for (NextAccessPredictor* p :
+         {static_cast<NextAccessPredictor*>(&exact), static_cast<NextAccessPredictor*>(&clean),
+          static_cast<NextAccessPredictor*>(&adv)})
+      p->on_access(n, access_of(t, r, false));
+    Time a, b, c;
+    exact.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&a, 1));
+    clean.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&b, 1));
+    adv.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&c, 1));
+    EXPECT_EQ(b, a);
+    EXPECT_EQ(c, -a);
+  }
+}
+
+TEST(NoisyPredictor, CorruptsAboutAShareP_DeterministicallyPerAccess) {
+  Trace t = long_flat(4000);
+  Oracle o = compute_oracle(t);
+  OraclePredictor exact(t, o);
+  NoisyPredictor noisy(t, o, 0.3, NoiseKind::kAdversarial, 1, 11);
+  NoisyPredictor again(t, o, 0.3, NoiseKind::kAdversarial, 1, 11);
+  NoisyPredictor other_seed(t, o, 0.3, NoiseKind::kAdversarial, 1, 12);
+  size_t corrupted = 0, differ_by_seed = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    NodeId n = 0;
+    AccessInfo a = access_of(t, r, r > 0);
+    exact.on_access(n, a);
+    noisy.on_access(n, a);
+    again.on_access(n, a);
+    other_seed.on_access(n, a);
+    Time e, x, y, z, x2;
+    exact.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&e, 1));
+    noisy.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&x, 1));
+    noisy.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&x2, 1));
+    again.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&y, 1));
+    other_seed.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&z, 1));
+    EXPECT_EQ(x, x2);  // asking twice gives the same answer
+    EXPECT_EQ(x, y);   // same seed, same answer
+    ASSERT_TRUE(x == e || x == -e);
+    corrupted += x != e;
+    differ_by_seed += x != z;
+  }
+  // Binomial(4000, 0.3): mean 1200, sd 29; six sd either way.
+  EXPECT_NEAR(double(corrupted), 1200, 175);
+  EXPECT_GT(differ_by_seed, 500u);
+}
+
+TEST(NoisyPredictor, LogNormalNoiseDelaysByAboutSigmaInSeconds) {
+  Trace t = long_flat(3000);
+  Oracle o = compute_oracle(t);
+  OraclePredictor exact(t, o);
+  NoisyPredictor noisy(t, o, 1.0, NoiseKind::kLogNormal, 0.5, 3);
+  double sum_log = 0, sum_sq = 0;
+  size_t finite = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    NodeId n = 0;
+    exact.on_access(n, access_of(t, r, r > 0));
+    noisy.on_access(n, access_of(t, r, r > 0));
+    Time e, x;
+    exact.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&e, 1));
+    noisy.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&x, 1));
+    if (e == kNever) {
+      EXPECT_EQ(x, kNever);
+      continue;
+    }
+    ASSERT_GT(x, e);
+    double l = std::log(double(x - e) / 1e6);  // log of the added seconds ~ Normal(0, 0.5)
+    sum_log += l;
+    sum_sq += l * l;
+    ++finite;
+  }
+  ASSERT_GT(finite, 2500u);
+  double mean = sum_log / finite, sd = std::sqrt(sum_sq / finite - mean * mean);
+  EXPECT_NEAR(mean, 0, 0.05);
+  EXPECT_NEAR(sd, 0.5, 0.05);
+}
+
+TEST(FeatureTracker, GapsAndDecayedCountersFollowTheirDefinitions) {
+  FeatureTracker f;
+  float row[FeatureTracker::kFeatures], label = -1;
+  // Accesses at 0 s, 100 s and 1124 s.
+  EXPECT_FALSE(f.on_access(3, 0, 64, 2, true, row, &label));
+  EXPECT_EQ(f.accesses(3), 1u);
+  EXPECT_FALSE(f.on_access(3, 100 * kMicrosPerSecond, 64, 2, false, row, &label));
+  // Third access: a sample with the features as of the second access, labelled log1p(1024).
+  EXPECT_TRUE(f.on_access(3, 1124 * kMicrosPerSecond, 64, 2, false, row, &label));
+  EXPECT_FLOAT_EQ(label, std::log1p(1024.0f));
+  EXPECT_FLOAT_EQ(row[0], 100);
+  EXPECT_FLOAT_EQ(row[1], FeatureTracker::kMissingGap);
+  // EDC_i after the second access: 1 + 1 * 2^(-100 / 2^(9+i)).
+  for (int i = 0; i < FeatureTracker::kEdcs; ++i)
+    EXPECT_NEAR(row[FeatureTracker::kGaps + i], 1 + std::exp2(-100.0 / std::exp2(9 + i)), 1e-5);
+  EXPECT_EQ(row[FeatureTracker::kGaps + FeatureTracker::kEdcs], 64);
+  EXPECT_EQ(row[FeatureTracker::kGaps + FeatureTracker::kEdcs + 1], 2);
+  // Now the stored features: gaps 1024, 100; EDC_0 = 1 + EDC_0' * 2^(-1024/512) = 1 + e0'/4.
+  f.row(3, row);
+  EXPECT_FLOAT_EQ(row[0], 1024);
+  EXPECT_FLOAT_EQ(row[1], 100);
+  EXPECT_NEAR(row[FeatureTracker::kGaps], 1 + (1 + std::exp2(-100.0 / 512)) / 4, 1e-5);
+  // A fresh block under the same id forgets all of it.
+  EXPECT_FALSE(f.on_access(3, 2000 * kMicrosPerSecond, 16, 0, true, row, &label));
+  f.row(3, row);
+  EXPECT_EQ(f.accesses(3), 1u);
+  EXPECT_FLOAT_EQ(row[0], FeatureTracker::kMissingGap);
+  EXPECT_FLOAT_EQ(row[FeatureTracker::kGaps], 1);
+}
+
+TEST(AuditedPredictor, ScoresThePerfectOracleAsPerfect) {
+  Trace t = long_flat(2000);
+  Oracle o = compute_oracle(t);
+  AuditedPredictor p(std::make_unique<OraclePredictor>(t, o), t, o, 1);
+  for (size_t r = 0; r < t.size(); ++r) {
+    NodeId n = NodeId(r % 37);
+    p.on_access(n, access_of(t, r, r >= 37));
+    Time out;
+    p.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&out, 1));
+  }
+  PolicyStats s = p.stats();
+  auto get = [&](const std::string& k) {
+    for (auto& [name, v] : s)
+      if (name == k) return v;
+    return -1.0;
+  };
+  EXPECT_NEAR(get("audit_mean_abs_log_error"), 0, 1e-6);
+  EXPECT_GT(get("audit_pairs"), 1000);
+  EXPECT_EQ(get("audit_ranking_accuracy"), 1.0);
+  // The adversarial predictor ranks every pair backwards.
+  AuditedPredictor q(std::make_unique<NoisyPredictor>(t, o, 1.0, NoiseKind::kAdversarial, 1, 1), t,
+                     o, 1);
+  for (size_t r = 0; r < t.size(); ++r) {
+    NodeId n = NodeId(r % 37);
+    q.on_access(n, access_of(t, r, r >= 37));
+    Time out;
+    q.predict(std::span<const NodeId>(&n, 1), std::span<Time>(&out, 1));
+  }
+  s = q.stats();
+  EXPECT_EQ(get("audit_ranking_accuracy"), 0.0);
+}
+
+TEST(MakePredictor, RejectsWhatItCannotBuild) {
+  PredictorContext ctx;  // no trace, no oracle
+  PredictorConfig c;
+  EXPECT_THROW(make_predictor(c, ctx), ConfigError);  // the oracle needs the future
+  c.kind = "tea-leaves";
+  EXPECT_THROW(make_predictor(c, ctx), ConfigError);
+  c.kind = "gbm";
+  EXPECT_NE(make_predictor(c, ctx), nullptr);  // the GBM learns from accesses alone
+  c.audit = true;
+  EXPECT_THROW(make_predictor(c, ctx), ConfigError);
+}
+
+}  // namespace
+}  // namespace kvpolicy
