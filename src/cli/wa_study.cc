@@ -1,0 +1,186 @@
+// `kvpolicy wa-study`: the paper's Figures 25-27 in replay mode. A fixed HBM cache and a DRAM
+// tier growing from 0 to a few times HBM; hit rate and TTFT of WA against LRU, FIFO, LFU,
+// S3-FIFO and GDSF, plus WA's ablations (no lifespan term, one category).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "command.h"
+#include "common.h"
+#include "kvpolicy/cost_model.h"
+#include "kvpolicy/error.h"
+#include "kvpolicy/sim.h"
+#include "report.h"
+
+namespace kvpolicy::cli {
+namespace {
+
+struct StudyArgs {
+  TraceArgs trace;
+  bool infer = false;
+  std::string hbm = "0.05";
+  std::string ratios = "0,1,2,3,4";
+  std::string policies = "lru,fifo,lfu,s3fifo,gdsf,wa,wa:life=none,wa:categories=single";
+  std::string dram_policy = "same";
+  std::string model = CostModel::kDefaultModel;
+  std::string gpu = CostModel::kDefaultGpu;
+  uint64_t seed = 1;
+  std::string json;
+};
+
+std::vector<double> parse_ratios(const std::string& text) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    char* end = nullptr;
+    double v = std::strtod(item.c_str(), &end);
+    if (end != item.c_str() + item.size() || !std::isfinite(v) || v < 0)
+      throw ConfigError("DRAM ratio '" + item + "' must be a number >= 0");
+    out.push_back(v);
+  }
+  if (out.empty()) throw ConfigError("no DRAM ratio given");
+  return out;
+}
+
+// "40GB" (of KV memory, through the cost model's bytes per block), a fraction of the unique
+// blocks (below 1), or a block count.
+size_t hbm_blocks(const std::string& text, const CostModel& cost, size_t unique_blocks) {
+  if (text.size() > 2 && (text.ends_with("GB") || text.ends_with("gb"))) {
+    std::string n = text.substr(0, text.size() - 2);
+    char* end = nullptr;
+    double gb = std::strtod(n.c_str(), &end);
+    if (end != n.c_str() + n.size() || !(gb > 0))
+      throw ConfigError("HBM size '" + text + "' is not a positive number of GB");
+    size_t blocks = cost.blocks_for_bytes(gb * 1e9);
+    if (blocks == 0) throw ConfigError("HBM size '" + text + "' holds no block");
+    return blocks;
+  }
+  auto caps = parse_capacities(text);
+  if (caps.size() != 1) throw ConfigError("--hbm takes one capacity");
+  return caps[0].blocks(unique_blocks);
+}
+
+bool is_wa(const PolicySpec& s) { return s.name == "wa"; }
+
+void run(const StudyArgs& a) {
+  auto specs = parse_policy_list(a.policies);
+  for (auto& s : specs) PolicyRegistry::instance().get(s.name);
+  auto ratios = parse_ratios(a.ratios);
+  TraceArgs load = a.trace;
+  if (a.infer) load.sessions = "infer";
+  Trace trace = load.load();
+  CostModel cost = CostModel::make(a.model, a.gpu).with_block_tokens(trace.block_tokens);
+  TraceFacts facts = trace_facts(trace);
+  size_t hbm = hbm_blocks(a.hbm, cost, facts.unique_blocks);
+
+  std::vector<ReplayResult> results;
+  std::map<std::pair<size_t, size_t>, size_t> at;  // (ratio, policy) -> result
+  Progress progress("wa-study");
+  size_t total = ratios.size() * specs.size(), done = 0;
+  for (size_t ri = 0; ri < ratios.size(); ++ri) {
+    for (size_t pi = 0; pi < specs.size(); ++pi) {
+      ReplayOptions opts;
+      opts.seed = a.seed;
+      opts.cost_model = &cost;
+      opts.dram_capacity_blocks = static_cast<size_t>(std::llround(ratios[ri] * double(hbm)));
+      opts.dram_policy = a.dram_policy == "same" ? specs[pi] : parse_policy_spec(a.dram_policy);
+      std::string detail = fmt::format("({} at DRAM {:g}x)", specs[pi].label(), ratios[ri]);
+      opts.progress = [&](double f) { progress.update((double(done) + f) / total, detail); };
+      ReplayResult r = replay(trace, nullptr, specs[pi], hbm, opts);
+      r.infinite_hit_rate = facts.infinite_hit_rate;
+      at[{ri, pi}] = results.size();
+      results.push_back(std::move(r));
+      ++done;
+    }
+  }
+
+  fmt::print(
+      "trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens; infinite-cache "
+      "hit rate {:.2f}%\n",
+      trace.name, facts.requests, facts.block_accesses, facts.unique_blocks, trace.block_tokens,
+      facts.infinite_hit_rate * 100);
+  fmt::print(
+      "HBM {} blocks ({:.1f} GB of KV for {}), DRAM = ratio x HBM, DRAM policy {}; TTFT in "
+      "replay mode (prefill + PCIe transfer of DRAM hits, no queueing)\n\n",
+      hbm, double(hbm) * cost.kv_bytes_per_block() / 1e9, cost.label(),
+      a.dram_policy == "same" ? "= the HBM policy" : a.dram_policy);
+
+  auto table = [&](const char* title, auto value, const char* fmtspec) {
+    fmt::print("{}\n{:<8}", title, "DRAM/HBM");
+    for (auto& s : specs) fmt::print(" {:>22}", s.label());
+    fmt::print("\n");
+    for (size_t ri = 0; ri < ratios.size(); ++ri) {
+      fmt::print("{:<8g}", ratios[ri]);
+      for (size_t pi = 0; pi < specs.size(); ++pi)
+        fmt::print(" {:>22}", fmt::format(fmt::runtime(fmtspec), value(results[at[{ri, pi}]])));
+      fmt::print("\n");
+    }
+    fmt::print("\n");
+  };
+  table(
+      "block hit rate (%)", [](const ReplayResult& r) { return r.block_hit_rate * 100; }, "{:.2f}");
+  table(
+      "mean TTFT (ms)", [](const ReplayResult& r) { return r.ttft_mean_ms; }, "{:.1f}");
+  table(
+      "P99 TTFT (ms)", [](const ReplayResult& r) { return r.ttft_p99_ms; }, "{:.1f}");
+
+  // WA (as given, first wa spec) against the best baseline (every non-wa policy).
+  size_t wa = specs.size();
+  for (size_t pi = 0; pi < specs.size() && wa == specs.size(); ++pi)
+    if (is_wa(specs[pi])) wa = pi;
+  if (wa < specs.size()) {
+    fmt::print("{} vs the best baseline\n{:<8} {:>12} {:>10} {:>10} {:>12} {:>12}\n",
+               specs[wa].label(), "DRAM/HBM", "best", "best hit%", "wa hit%", "gain (pts)",
+               "mean TTFT");
+    for (size_t ri = 0; ri < ratios.size(); ++ri) {
+      size_t best = specs.size();
+      for (size_t pi = 0; pi < specs.size(); ++pi)
+        if (!is_wa(specs[pi]) &&
+            (best == specs.size() ||
+             results[at[{ri, pi}]].block_hit_rate > results[at[{ri, best}]].block_hit_rate))
+          best = pi;
+      if (best == specs.size()) break;
+      const ReplayResult& b = results[at[{ri, best}]];
+      const ReplayResult& w = results[at[{ri, wa}]];
+      fmt::print("{:<8g} {:>12} {:>10.2f} {:>10.2f} {:>+12.2f} {:>+11.1f}%\n", ratios[ri],
+                 specs[best].label(), b.block_hit_rate * 100, w.block_hit_rate * 100,
+                 (w.block_hit_rate - b.block_hit_rate) * 100,
+                 b.ttft_mean_ms > 0 ? (w.ttft_mean_ms / b.ttft_mean_ms - 1) * 100 : 0.0);
+    }
+  }
+  if (!a.json.empty()) write_json(a.json, results);
+}
+
+void add(CLI::App& app) {
+  auto args = std::make_shared<StudyArgs>();
+  auto* cmd = app.add_subcommand(
+      "wa-study", "WA vs classic policies as a DRAM tier grows (the WA paper's Figures 25-27)");
+  args->trace.add(cmd, true);
+  cmd->add_flag("--infer-sessions", args->infer,
+                "same as --sessions infer (by default sessions are inferred when absent)");
+  cmd->add_option("--hbm", args->hbm,
+                  "HBM capacity: a fraction of unique blocks (<1), blocks, or e.g. 40GB")
+      ->capture_default_str();
+  cmd->add_option("--dram-ratios", args->ratios, "DRAM capacities as multiples of HBM")
+      ->capture_default_str();
+  cmd->add_option("--policy,-p", args->policies, "policies, each name[:key=value,...]")
+      ->capture_default_str();
+  cmd->add_option("--dram-policy", args->dram_policy,
+                  "policy of the DRAM tier: same (as HBM) or a policy spec")
+      ->capture_default_str();
+  cmd->add_option("--model", args->model, "cost-model model preset")->capture_default_str();
+  cmd->add_option("--gpu", args->gpu, "cost-model GPU preset")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
+  cmd->add_option("--json", args->json, "write one JSON object per replay to this file");
+  cmd->callback([args] { run(*args); });
+}
+
+CommandRegistrar registrar(66, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli
