@@ -2,7 +2,7 @@
 """Figures of the workload analysis of "KVCache Cache in the Wild" (section 3) and of its WA
 policy study (Figures 25-27), from kvpolicy's JSON output.
 
-  kvpolicy trace characterize --trace T --json c.json
+  kvpolicy trace stats --deep --trace T --json c.json
   kvpolicy wa-study --trace T --json study.jsonl
   /usr/bin/python3 scripts/plot_characterization.py --json c.json [--study study.jsonl] \
       --out-dir docs/figures --prefix mooncake
@@ -197,7 +197,7 @@ def study(path, out_dir, prefix):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="output of `kvpolicy trace characterize --json`")
+    ap.add_argument("--json", help="output of `kvpolicy trace stats --deep --json`")
     ap.add_argument("--study", help="output of `kvpolicy wa-study --json` (JSON lines)")
     ap.add_argument("--out-dir", default="docs/figures")
     ap.add_argument("--prefix", default="trace")
@@ -208,6 +208,7 @@ def main():
     if a.json:
         with open(a.json) as f:
             c = json.load(f)
+        c = c.get("deep", c)  # `trace stats --deep` nests the characterization
         overview(c, a.out_dir, a.prefix)
         skew(c, a.out_dir, a.prefix)
         reuse_time(c, a.out_dir, a.prefix)

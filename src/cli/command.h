@@ -15,6 +15,9 @@ struct Command {
 
 std::vector<Command>& commands();
 
+// The `trace` command, which several files add subcommands to; created by whichever comes first.
+CLI::App* trace_command(CLI::App& app);
+
 struct CommandRegistrar {
   CommandRegistrar(int order, std::function<void(CLI::App&)> add) {
     commands().push_back({order, std::move(add)});

@@ -53,13 +53,7 @@ void run(const GenerateArgs& args) {
 
 void add(CLI::App& app) {
   // `trace` belongs to trace_cmd.cc; this adds one subcommand to it (or makes it, if absent).
-  CLI::App* trace = nullptr;
-  try {
-    trace = app.get_subcommand("trace");
-  } catch (const CLI::OptionNotFound&) {
-    trace = app.add_subcommand("trace", "trace tools");
-    trace->require_subcommand(1);
-  }
+  CLI::App* trace = trace_command(app);
   auto args = std::make_shared<GenerateArgs>();
   auto* cmd = trace->add_subcommand("generate", "write a synthetic workload as a native trace");
   cmd->add_option("--kind,-k", args->kind, "gsp, conversation or zipf")

@@ -11,6 +11,14 @@ std::vector<Command>& commands() {
   static std::vector<Command> all;
   return all;
 }
+
+CLI::App* trace_command(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({}))
+    if (sub->get_name() == "trace") return sub;
+  CLI::App* trace = app.add_subcommand("trace", "trace tools: stats, convert, build, generate");
+  trace->require_subcommand(1);
+  return trace;
+}
 }  // namespace kvpolicy::cli
 
 int main(int argc, char** argv) {

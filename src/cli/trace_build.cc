@@ -62,12 +62,7 @@ void run(const BuildArgs& a) {
 }
 
 void add(CLI::App& app) {
-  CLI::App* trace = nullptr;
-  try {
-    trace = app.get_subcommand("trace");
-  } catch (const CLI::OptionNotFound&) {
-    trace = app.add_subcommand("trace", "trace tools");
-  }
+  CLI::App* trace = trace_command(app);
   auto args = std::make_shared<BuildArgs>();
   auto* cmd = trace->add_subcommand(
       "build", "build a conversation trace from text (Chatbot Arena, ShareGPT, LooGLE)");

@@ -9,6 +9,8 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/characterize.h"
+#include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/sim.h"
 #include "kvpolicy/trace_io.h"
@@ -39,6 +41,12 @@ Loaded load_timed(const TraceArgs& args) {
 struct StatsArgs {
   TraceArgs trace;
   std::string json;
+  // --deep: the workload characterization of "KVCache Cache in the Wild" section 3.
+  bool deep = false;
+  std::string csv_dir;
+  std::string model = CostModel::kDefaultModel;
+  double kv_bytes_per_token = 0;  // 0 = the model's
+  uint32_t turn_buckets = 5;
 };
 
 void stats(const StatsArgs& args) {
@@ -78,12 +86,21 @@ void stats(const StatsArgs& args) {
                  c + 1 < s.categories.size() ? "," : "");
     fmt::print("\n");
   }
-  if (!args.json.empty()) {
-    auto out = open_output(args.json);
-    out << s.to_json(fmt::format(R"("continued_requests":{},"load_seconds":{:.6f},"file_bytes":{})",
-                                 l.continued, l.seconds, l.file_bytes))
-        << '\n';
+  std::string extra =
+      fmt::format(R"("continued_requests":{},"load_seconds":{:.6f},"file_bytes":{})", l.continued,
+                  l.seconds, l.file_bytes);
+  if (args.deep) {
+    CharacterizeOptions opts;
+    opts.turn_buckets = args.turn_buckets;
+    opts.kv_bytes_per_token = args.kv_bytes_per_token > 0
+                                  ? args.kv_bytes_per_token
+                                  : find_model(args.model).kv_bytes_per_token();
+    Characterization c = characterize(t, opts);
+    fmt::print("\n{}", summary(c));
+    extra += ",\"deep\":" + to_json(c);
+    if (!args.csv_dir.empty()) write_csv(c, args.csv_dir);
   }
+  if (!args.json.empty()) open_output(args.json) << s.to_json(extra) << '\n';
 }
 
 struct ConvertArgs {
@@ -106,13 +123,25 @@ void convert(const ConvertArgs& args) {
 }
 
 void add(CLI::App& app) {
-  auto* cmd = app.add_subcommand("trace", "characterize, convert and list trace formats");
-  cmd->require_subcommand(1);
+  CLI::App* cmd = trace_command(app);
 
   auto sargs = std::make_shared<StatsArgs>();
   auto* st = cmd->add_subcommand("stats", "requests, sessions, turns, blocks, lengths, rate");
   sargs->trace.add(st, true);
   st->add_option("--json", sargs->json, "also write the statistics as one JSON object");
+  st->add_flag("--deep", sargs->deep,
+               "also characterize reuse: skew, single- vs multi-turn hits, reuse times per "
+               "category with exponential fits, lifespans, the capacity an ideal policy needs");
+  st->add_option("--csv-dir", sargs->csv_dir,
+                 "--deep: CSV files for scripts/plot_characterization.py");
+  st->add_option("--turn-buckets", sargs->turn_buckets,
+                 "--deep: category = request type x turn bucket 1, 2, ..., n+")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  st->add_option("--model", sargs->model, "--deep: model whose KV bytes per token size GB figures")
+      ->capture_default_str();
+  st->add_option("--kv-bytes-per-token", sargs->kv_bytes_per_token,
+                 "--deep: KV bytes per token (overrides --model)");
   st->callback([sargs] { stats(*sargs); });
 
   auto cargs = std::make_shared<ConvertArgs>();
