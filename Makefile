@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 DATA ?= $(abspath ../shared/traces)
 
-.PHONY: deps build run test test-sanitize bench format clean
+.PHONY: deps build run test test-sanitize test-tsan bench format clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -21,11 +21,17 @@ run: build
 test: build
 	cd $(BUILD) && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS)
 
-# Unit tests under address + undefined-behaviour sanitizers (CI runs this too).
+# Unit tests under address + undefined-behaviour sanitizers, and the multi-threaded ones (async
+# GBM training, parallel sweeps) under the thread sanitizer. CI runs both.
 test-sanitize: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKVPOLICY_SANITIZE=ON -DKVPOLICY_BENCH=OFF
+	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKVPOLICY_SANITIZE=address -DKVPOLICY_BENCH=OFF
 	cmake --build $(BUILD)-asan -j $(JOBS) --target kvpolicy_tests
 	cd $(BUILD)-asan && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS)
+
+test-tsan: deps
+	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPOLICY_SANITIZE=thread -DKVPOLICY_BENCH=OFF
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tests
+	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|Sweep'
 
 bench: build
 	$(BUILD)/kvpolicy bench --data $(DATA)
@@ -34,4 +40,4 @@ format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
