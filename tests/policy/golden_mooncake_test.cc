@@ -14,6 +14,7 @@
 #include "kvpolicy/policy.h"
 #include "kvpolicy/sim.h"
 #include "kvpolicy/trace.h"
+#include "kvpolicy/trace_io.h"
 
 namespace kvpolicy {
 namespace {
@@ -30,6 +31,17 @@ const std::map<std::string, std::array<uint64_t, 4>> kGolden = {
     {"s3fifo", {28197, 47052, 63597, 77282}},
     {"gdsf", {26309, 51498, 74387, 91766}},
     {"belady", {89988, 105710, 105710, 105710}},
+    // Learned policies with their default oracle predictor: LARU and FPB are 1-consistent.
+    {"laru", {89988, 105710, 105710, 105710}},
+    {"fpb", {89988, 105710, 105710, 105710}},
+    {"hf", {32949, 63703, 84485, 101807}},
+    // Tail-aware policies on the inferred sessions (defaults: xi 200 ms, Llama-3.1-8B on A100).
+    {"tlru", {23654, 57919, 81270, 100203}},
+    {"threshold_lru", {22880, 56513, 80558, 99717}},
+    {"tlru_end", {66303, 96867, 100750, 104691}},
+    {"tlru_length", {64606, 92528, 99575, 104382}},
+    {"tail_belady", {83465, 98049, 105710, 105710}},
+    {"wa", {31918, 58188, 80839, 99269}},
 };
 
 // Independent hit rates in percent (traces README: leaf LRU and Belady).
@@ -46,6 +58,8 @@ class GoldenMooncake : public ::testing::Test {
     std::string path = std::string(dir) + "/mooncake-conversation/conversation_trace.jsonl";
     if (!std::filesystem::exists(path)) return;
     trace_ = new Trace(read_trace(path, "mooncake", {}));
+    // As the CLI loads it: session-aware policies (T-LRU, WA's turn buckets) need sessions.
+    infer_sessions(*trace_);
     oracle_ = new Oracle(compute_oracle(*trace_));
     unique_ = count_unique_blocks(*trace_);
   }
@@ -70,6 +84,11 @@ TEST_F(GoldenMooncake, TraceIsTheOneTheGoldensCameFrom) {
   EXPECT_EQ(trace_->size(), 12031u);
   EXPECT_EQ(trace_->num_block_accesses(), 288500u);
   EXPECT_EQ(unique_, 182790u);
+}
+
+TEST(GoldenMooncakeCoverage, EveryDeterministicPolicyHasAGolden) {
+  for (auto& info : PolicyRegistry::instance().all())
+    if (!info.randomized) EXPECT_TRUE(kGolden.count(info.name)) << info.name << " has no golden";
 }
 
 TEST_F(GoldenMooncake, DeterministicPoliciesHitExactly) {
