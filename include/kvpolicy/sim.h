@@ -55,7 +55,8 @@ struct ReplayResult {
   double block_hit_rate = 0;
   double token_hit_rate = 0;
   double infinite_hit_rate = 0;
-  double replay_seconds = 0;
+  double replay_seconds = 0;      // wall time of the request loop
+  double replay_cpu_seconds = 0;  // this thread's CPU time in the request loop
   double ns_per_access = 0;
   double bytes_per_block = 0;  // tree + policy metadata per cached block at the end
   // Replay-mode TTFT (the cost model's prefill time, no queueing), ms; nearest-rank percentiles.
@@ -91,6 +92,9 @@ struct ReplayOptions {
   // Called now and then with the share of requests done; may be empty.
   std::function<void(double)> progress;
 };
+
+// CPU time consumed by the calling thread, seconds.
+double thread_cpu_seconds();
 
 // The cost model a replay with `opts` uses (the given one or the default, at the trace's block
 // size), and its label as results carry it.

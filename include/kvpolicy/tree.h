@@ -33,6 +33,10 @@ class PrefixTree {
     }
   }
 
+  // Starts loading the hash slot `key` would probe first: a request's keys are known before it
+  // is walked, so their cache misses can overlap.
+  void prefetch(BlockKey key) const { __builtin_prefetch(&slots_[home_of_tag(tag_of(key))]); }
+
   // Adds a pinned child of `parent` (kNoNode for a first block). The key must be absent and
   // the parent cached.
   NodeId insert(BlockKey key, NodeId parent);

@@ -5,6 +5,10 @@
 #include "kvpolicy/error.h"
 
 namespace kvpolicy {
+namespace {
+// How many blocks ahead of the walk the hash slots are prefetched.
+constexpr uint32_t kPrefetchAhead = 8;
+}  // namespace
 
 PrefixCache::PrefixCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx,
                          size_t dram_capacity_blocks, const PolicySpec& dram_spec)
@@ -100,8 +104,10 @@ AccessResult PrefixCache::access(const RequestView& r) {
 
   // Longest cached prefix: HBM blocks first, then DRAM ones; the first miss ends it.
   uint32_t n = info.prompt_blocks, i = 0, first_dram = n;
+  for (uint32_t k = 0; k < std::min(n, kPrefetchAhead); ++k) tree_->prefetch(r.blocks[k]);
   info.hit = true;
   for (; i < n; ++i) {
+    if (i + kPrefetchAhead < n) tree_->prefetch(r.blocks[i + kPrefetchAhead]);
     NodeId node = tree_->find(r.blocks[i]);
     if (node == kNoNode) break;
     if (tree_->pin(node)) policy_of(node).on_unevictable(node);
@@ -136,6 +142,7 @@ AccessResult PrefixCache::access(const RequestView& r) {
 
   NodeId parent = path_.empty() ? kNoNode : path_.back();
   for (; in_hbm && i < n; ++i) {
+    if (i + kPrefetchAhead < n) tree_->prefetch(r.blocks[i + kPrefetchAhead]);
     info.position = i;
     info.access = r.first_access + i;
     if (hbm_size_ >= capacity_ && !make_room_hbm(info, res, /*swap=*/false))

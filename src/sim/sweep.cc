@@ -60,6 +60,8 @@ ReplayResult parse_result_json(const std::string& line, const std::string& path,
   num("evictions", r.evictions);
   num("uncached_blocks", r.uncached_blocks);
   num("replay_seconds", r.replay_seconds);
+  double cpu;
+  r.replay_cpu_seconds = obj["replay_cpu_seconds"].get(cpu) ? 0 : cpu;
   num("ns_per_access", r.ns_per_access);
   num("bytes_per_block", r.bytes_per_block);
   num("dram_capacity_blocks", r.dram_capacity_blocks);
