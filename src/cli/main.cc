@@ -23,7 +23,8 @@ CLI::App* trace_command(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace kvpolicy;
-  CLI::App app{"kvpolicy: eviction policies for the KV prefix cache of LLM serving, on real traces"};
+  CLI::App app{
+      "kvpolicy: eviction policies for the KV prefix cache of LLM serving, on real traces"};
   app.require_subcommand(1);
   auto& cmds = cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
