@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kvpolicy/policy.h"
+#include "kvpolicy/trace.h"
 #include "kvpolicy/tree.h"
 
 namespace kvpolicy {
@@ -16,6 +17,9 @@ struct AccessResult {
   uint32_t evictions = 0;        // blocks dropped from the cache
   uint32_t demotions = 0;        // HBM blocks moved to DRAM
 };
+
+// Request r of `trace` as the cache sees it.
+RequestView request_view(const Trace& trace, size_t r);
 
 // One tier (HBM) by default; with a DRAM capacity, HBM victims are demoted to DRAM (run by its
 // own policy instance) and DRAM hits are promoted back to HBM.

@@ -87,19 +87,7 @@ Latency victim_latency(const Trace& trace, const Oracle* oracle, const PolicySpe
   auto timed = std::make_unique<TimedPolicy>(make_policy(spec, ctx));
   TimedPolicy* t = timed.get();
   PrefixCache cache(capacity, std::move(timed), std::move(tree));
-  RequestView view;
-  for (size_t r = 0; r < trace.size(); ++r) {
-    view.index = static_cast<RequestIndex>(r);
-    view.time = trace.time[r];
-    view.session = trace.session[r];
-    view.turn = trace.turn[r];
-    view.category = trace.category[r];
-    view.prompt_tokens = trace.prompt_tokens[r];
-    view.output_tokens = trace.output_tokens[r];
-    view.first_access = trace.block_offset[r];
-    view.blocks = trace.prompt(r);
-    cache.access(view);
-  }
+  for (size_t r = 0; r < trace.size(); ++r) cache.access(request_view(trace, r));
   auto& s = t->samples();
   Latency l;
   l.samples = s.size();

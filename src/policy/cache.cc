@@ -10,6 +10,20 @@ namespace {
 constexpr uint32_t kPrefetchAhead = 8;
 }  // namespace
 
+RequestView request_view(const Trace& trace, size_t r) {
+  RequestView v;
+  v.index = static_cast<RequestIndex>(r);
+  v.time = trace.time[r];
+  v.session = trace.session[r];
+  v.turn = trace.turn[r];
+  v.category = trace.category[r];
+  v.prompt_tokens = trace.prompt_tokens[r];
+  v.output_tokens = trace.output_tokens[r];
+  v.first_access = trace.block_offset[r];
+  v.blocks = trace.prompt(r);
+  return v;
+}
+
 PrefixCache::PrefixCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx,
                          size_t dram_capacity_blocks, const PolicySpec& dram_spec)
     : capacity_(capacity_blocks),

@@ -104,7 +104,6 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   if (opts.dram_capacity_blocks) res.dram_policy = opts.dram_policy.label();
 
   const uint64_t B = trace.block_tokens;
-  RequestView view;
   size_t n = trace.size();
   size_t report_every = std::max<size_t>(1, n / 100);
   // Matched blocks per request (HBM + DRAM, DRAM), turned into TTFT after the timed loop.
@@ -112,15 +111,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   auto start = std::chrono::steady_clock::now();
   double start_cpu = thread_cpu_seconds();
   for (size_t r = 0; r < n; ++r) {
-    view.index = static_cast<RequestIndex>(r);
-    view.time = trace.time[r];
-    view.session = trace.session[r];
-    view.turn = trace.turn[r];
-    view.category = trace.category[r];
-    view.prompt_tokens = trace.prompt_tokens[r];
-    view.output_tokens = trace.output_tokens[r];
-    view.first_access = trace.block_offset[r];
-    view.blocks = trace.prompt(r);
+    RequestView view = request_view(trace, r);
     AccessResult a = cache.access(view);
     hit_blocks[r] = a.hit_blocks;
     dram_blocks[r] = a.dram_hit_blocks;

@@ -81,20 +81,6 @@ Trace random_workload(const RandomWorkloadOptions& o) {
   return trace;
 }
 
-RequestView request_view(const Trace& trace, size_t r) {
-  RequestView v;
-  v.index = static_cast<RequestIndex>(r);
-  v.time = trace.time[r];
-  v.session = trace.session[r];
-  v.turn = trace.turn[r];
-  v.category = trace.category[r];
-  v.prompt_tokens = trace.prompt_tokens[r];
-  v.output_tokens = trace.output_tokens[r];
-  v.first_access = trace.block_offset[r];
-  v.blocks = trace.prompt(r);
-  return v;
-}
-
 std::vector<uint32_t> infinite_cache_hits(const Trace& trace) {
   std::unordered_set<BlockKey> seen;
   std::vector<uint32_t> out;

@@ -29,8 +29,8 @@ struct RandomWorkloadOptions {
 // Deterministic for the options (no std distributions, whose output differs between libraries).
 Trace random_workload(const RandomWorkloadOptions& options);
 
-// Request r of `trace` as the cache sees it.
-RequestView request_view(const Trace& trace, size_t r);
+// Request r of `trace` as the cache sees it (the library's, under the name tests use).
+using kvpolicy::request_view;
 
 // Per request, the blocks an infinite cache would hit: the longest prefix seen before.
 std::vector<uint32_t> infinite_cache_hits(const Trace& trace);
