@@ -88,6 +88,9 @@ class Laru final : public learned::LearnedPolicy {
     if (!hit || stamp_[n] != phase_) ++touched_in_phase_;
     stamp_[n] = phase_;
     request_path_.push_back(n);
+    // If the next block misses, victim() looks it up in E first thing: load its slot now.
+    BlockKey next;
+    if (incoming(&next)) evicted_by_prediction_.prefetch(next);
   }
   void note_removed(NodeId n) override {
     if (stamp_[n] < phase_) --old_count_;
@@ -112,7 +115,7 @@ class Laru final : public learned::LearnedPolicy {
   uint64_t misses_in_phase_ = 0;
   std::vector<uint32_t> stamp_;
   std::vector<NodeId> request_path_;  // blocks of the current request touched so far
-  learned::GenerationKeySet evicted_by_prediction_;
+  learned::KeySet evicted_by_prediction_;
   uint64_t prediction_induced_misses_ = 0, halvings_ = 0, prediction_evictions_ = 0,
            lru_evictions_ = 0;
 };

@@ -1,10 +1,10 @@
 // Shared machinery of the learned policies LARU, FPB and HF (ALGORITHMS.md section 2): the
-// recency-ordered treap of evictable leaves holding each block's predicted next access P, the
-// predictor plumbing, and their common parameters. Internal to src/policy.
+// indexes of evictable leaves by recency and predicted next access P (heap, treap, recency
+// list), LARU's set E, the predictor plumbing, and their common parameters. Internal to
+// src/policy.
 #pragma once
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <memory>
 #include <span>
@@ -13,9 +13,11 @@
 
 #include "kvpolicy/error.h"
 #include "kvpolicy/order/indexed_heap.h"
+#include "kvpolicy/order/intrusive_list.h"
 #include "kvpolicy/order/os_treap.h"
 #include "kvpolicy/policy.h"
 #include "kvpolicy/predictor.h"
+#include "kvpolicy/tree.h"
 
 namespace kvpolicy::learned {
 
@@ -26,106 +28,89 @@ inline std::vector<ParamSpec> with(std::vector<ParamSpec> a, std::vector<ParamSp
   return a;
 }
 
-// LARU's E: a set of block keys cleared once per phase, with an insert on nearly every
-// eviction and a lookup on every miss. A phase can evict far more blocks than the cache holds,
-// so the exact set (open addressing; a 4-byte tag per slot, generation in the low byte, and the
-// full key) outgrows the caches. A blocked Bloom filter (8 bits per key, 3 bits in one word)
-// sits in front: lookups that it rejects, nearly all when predictions are good, never touch the
-// table, and inserts are buffered and applied in batches, whose cache misses overlap. Clearing
-// bumps the generation (the table) and wipes the filter, which is resized to the last phase.
-class GenerationKeySet {
+// LARU's E: the keys of the blocks evicted by prediction in this phase. An insert on nearly
+// every eviction, a lookup on every miss, no removal, cleared once per phase. E must be exact
+// (a false "yes" is a prediction-induced miss that never happened: an LRU eviction and a
+// halving of lambda, which breaks 1-consistency), and a phase can evict many times the cache
+// size, so E can hold more keys than the cache holds blocks; its size is the bulk of LARU's
+// memory. So: the 8-byte keys alone in one open-addressing array (linear probing, 0 = empty,
+// key 0 kept apart), load 1/2 to 3/4, regrown by 1.5x and resized to the last phase at a
+// clear. An insert is written kPending inserts later, its slot prefetched now, so evictions do
+// not each stall on a cache miss.
+class KeySet {
  public:
-  GenerationKeySet() {
-    rehash(64);
-    bloom_.assign(64, 0);
-  }
-  void clear() {
-    if (++gen_ == 256) {  // the byte wrapped: really empty the table
-      std::fill(tags_.begin(), tags_.end(), 0);
-      gen_ = 1;
+  KeySet() { slots_.assign(kMinSlots, 0); }
+
+  bool contains(BlockKey k) const {
+    if (k == 0) return has_zero_;
+    for (uint32_t i = 0; i < pending_n_; ++i)
+      if (pending_[i] == k) return true;
+    for (size_t i = home(k);; i = next(i)) {
+      if (slots_[i] == k) return true;
+      if (slots_[i] == 0) return false;
     }
-    buffer_.clear();
-    size_t words = bloom_words(size_);
-    if (words < bloom_.size() / 4) bloom_.resize(words);  // shrink after a long phase
-    std::fill(bloom_.begin(), bloom_.end(), 0);
-    size_ = table_size_ = 0;
-  }
-  bool contains(BlockKey k) {
-    uint64_t h = mix64(k);
-    if ((bloom_[bloom_index(h)] & bloom_bits(h)) != bloom_bits(h)) return false;
-    apply_buffer();
-    return table_contains(k, h);
   }
   void insert(BlockKey k) {
-    uint64_t h = mix64(k);
-    if (bloom_words(size_ + 1) > bloom_.size()) grow_bloom();
-    bloom_[bloom_index(h)] |= bloom_bits(h);
-    buffer_.push_back(k);
-    ++size_;  // may count a key twice until the buffer is applied; only sizes depend on it
-    if (buffer_.size() >= 64) apply_buffer();
+    if (k == 0) {
+      has_zero_ = true;
+      return;
+    }
+    __builtin_prefetch(&slots_[home(k)], 1);
+    if (pending_n_ < kPending) {
+      pending_[pending_n_++] = k;
+      return;
+    }
+    place(pending_[oldest_]);  // the oldest pending key, prefetched kPending inserts ago
+    pending_[oldest_] = k;
+    oldest_ = (oldest_ + 1) % kPending;
   }
-  size_t memory_bytes() const {
-    return tags_.capacity() * (sizeof(uint32_t) + sizeof(BlockKey)) + bloom_.capacity() * 8;
+  void clear() {
+    size_t want = slots_for(size_);
+    if (want < slots_.size() / 2) {
+      std::vector<BlockKey>(want, 0).swap(slots_);  // give back what a long phase took
+    } else {
+      std::fill(slots_.begin(), slots_.end(), 0);
+    }
+    size_ = 0;
+    pending_n_ = oldest_ = 0;
+    has_zero_ = false;
   }
+  // Starts loading the slot a lookup of k reads first.
+  void prefetch(BlockKey k) const { __builtin_prefetch(&slots_[home(k)]); }
+  size_t size() const { return size_ + pending_n_ + has_zero_; }  // an upper bound
+  size_t memory_bytes() const { return slots_.capacity() * sizeof(BlockKey); }
 
  private:
-  static size_t bloom_words(size_t keys) { return std::bit_ceil(std::max<size_t>(64, keys / 8)); }
-  size_t bloom_index(uint64_t h) const { return h & (bloom_.size() - 1); }
-  static uint64_t bloom_bits(uint64_t h) {
-    return (uint64_t{1} << ((h >> 40) & 63)) | (uint64_t{1} << ((h >> 46) & 63)) |
-           (uint64_t{1} << ((h >> 52) & 63));
+  static constexpr size_t kMinSlots = 64;
+  static constexpr uint32_t kPending = 8;
+  // Slots for n keys at load 0.6, between the 1/2 a regrowth leaves and the 3/4 that triggers it.
+  static size_t slots_for(size_t n) { return std::max(kMinSlots, n * 5 / 3 + 1); }
+  size_t home(BlockKey k) const {
+    // Multiply-shift onto any table size; the multiplier spreads keys that differ in low bits.
+    return size_t((unsigned __int128)(k * 0x9e3779b97f4a7c15ULL) * slots_.size() >> 64);
   }
-  void grow_bloom() {
-    apply_buffer();
-    bloom_.assign(bloom_.size() * 2, 0);
-    for (size_t i = 0; i < tags_.size(); ++i)
-      if ((tags_[i] & 0xff) == gen_) {
-        uint64_t h = mix64(keys_[i]);
-        bloom_[bloom_index(h)] |= bloom_bits(h);
-      }
+  size_t next(size_t i) const { return i + 1 == slots_.size() ? 0 : i + 1; }
+  void place(BlockKey k) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    size_t i = home(k);
+    for (; slots_[i] != 0; i = next(i))
+      if (slots_[i] == k) return;  // evicted by prediction again in the same phase
+    slots_[i] = k;
+    ++size_;
   }
-  void apply_buffer() {
-    for (BlockKey k : buffer_) table_insert(k, mix64(k));
-    buffer_.clear();
+  void grow() {
+    std::vector<BlockKey> old(slots_.size() * 3 / 2, 0);
+    old.swap(slots_);
+    size_ = 0;
+    for (BlockKey k : old)
+      if (k != 0) place(k);
   }
-  uint32_t tag(uint64_t h) const { return uint32_t(h >> 40) << 8 | gen_; }
-  bool table_contains(BlockKey k, uint64_t h) const {
-    uint32_t want = tag(h);
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      uint32_t t = tags_[i];
-      if ((t & 0xff) != gen_) return false;
-      if (t == want && keys_[i] == k) return true;
-    }
-  }
-  void table_insert(BlockKey k, uint64_t h) {
-    if ((table_size_ + 1) * 2 > tags_.size()) rehash(tags_.size() * 2);
-    uint32_t want = tag(h);
-    size_t i = h & mask_;
-    for (; (tags_[i] & 0xff) == gen_; i = (i + 1) & mask_)
-      if (tags_[i] == want && keys_[i] == k) return;
-    tags_[i] = want;
-    keys_[i] = k;
-    ++table_size_;
-  }
-  void rehash(size_t slots) {
-    std::vector<uint32_t> old_tags = std::move(tags_);
-    std::vector<BlockKey> old_keys = std::move(keys_);
-    uint32_t g = gen_;
-    tags_.assign(slots, 0);
-    keys_.assign(slots, 0);
-    mask_ = slots - 1;
-    gen_ = 1;  // fresh table: generation 1, zero = empty
-    table_size_ = 0;
-    for (size_t i = 0; i < old_tags.size(); ++i)
-      if ((old_tags[i] & 0xff) == g) table_insert(old_keys[i], mix64(old_keys[i]));
-  }
-  std::vector<uint32_t> tags_;
-  std::vector<BlockKey> keys_;
-  std::vector<uint64_t> bloom_;
-  std::vector<BlockKey> buffer_;
-  size_t mask_ = 0;
-  uint32_t gen_ = 1;
-  size_t size_ = 0, table_size_ = 0;
+
+  std::vector<BlockKey> slots_;
+  size_t size_ = 0;  // keys in slots_
+  BlockKey pending_[kPending] = {};
+  uint32_t pending_n_ = 0, oldest_ = 0;
+  bool has_zero_ = false;
 };
 
 // Eviction order among evictable leaves: the larger P first, then the older (smaller recency
@@ -147,19 +132,21 @@ struct RankFirst {
 // block again when the predictor's model changes; see predictor.h for why this equals
 // predicting the candidates at each eviction.
 //
-// Evictable leaves are indexed two ways, each only when a policy needs it: an indexed heap
-// answers "the largest P of all" (FPB, and LARU while lambda = 1) cheaply, and the
-// order-statistic treap answers "the largest P among the l oldest" and "the oldest" (HF, and
-// LARU once lambda < 1). LARU builds its treap from the heap's members when it first needs it
-// in a phase and drops it when lambda returns to 1, so with good predictions it pays heap
-// costs only.
+// Evictable leaves are indexed in the ways a policy needs:
+// - an indexed heap answers "the largest P of all" (FPB, and LARU while lambda = 1) cheaply;
+// - the order-statistic treap answers "the largest P among the l oldest" and "the oldest" for
+//   any l (HF with a large c, and LARU once lambda < 1). LARU builds its treap from the heap's
+//   members when it first needs it in a phase and drops it when lambda returns to 1, so with
+//   good predictions it pays heap costs only (and holds no treap memory until then);
+// - a recency list answers "the l oldest" in O(l) for HF's small c (see list_insert).
 class LearnedPolicy : public Policy {
  public:
-  enum Index : unsigned { kHeap = 1, kTreap = 2, kLazyTreap = 4 };
+  enum Index : unsigned { kHeap = 1, kTreap = 2, kLazyTreap = 4, kList = 8 };
 
   LearnedPolicy(const PolicyContext& ctx, const Params& params, unsigned indexes)
       : tree_(*ctx.tree),
         use_heap_(indexes & kHeap),
+        use_list_(indexes & kList),
         lazy_treap_(indexes & kLazyTreap),
         treap_active_(indexes & kTreap),
         treap_(ctx.seed) {
@@ -174,16 +161,21 @@ class LearnedPolicy : public Policy {
 
   void on_request_begin(const RequestView& r) override {
     ++request_seq_;
+    demotions_ = 0;
     blocks_ = r.blocks;
     next_pos_ = 0;
   }
 
   void on_access(NodeId n, const AccessInfo& info) override {
     grow(n);
-    key_[n] = (request_seq_ << 32) | (0xffffffffu - info.position);
+    // A block demoted into this (DRAM) tier is new here; several can be demoted in one request,
+    // at any depths, so they are ordered by demotion (the first demoted is the oldest, as HBM
+    // evicted it first). Keys must be unique: the treap cannot hold equal keys.
+    key_[n] = tree_.tier(n) == Tier::kDram ? (request_seq_ << 32) | demotions_++
+                                           : (request_seq_ << 32) | (0xffffffffu - info.position);
     predictor_->on_access(n, info);
-    if (!pending_flag_[n]) {
-      pending_flag_[n] = 1;
+    if (!(flags_[n] & kPending)) {
+      flags_[n] |= kPending;
       pending_.push_back(n);
     }
     next_pos_ = info.position + 1;
@@ -194,24 +186,26 @@ class LearnedPolicy : public Policy {
 
   void on_evictable(NodeId n) override {
     grow(n);
-    if (pending_flag_[n]) flush();  // only when driven outside PrefixCache's request cycle
-    if (leaf_[n]) return;
-    leaf_[n] = 1;
+    if (flags_[n] & kPending) flush();  // only when driven outside PrefixCache's request cycle
+    if (flags_[n] & kLeaf) return;
+    flags_[n] |= kLeaf;
     ++leaves_;
     if (use_heap_) heap_.push(n, Rank{p_[n], key_[n]});
     if (treap_active_) treap_insert(n);
+    if (use_list_) list_insert(n);
   }
   void on_unevictable(NodeId n) override { leave(n); }
   void on_removed(NodeId n) override {
     leave(n);
-    pending_flag_[n] = 0;
+    flags_[n] &= ~kPending;
     predictor_->on_removed(n);
     note_removed(n);
   }
 
   size_t memory_bytes() const override {
-    return treap_.memory_bytes() + heap_.memory_bytes() +
-           key_.capacity() * (sizeof(uint64_t) + sizeof(Time) + 2);
+    return treap_.memory_bytes() + heap_.memory_bytes() + list_.memory_bytes() +
+           late_.memory_bytes() + key_.capacity() * sizeof(uint64_t) +
+           p_.capacity() * sizeof(Time) + flags_.capacity();
   }
 
   PolicyStats stats() const override {
@@ -239,10 +233,12 @@ class LearnedPolicy : public Policy {
     ++prediction_decisions_;
     candidates_scored_ += std::min(l, leaves_);
     if (l >= leaves_ && use_heap_) return heap_.top();
+    if (use_list_) return list_choose(l);
     ensure_treap();
     return treap_.max_among_oldest(l);
   }
   NodeId lru() {
+    if (use_list_) return list_choose(0);
     ensure_treap();
     return treap_.oldest();
   }
@@ -260,23 +256,30 @@ class LearnedPolicy : public Policy {
   const PrefixTree& tree_;
 
  private:
+  static constexpr uint8_t kLeaf = 1;     // an evictable leaf (in the indexes)
+  static constexpr uint8_t kPending = 2;  // accessed since the last prediction batch
+
   void grow(NodeId n) {
-    if (n < leaf_.size()) return;
+    if (n < flags_.size()) return;
     size_t ids = std::max<size_t>(tree_.id_limit(), size_t{n} + 1);
-    leaf_.resize(ids, 0);
-    pending_flag_.resize(ids, 0);
+    flags_.resize(ids, 0);
     key_.resize(ids, 0);
     p_.resize(ids, 0);
     if (use_heap_) heap_.resize(ids);
-    if (treap_active_ || lazy_treap_) treap_.resize(ids);
+    if (treap_active_) treap_.resize(ids);
+    if (use_list_) {
+      list_.resize(ids);
+      late_.resize(ids);
+    }
   }
 
   void leave(NodeId n) {
-    if (!leaf_[n]) return;
-    leaf_[n] = 0;
+    if (!(flags_[n] & kLeaf)) return;
+    flags_[n] &= ~kLeaf;
     --leaves_;
     if (use_heap_) heap_.erase(n);
     if (treap_active_) treap_.erase(n);
+    if (use_list_) list_erase(n);
   }
 
   void treap_insert(NodeId n) {
@@ -288,15 +291,66 @@ class LearnedPolicy : public Policy {
   // Builds the treap from the heap's members (LARU's lazy treap).
   void ensure_treap() {
     if (treap_active_) return;
+    treap_.resize(flags_.size());
     treap_.clear();
     heap_.for_each([&](NodeId n, const Rank&) { treap_insert(n); });
     treap_active_ = true;
     ++treap_builds_;
   }
 
+  // The recency list. list_ holds evictable leaves in key order, oldest first; late_ (a heap
+  // by key) holds the leaves that arrived out of order. Nearly all arrive in order: a request's
+  // path end becomes a leaf with the newest key (appended), and a parent whose last child was
+  // just evicted usually takes that child's place exactly (its key follows the child's when
+  // both were last used by the same request, and nothing lies between them). The rest wait in
+  // late_ and are merged into list_ when they rank among the l oldest, so list_'s first l
+  // members are always the l oldest leaves: the same set the treap would give.
+  void list_insert(NodeId n) {
+    uint64_t k = key_[n];
+    if (list_.empty() || k > key_[list_.back()]) {
+      list_.push_back(n);
+    } else if (hole_ && (hole_prev_ == kNoNode || key_[hole_prev_] < k) && k < key_[hole_next_]) {
+      list_.insert_before(n, hole_next_);
+    } else {
+      late_.push(n, k);
+    }
+    hole_ = false;
+  }
+  void list_erase(NodeId n) {
+    hole_ = list_.contains(n);
+    if (!hole_) return late_.erase(n);
+    hole_prev_ = list_.prev(n);
+    hole_next_ = list_.next(n);
+    hole_ = hole_next_ != kNoNode;  // at the tail, an append does as well
+    list_.erase(n);
+  }
+  // The largest P among the l oldest leaves (ties to the older); the oldest when l = 0.
+  NodeId list_choose(size_t l) {
+    NodeId best = kNoNode, cur = list_.front();
+    Time best_p = 0;
+    for (size_t i = 0; i < std::max<size_t>(l, 1); ++i) {
+      NodeId x;
+      if (!late_.empty() && (cur == kNoNode || late_.top_key() < key_[cur])) {
+        x = late_.pop();
+        cur == kNoNode ? list_.push_back(x) : list_.insert_before(x, cur);
+      } else if (cur != kNoNode) {
+        x = cur;
+        cur = list_.next(cur);
+      } else {
+        break;
+      }
+      if (best == kNoNode || p_[x] > best_p) {
+        best = x;
+        best_p = p_[x];
+      }
+    }
+    hole_ = false;
+    return best;
+  }
+
   void set_p(NodeId n, Time p) {
     p_[n] = p;
-    if (!leaf_[n]) return;
+    if (!(flags_[n] & kLeaf)) return;
     if (use_heap_) heap_.set(n, Rank{p, key_[n]});
     if (treap_active_) treap_.set_p(n, p);
   }
@@ -314,28 +368,32 @@ class LearnedPolicy : public Policy {
       if (pending_.empty()) return;
       batch_.clear();
       for (NodeId n : pending_)
-        if (pending_flag_[n]) batch_.push_back(n);
+        if (flags_[n] & kPending) batch_.push_back(n);
     }
-    for (NodeId n : pending_) pending_flag_[n] = 0;
+    for (NodeId n : pending_) flags_[n] &= ~kPending;
     pending_.clear();
     out_.resize(batch_.size());
     predictor_->predict(batch_, out_);
     for (size_t i = 0; i < batch_.size(); ++i) set_p(batch_[i], out_[i]);
   }
 
-  bool use_heap_, lazy_treap_, treap_active_;
+  bool use_heap_, use_list_, lazy_treap_, treap_active_;
   OsTreap treap_;
   IndexedHeap<Rank, RankFirst> heap_;
+  IntrusiveList list_;
+  IndexedHeap<uint64_t> late_;
+  NodeId hole_prev_ = kNoNode, hole_next_ = kNoNode;  // where list_ lost a member last
+  bool hole_ = false;          // list_ unchanged since; hole_next_ is a member
   std::vector<uint64_t> key_;  // recency
   std::vector<Time> p_;        // predicted next access
-  std::vector<uint8_t> leaf_;  // evictable leaf (in the indexes)
+  std::vector<uint8_t> flags_;
   size_t leaves_ = 0;
   std::unique_ptr<NextAccessPredictor> predictor_;
   uint64_t seen_version_ = 0;
   uint64_t request_seq_ = 0;
+  uint32_t demotions_ = 0;  // into this tier in the current request
   std::span<const BlockKey> blocks_;
   size_t next_pos_ = 0;
-  std::vector<uint8_t> pending_flag_;
   std::vector<NodeId> pending_, batch_;
   std::vector<Time> out_;
   uint64_t candidates_scored_ = 0, prediction_decisions_ = 0, evictions_ = 0, treap_builds_ = 0;

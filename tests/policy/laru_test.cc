@@ -143,6 +143,102 @@ TEST(Hf, OneCandidateIsExactlyLru) {
   }
 }
 
+// Forwards to a policy and records the key of every victim it picks.
+class VictimRecorder final : public Policy {
+ public:
+  VictimRecorder(std::unique_ptr<Policy> inner, const PrefixTree& tree,
+                 std::vector<BlockKey>* victims)
+      : inner_(std::move(inner)), tree_(tree), victims_(victims) {}
+  void on_access(NodeId n, const AccessInfo& info) override { inner_->on_access(n, info); }
+  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
+  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
+  NodeId victim(Time now) override {
+    NodeId v = inner_->victim(now);
+    if (v != kNoNode) victims_->push_back(tree_.key(v));
+    return v;
+  }
+  void on_removed(NodeId n) override { inner_->on_removed(n); }
+  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
+  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
+    inner_->on_request_end(r, path);
+  }
+
+ private:
+  std::unique_ptr<Policy> inner_;
+  const PrefixTree& tree_;
+  std::vector<BlockKey>* victims_;
+};
+
+std::vector<BlockKey> victims_of(const Trace& trace, const Oracle& oracle, const std::string& spec,
+                                 size_t cap) {
+  auto tree = std::make_unique<PrefixTree>(cap);
+  PolicyContext ctx;
+  ctx.tree = tree.get();
+  ctx.capacity_blocks = cap;
+  ctx.block_tokens = trace.block_tokens;
+  ctx.trace = &trace;
+  ctx.oracle = &oracle;
+  std::vector<BlockKey> victims;
+  auto policy =
+      std::make_unique<VictimRecorder>(make_policy(parse_policy_spec(spec), ctx), *tree, &victims);
+  PrefixCache cache(cap, std::move(policy), std::move(tree));
+  cache.set_checking(true);
+  for (size_t r = 0; r < trace.size(); ++r) cache.access(testing::request_view(trace, r));
+  return victims;
+}
+
+// HF's recency list (c <= list_max) must pick exactly the treap's victims (list_max = 0), with
+// exact, noisy and adversarial predictions: the same c oldest leaves, the same maximum.
+TEST(Hf, RecencyListPicksTheTreapsVictims) {
+  for (uint64_t w = 1; w <= 3; ++w) {
+    Trace trace = random_workload({.seed = 40 + w, .requests = 400});
+    Oracle oracle = compute_oracle(trace);
+    size_t lo = testing::longest_prompt(trace), unique = count_unique_blocks(trace);
+    for (size_t cap : {lo, std::max(lo, unique / 8)}) {
+      for (const char* c : {"2", "4", "32"}) {
+        for (const char* pred : {"", ",predictor=noisy,p=0.3", ",predictor=noisy,p=1"}) {
+          std::string spec = std::string("hf:c=") + c + pred;
+          SCOPED_TRACE(spec + ", capacity " + std::to_string(cap) + ", seed " + std::to_string(w));
+          std::vector<BlockKey> list = victims_of(trace, oracle, spec, cap);
+          std::vector<BlockKey> treap = victims_of(trace, oracle, spec + ",list_max=0", cap);
+          ASSERT_FALSE(list.empty());
+          ASSERT_EQ(list, treap);
+        }
+      }
+    }
+  }
+}
+
+// With two tiers the DRAM tier's HF sees several demotions per request; their recency keys
+// must differ (the treap needs distinct keys: equal ones made it lose members and hang on
+// Mooncake), and the list must still agree with the treap.
+TEST(Hf, TwoTiersListAgreesWithTreap) {
+  for (uint64_t w = 1; w <= 3; ++w) {
+    Trace trace = random_workload({.seed = 70 + w, .requests = 400});
+    Oracle oracle = compute_oracle(trace);
+    size_t hbm = testing::longest_prompt(trace);
+    for (size_t ratio : {1, 3}) {
+      for (const char* pred : {"", ",predictor=noisy,p=0.5"}) {
+        ReplayOptions opts;
+        opts.check_victims = true;
+        opts.dram_capacity_blocks = ratio * hbm;
+        std::string spec = std::string("c=4") + pred;
+        opts.dram_policy = {"hf", spec};
+        ReplayResult list = replay(trace, &oracle, {"hf", spec}, hbm, opts);
+        opts.dram_policy = {"hf", spec + ",list_max=0"};
+        ReplayResult treap = replay(trace, &oracle, {"hf", spec + ",list_max=0"}, hbm, opts);
+        SCOPED_TRACE(spec + ", DRAM x" + std::to_string(ratio) + ", seed " + std::to_string(w));
+        EXPECT_GT(list.demotions, 0u);
+        EXPECT_GT(list.dram_hits, 0u);
+        EXPECT_EQ(list.block_hits, treap.block_hits);
+        EXPECT_EQ(list.dram_hits, treap.dram_hits);
+        EXPECT_EQ(list.evictions, treap.evictions);
+        EXPECT_EQ(list.demotions, treap.demotions);
+      }
+    }
+  }
+}
+
 // --- hand-made sequences (flat paging, adversarial predictions P(x) = -next(x)) ----------------
 
 // k = 4: a b c d e a f e d c.
@@ -316,9 +412,9 @@ TEST(Laru, MooncakeOracleEqualsBeladyAdversarialNearLru) {
 }
 
 TEST(Laru, EvictedSetMatchesAReferenceAcrossPhases) {
-  // LARU's E: exact membership through growth, buffered inserts, Bloom resizing and clears
-  // (including the generation byte wrapping after 255 clears).
-  learned::GenerationKeySet e;
+  // LARU's E: exact membership through growth, delayed inserts, repeats, key 0 and clears
+  // (shrinking after a long phase).
+  learned::KeySet e;
   std::set<BlockKey> ref;
   Rng rng(3);
   for (int phase = 0; phase < 600; ++phase) {
@@ -345,9 +441,10 @@ TEST(Laru, EvictedSetMatchesAReferenceAcrossPhases) {
 TEST(Laru, BadParametersAreRejected) {
   Trace t = flat_trace("abc");
   Oracle o = compute_oracle(t);
-  for (const char* spec : {"laru:b=1", "laru:halve_every=-1", "laru:predictor=psychic",
-                           "laru:noise=gaussian", "laru:mode=later", "laru:predictor=noisy,p=2",
-                           "laru:phase=never", "hf:c=0", "fpb:window=0", "fpb:mode=sync,trees=0"}) {
+  for (const char* spec :
+       {"laru:b=1", "laru:halve_every=-1", "laru:predictor=psychic", "laru:noise=gaussian",
+        "laru:mode=later", "laru:predictor=noisy,p=2", "laru:phase=never", "hf:c=0",
+        "hf:list_max=-1", "fpb:window=0", "fpb:mode=sync,trees=0"}) {
     EXPECT_THROW(replay(t, &o, parse_policy_spec(spec), 2), ConfigError) << spec;
   }
 }
