@@ -1,8 +1,15 @@
-// S3-FIFO on hand-made sequences (libCacheSim's rules), victims worked out in the comments.
-// Capacity 10: small holds 1 block, main 9, ghost 9 keys.
+// S3-FIFO on hand-made sequences (libCacheSim's rules), victims worked out in the comments
+// (capacity 10: small holds 1 block, main 9, ghost 9 keys); its ghost queue against a plain
+// FIFO model; and its memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <list>
+
+#include "../../src/policy/s3fifo_ghost.h"
 #include "kvpolicy/error.h"
+#include "kvpolicy/generators.h"
+#include "kvpolicy/sim.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -42,6 +49,88 @@ TEST(S3Fifo, RejectsBadParameters) {
   EXPECT_THROW(ScriptedCache("s3fifo:small_ratio=0", 10), ConfigError);
   EXPECT_THROW(ScriptedCache("s3fifo:move_threshold=4", 10), ConfigError);
   EXPECT_THROW(ScriptedCache("s3fifo:ghost_ratio=-1", 10), ConfigError);
+}
+
+// The ghost against libCacheSim's rules on a std::list: add drops the oldest when full, take
+// removes (freeing a place). Long runs cross many sweeps of stale entries; phases where nearly
+// every add is taken again keep an old entry alive while the span of sequence numbers grows,
+// which forces renumbering.
+TEST(S3FifoGhost, MatchesAFifoModel) {
+  uint64_t renumbered = 0;
+  for (size_t cap : {1, 2, 3, 9, 64, 1000}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE("capacity " + std::to_string(cap) + ", seed " + std::to_string(seed));
+      s3fifo::GhostFifo ghost(cap);
+      std::list<BlockKey> model;
+      std::vector<BlockKey> dropped;
+      Rng rng(seed * 7919 + cap);
+      uint64_t fresh = 0;
+      size_t ops = std::max<size_t>(20000, cap * 60);
+      for (size_t op = 0; op < ops; ++op) {
+        double take_share = (op / (ops / 8)) % 2 ? 0.95 : 0.4;  // alternate the two regimes
+        double u = rng.uniform();
+        if (u >= take_share || model.empty()) {
+          BlockKey k = mix64(++fresh);
+          if (model.size() == cap) {
+            dropped.push_back(model.front());
+            model.pop_front();
+          }
+          model.push_back(k);
+          ghost.add(k);
+        } else {
+          // Mostly a present key, newest ones most often; sometimes a dropped or unknown one.
+          BlockKey k;
+          uint64_t pick = rng.below(10);
+          if (pick < 7) {
+            auto it = model.end();
+            std::advance(it, -1 - static_cast<long>(rng.below(std::min<size_t>(model.size(), 4))));
+            k = *it;
+          } else if (pick < 8) {
+            auto it = model.begin();
+            std::advance(it, static_cast<long>(rng.below(model.size())));
+            k = *it;
+          } else if (pick < 9 && !dropped.empty()) {
+            // A recent one: its number may be about to wrap around (see GhostFifo).
+            k = dropped[dropped.size() - 1 - rng.below(std::min<size_t>(dropped.size(), 3000))];
+          } else {
+            k = mix64(rng.next() | (uint64_t{1} << 63));  // never added
+          }
+          auto it = std::find(model.begin(), model.end(), k);
+          bool present = it != model.end();
+          if (present) model.erase(it);
+          ASSERT_EQ(ghost.take(k), present) << "op " << op;
+        }
+        ASSERT_EQ(ghost.size(), model.size()) << "op " << op;
+      }
+      for (BlockKey k : model) ASSERT_TRUE(ghost.take(k));
+      EXPECT_EQ(ghost.size(), 0u);
+      renumbered += ghost.renumbers();
+    }
+  }
+  EXPECT_GT(renumbered, 0u);  // the take-heavy phases did exercise renumbering
+}
+
+TEST(S3FifoGhost, DisabledGhostHoldsNothing) {
+  s3fifo::GhostFifo ghost(0);
+  ghost.add(42);
+  EXPECT_FALSE(ghost.take(42));
+  EXPECT_EQ(ghost.size(), 0u);
+}
+
+// DESIGN.md section 7: at most 64 bytes per cached block, tree included. The queues cost what
+// LRU's list costs (8 bytes), and the ghost (0.9 keys per block) under 8 bytes per block.
+TEST(S3Fifo, FitsTheMemoryBudget) {
+  for (size_t cap : {1000, 16451, 200000}) {
+    s3fifo::GhostFifo ghost(cap);
+    EXPECT_LT(double(ghost.memory_bytes()) / cap, 8.0 / 0.9) << cap;
+  }
+  Trace t = testing::random_workload({.seed = 5, .requests = 2000});
+  const size_t cap = 1500;
+  ReplayResult lru = replay(t, nullptr, {"lru", ""}, cap);
+  ReplayResult s3 = replay(t, nullptr, {"s3fifo", ""}, cap);
+  ASSERT_GT(s3.evictions, 0u);  // the cache was full
+  EXPECT_LE(s3.bytes_per_block, 64.0);
+  EXPECT_LE(s3.bytes_per_block - lru.bytes_per_block, 8.0);
 }
 
 }  // namespace
