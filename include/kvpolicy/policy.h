@@ -80,6 +80,29 @@ class Policy {
   virtual PolicyStats stats() const { return {}; }
 };
 
+// Forwards every call to an inner policy: the base of wrappers that observe a policy (victim
+// recorders in tests, the benchmark's latency probe) and override only what they watch.
+class ForwardingPolicy : public Policy {
+ public:
+  explicit ForwardingPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
+  void on_access(NodeId n, const AccessInfo& info) override { inner_->on_access(n, info); }
+  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
+  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
+  NodeId victim(Time now) override { return inner_->victim(now); }
+  void on_removed(NodeId n) override { inner_->on_removed(n); }
+  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
+  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
+    inner_->on_request_end(r, path);
+  }
+  size_t memory_bytes() const override { return inner_->memory_bytes(); }
+  PolicyStats stats() const override { return inner_->stats(); }
+
+  Policy& inner() { return *inner_; }
+
+ private:
+  std::unique_ptr<Policy> inner_;
+};
+
 struct PolicyInfo {
   std::string name;
   std::string summary;

@@ -37,32 +37,22 @@ struct BenchArgs {
 };
 
 // Delegates to the real policy and times a sample of victim() calls.
-class TimedPolicy final : public Policy {
+class TimedPolicy final : public ForwardingPolicy {
  public:
   static constexpr uint64_t kSampleEvery = 8;
-  explicit TimedPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {
+  explicit TimedPolicy(std::unique_ptr<Policy> inner) : ForwardingPolicy(std::move(inner)) {
     samples_.reserve(1 << 16);
   }
-  void on_access(NodeId n, const AccessInfo& info) override { inner_->on_access(n, info); }
-  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
-  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
   NodeId victim(Time now) override {
-    if (++calls_ % kSampleEvery != 0) return inner_->victim(now);
+    if (++calls_ % kSampleEvery != 0) return inner().victim(now);
     auto start = Clock::now();
-    NodeId v = inner_->victim(now);
+    NodeId v = inner().victim(now);
     samples_.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count());
     return v;
   }
-  void on_removed(NodeId n) override { inner_->on_removed(n); }
-  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
-  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
-    inner_->on_request_end(r, path);
-  }
-  size_t memory_bytes() const override { return inner_->memory_bytes(); }
   std::vector<double>& samples() { return samples_; }
 
  private:
-  std::unique_ptr<Policy> inner_;
   uint64_t calls_ = 0;
   std::vector<double> samples_;
 };

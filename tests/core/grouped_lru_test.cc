@@ -24,24 +24,45 @@ TEST(GroupedLru, ListsAreIndependentAndOrdered) {
   l.push_back(0, 2);
   l.push_back(2, 3);
   l.push_front(0, 4);
-  l.insert_before(5, 2);  // goes into group 0, before 2
-  l.insert_after(6, 3);   // group 2, after 3
+  l.insert_before(0, 5, 2);  // before 2
+  l.insert_after(2, 6, 3);   // after 3, the tail of group 2
   EXPECT_EQ(contents(l, 0), (std::vector<NodeId>{4, 1, 5, 2}));
   EXPECT_TRUE(l.empty(1));
   EXPECT_EQ(contents(l, 2), (std::vector<NodeId>{3, 6}));
   EXPECT_EQ(l.size(), 6u);
   EXPECT_EQ(l.size(0), 4u);
-  EXPECT_EQ(l.group_of(5), 0);
   EXPECT_EQ(l.back(2), 6u);
 
-  l.move_to_back(1, 4);  // from group 0 to group 1
+  l.erase(0, 4);  // the head of group 0
+  l.push_back(1, 4);
   EXPECT_EQ(contents(l, 0), (std::vector<NodeId>{1, 5, 2}));
   EXPECT_EQ(contents(l, 1), (std::vector<NodeId>{4}));
   EXPECT_EQ(l.pop_front(0), 1u);
   EXPECT_FALSE(l.contains(1));
-  l.erase(3);
+  l.erase(2, 3);
   EXPECT_EQ(l.front(2), 6u);
-  EXPECT_EQ(l.group_of(3), GroupedLru::kNoGroup);
+  EXPECT_EQ(l.prev(6), kNoNode);
+  EXPECT_FALSE(l.contains(3));
+  EXPECT_FALSE(l.contains(10));  // out of range
+}
+
+TEST(GroupedLru, StampsStayWithTheIdInAndOutOfLists) {
+  GroupedLru l;
+  l.resize(4);
+  l.ensure_groups(1);
+  EXPECT_EQ(l.stamp(3), 0u);  // new ids start at 0
+  l.set_stamp(3, 77);
+  EXPECT_FALSE(l.contains(3));
+  l.push_back(0, 3);
+  l.push_back(0, 1);
+  l.set_stamp(1, 5);
+  l.erase(0, 3);
+  EXPECT_EQ(l.stamp(3), 77u);
+  EXPECT_EQ(l.stamp(1), 5u);
+  l.resize(1000);  // growing keeps them
+  EXPECT_EQ(l.stamp(3), 77u);
+  EXPECT_EQ(contents(l, 0), (std::vector<NodeId>{1}));
+  EXPECT_EQ(l.stamp(999), 0u);
 }
 
 TEST(GroupedLru, NonEmptyGroupsAreVisitedInOrder) {
@@ -57,9 +78,9 @@ TEST(GroupedLru, NonEmptyGroupsAreVisitedInOrder) {
   for (auto g = l.first_nonempty(); g != GroupedLru::kNoGroup; g = l.next_nonempty(g + 1))
     seen.push_back(g);
   EXPECT_EQ(seen, (std::vector<int>{3, 64, 130, 199}));
-  l.erase(2);
+  l.erase(64, 2);
   EXPECT_EQ(l.next_nonempty(4), 130);
-  l.erase(3);
+  l.erase(199, 3);
   EXPECT_EQ(l.next_nonempty(131), GroupedLru::kNoGroup);
   EXPECT_EQ(l.next_nonempty(500), GroupedLru::kNoGroup);
 }
@@ -72,6 +93,7 @@ TEST(GroupedLru, MatchesReferenceListsUnderRandomOperations) {
   l.ensure_groups(kGroups);
   std::vector<std::list<NodeId>> ref(kGroups);
   std::vector<int> where(kIds, -1);
+  std::vector<uint32_t> stamps(kIds, 0);
   std::mt19937_64 rng(5);
   auto erase_ref = [&](NodeId n) {
     ref[where[n]].remove(n);
@@ -81,12 +103,18 @@ TEST(GroupedLru, MatchesReferenceListsUnderRandomOperations) {
     NodeId n = static_cast<NodeId>(rng() % kIds);
     auto g = static_cast<GroupedLru::Group>(rng() % kGroups);
     int op = static_cast<int>(rng() % 5);
+    if (op == 4) {  // stamps never disturb the links
+      stamps[n] = static_cast<uint32_t>(rng());
+      l.set_stamp(n, stamps[n]);
+    }
     if (where[n] >= 0) {
       if (op < 2) {
-        l.erase(n);
+        l.erase(static_cast<GroupedLru::Group>(where[n]), n);
         erase_ref(n);
       } else {
-        l.move_to_back(g, n);
+        // To the back of g (from wherever it is).
+        l.erase(static_cast<GroupedLru::Group>(where[n]), n);
+        l.push_back(g, n);
         erase_ref(n);
         ref[g].push_back(n);
         where[n] = g;
@@ -100,10 +128,10 @@ TEST(GroupedLru, MatchesReferenceListsUnderRandomOperations) {
       auto it = ref[g].begin();
       std::advance(it, rng() % ref[g].size());
       if (rng() % 2) {
-        l.insert_before(n, *it);
+        l.insert_before(g, n, *it);
         ref[g].insert(it, n);
       } else {
-        l.insert_after(n, *it);
+        l.insert_after(g, n, *it);
         ref[g].insert(std::next(it), n);
       }
       where[n] = g;
@@ -127,7 +155,10 @@ TEST(GroupedLru, MatchesReferenceListsUnderRandomOperations) {
         total += ref[k].size();
       }
       ASSERT_EQ(l.size(), total);
-      for (NodeId x = 0; x < kIds; ++x) ASSERT_EQ(l.contains(x), where[x] >= 0);
+      for (NodeId x = 0; x < kIds; ++x) {
+        ASSERT_EQ(l.contains(x), where[x] >= 0);
+        ASSERT_EQ(l.stamp(x), stamps[x]);
+      }
     }
   }
 }

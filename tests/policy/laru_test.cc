@@ -143,32 +143,6 @@ TEST(Hf, OneCandidateIsExactlyLru) {
   }
 }
 
-// Forwards to a policy and records the key of every victim it picks.
-class VictimRecorder final : public Policy {
- public:
-  VictimRecorder(std::unique_ptr<Policy> inner, const PrefixTree& tree,
-                 std::vector<BlockKey>* victims)
-      : inner_(std::move(inner)), tree_(tree), victims_(victims) {}
-  void on_access(NodeId n, const AccessInfo& info) override { inner_->on_access(n, info); }
-  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
-  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
-  NodeId victim(Time now) override {
-    NodeId v = inner_->victim(now);
-    if (v != kNoNode) victims_->push_back(tree_.key(v));
-    return v;
-  }
-  void on_removed(NodeId n) override { inner_->on_removed(n); }
-  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
-  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
-    inner_->on_request_end(r, path);
-  }
-
- private:
-  std::unique_ptr<Policy> inner_;
-  const PrefixTree& tree_;
-  std::vector<BlockKey>* victims_;
-};
-
 std::vector<BlockKey> victims_of(const Trace& trace, const Oracle& oracle, const std::string& spec,
                                  size_t cap) {
   auto tree = std::make_unique<PrefixTree>(cap);
@@ -179,8 +153,8 @@ std::vector<BlockKey> victims_of(const Trace& trace, const Oracle& oracle, const
   ctx.trace = &trace;
   ctx.oracle = &oracle;
   std::vector<BlockKey> victims;
-  auto policy =
-      std::make_unique<VictimRecorder>(make_policy(parse_policy_spec(spec), ctx), *tree, &victims);
+  auto policy = std::make_unique<testing::VictimKeyRecorder>(
+      make_policy(parse_policy_spec(spec), ctx), *tree, &victims);
   PrefixCache cache(cap, std::move(policy), std::move(tree));
   cache.set_checking(true);
   for (size_t r = 0; r < trace.size(); ++r) cache.access(testing::request_view(trace, r));

@@ -266,31 +266,6 @@ class ReferenceS3Fifo final : public Policy {
   NodeId last_new_ = kNoNode;
 };
 
-// Forwards to a policy and records the key of every victim.
-class Recorder final : public Policy {
- public:
-  Recorder(const PrefixTree& tree, std::unique_ptr<Policy> inner, std::vector<BlockKey>& out)
-      : tree_(tree), inner_(std::move(inner)), out_(out) {}
-  void on_access(NodeId n, const AccessInfo& i) override { inner_->on_access(n, i); }
-  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
-  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
-  NodeId victim(Time now) override {
-    NodeId v = inner_->victim(now);
-    if (v != kNoNode) out_.push_back(tree_.key(v));
-    return v;
-  }
-  void on_removed(NodeId n) override { inner_->on_removed(n); }
-  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
-  void on_request_end(const RequestView& r, std::span<const NodeId> p) override {
-    inner_->on_request_end(r, p);
-  }
-
- private:
-  const PrefixTree& tree_;
-  std::unique_ptr<Policy> inner_;
-  std::vector<BlockKey>& out_;
-};
-
 struct Run {
   std::vector<BlockKey> victims;
   std::vector<uint32_t> hits;
@@ -302,7 +277,7 @@ Run run(const Trace& trace, size_t capacity, Make make) {
   Run out;
   auto tree = std::make_unique<PrefixTree>();
   const PrefixTree& t = *tree;
-  auto recorder = std::make_unique<Recorder>(t, make(t), out.victims);
+  auto recorder = std::make_unique<testing::VictimKeyRecorder>(make(t), t, &out.victims);
   PrefixCache cache(capacity, std::move(recorder), std::move(tree));
   cache.set_checking(true);
   for (size_t r = 0; r < trace.size(); ++r)

@@ -21,31 +21,6 @@ using testing::random_workload;
 using testing::RandomWorkloadOptions;
 using testing::request_view;
 
-// Forwards to a policy and records every victim by block key.
-class Recorder final : public Policy {
- public:
-  Recorder(std::unique_ptr<Policy> inner, const PrefixTree& tree)
-      : inner_(std::move(inner)), tree_(tree) {}
-  void on_access(NodeId n, const AccessInfo& i) override { inner_->on_access(n, i); }
-  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
-  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
-  NodeId victim(Time now) override {
-    NodeId v = inner_->victim(now);
-    if (v != kNoNode) victims.push_back(tree_.key(v));
-    return v;
-  }
-  void on_removed(NodeId n) override { inner_->on_removed(n); }
-  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
-  void on_request_end(const RequestView& r, std::span<const NodeId> p) override {
-    inner_->on_request_end(r, p);
-  }
-  std::vector<BlockKey> victims;
-
- private:
-  std::unique_ptr<Policy> inner_;
-  const PrefixTree& tree_;
-};
-
 struct Recorded {
   std::vector<uint32_t> hits;
   std::vector<BlockKey> victims;
@@ -64,15 +39,13 @@ Recorded record(const Trace& trace, const Oracle& oracle, const std::string& nam
     ctx.trace = &trace;
     ctx.oracle = &oracle;
   }
-  auto recorder =
-      std::make_unique<Recorder>(make_policy(PolicySpec{name, params}, ctx), *tree.get());
-  Recorder* rec = recorder.get();
+  Recorded out;
+  auto recorder = std::make_unique<testing::VictimKeyRecorder>(
+      make_policy(PolicySpec{name, params}, ctx), *tree, &out.victims);
   PrefixCache cache(capacity, std::move(recorder), std::move(tree));
   cache.set_checking(true);
-  Recorded out;
   for (size_t r = 0; r < trace.size(); ++r)
     out.hits.push_back(cache.access(request_view(trace, r)).hit_blocks);
-  out.victims = rec->victims;
   return out;
 }
 

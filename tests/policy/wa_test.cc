@@ -2,9 +2,11 @@
 // the reuse fit on a worked example, and the reduction to LRU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kvpolicy/cache.h"
@@ -62,22 +64,14 @@ NodeId brute_force_victim(const Policy& wa, const PrefixTree& tree, Tier tier, T
 
 // Forwards to an inner policy and records its victims (as keys), checking each against the
 // brute force when `check` is set.
-class Recorder final : public Policy {
+class Recorder final : public ForwardingPolicy {
  public:
   Recorder(std::unique_ptr<Policy> inner, const PrefixTree& tree, bool check)
-      : inner_(std::move(inner)), tree_(tree), check_(check) {}
-  void on_access(NodeId n, const AccessInfo& i) override { inner_->on_access(n, i); }
-  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
-  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
-  void on_removed(NodeId n) override { inner_->on_removed(n); }
-  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
-  void on_request_end(const RequestView& r, std::span<const NodeId> p) override {
-    inner_->on_request_end(r, p);
-  }
+      : ForwardingPolicy(std::move(inner)), tree_(tree), check_(check) {}
   NodeId victim(Time now) override {
-    NodeId v = inner_->victim(now);
+    NodeId v = inner().victim(now);
     if (check_) {
-      NodeId want = brute_force_victim(*inner_, tree_, Tier::kHbm, now, &fitted_candidates);
+      NodeId want = brute_force_victim(inner(), tree_, Tier::kHbm, now, &fitted_candidates);
       EXPECT_EQ(v, want) << "at time " << now << " after " << victims.size() << " victims";
       if (v != want) mismatches++;
     }
@@ -87,10 +81,8 @@ class Recorder final : public Policy {
   std::vector<BlockKey> victims;
   uint64_t fitted_candidates = 0;
   int mismatches = 0;
-  Policy& inner() { return *inner_; }
 
  private:
-  std::unique_ptr<Policy> inner_;
   const PrefixTree& tree_;
   bool check_;
 };
@@ -114,15 +106,15 @@ WaRun make_run(const std::string& name, const std::string& params, size_t capaci
 }
 
 // A random prefix workload with request types 0..2 and timestamps that often tie (rounded to
-// 2 ms), so that ties between requests and categories are exercised.
-Trace typed_workload(uint64_t seed, uint32_t requests) {
+// 2 ms), so that ties between requests and categories are exercised; or kept to the microsecond.
+Trace typed_workload(uint64_t seed, uint32_t requests, bool round_times = true) {
   RandomWorkloadOptions o;
   o.seed = seed;
   o.requests = requests;
   Trace t = random_workload(o);
   for (size_t r = 0; r < t.size(); ++r) {
     t.category[r] = static_cast<CategoryId>(mix64(seed * 131 + r) % 3);
-    t.time[r] = t.time[r] / 2000 * 2000;
+    if (round_times) t.time[r] = t.time[r] / 2000 * 2000;
   }
   return t;
 }
@@ -335,6 +327,172 @@ TEST(Wa, TwoTiersKeepBothInstancesExact) {
     EXPECT_GT(demotions, 100u);
     EXPECT_GT(checked, 400u);
   }
+}
+
+// The fits of section 4 computed from the whole access history, the obvious way: at a refit at
+// the start of request r, every block access of an earlier request within window_s of r's time
+// is an instance of its category, reused if a later request (before r) accessed the key again.
+struct FitSetup {
+  double window_s = 0.05;
+  std::string life = "p90";  // p90, p90_all, none, or seconds
+  uint64_t min_samples = 3;
+  double sample = 1;
+  std::string params() const {
+    return "refit_s=" + std::to_string(window_s / 10) + ",window_s=" + std::to_string(window_s) +
+           ",life=" + life + ",min_samples=" + std::to_string(min_samples) +
+           ",sample=" + std::to_string(sample);
+  }
+};
+
+struct RefFit {
+  bool valid = false;
+  double pi = 0, lambda = 0, life = 0;
+};
+
+double nearest_rank_p90_s(std::vector<Time> v) {
+  if (v.empty()) return 0;
+  size_t k = static_cast<size_t>(std::ceil(0.9 * double(v.size()))) - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return double(v[k]) / kMicrosPerSecond;
+}
+
+std::vector<RefFit> reference_fits(const Trace& t, const Policy& wa, size_t r, const FitSetup& s,
+                                   size_t groups) {
+  struct Acc {
+    uint64_t n = 0, reused = 0;
+    int64_t sum = 0;
+    std::vector<Time> times;
+  };
+  // The policy's clock never runs backwards.
+  std::vector<Time> now(r + 1);
+  for (size_t q = 0; q <= r; ++q) now[q] = std::max(q ? now[q - 1] : 0, t.time[q]);
+  const Time cutoff = now[r] - static_cast<Time>(std::llround(s.window_s * kMicrosPerSecond));
+  const uint64_t threshold = s.sample >= 1 ? UINT64_MAX : static_cast<uint64_t>(s.sample * 0x1p64);
+  std::vector<Acc> acc(groups);
+  Acc all;
+  std::unordered_map<BlockKey, size_t> next;  // key -> its first access after the scan point
+  for (size_t q = r; q-- > 0;) {
+    uint32_t g = wa_testing::group_of(wa, t.category[q], t.turn[q]);
+    for (BlockKey k : t.prompt(q)) {
+      if (threshold != UINT64_MAX && mix64(k ^ 0x5a17) >= threshold) continue;
+      auto it = next.find(k);
+      if (now[q] > cutoff) {
+        for (Acc* a : {&acc[g], &all}) {
+          ++a->n;
+          if (it != next.end()) {
+            Time reuse = now[it->second] - now[q];
+            ++a->reused;
+            a->sum += reuse;
+            a->times.push_back(reuse);
+          }
+        }
+      }
+      next[k] = q;
+    }
+  }
+  auto fit = [&](const Acc& a) {
+    RefFit f;
+    if (a.n == 0) return f;
+    f.valid = true;
+    f.pi = double(a.reused) / double(a.n);
+    if (a.reused == 0) return f;
+    f.lambda = 1.0 / (std::max<double>(double(a.sum) / double(a.reused), 1.0) / kMicrosPerSecond);
+    if (s.life == "none") {
+      f.life = INFINITY;
+    } else if (s.life == "p90") {
+      f.life = nearest_rank_p90_s(a.times);
+    } else if (s.life == "p90_all") {
+      f.life = nearest_rank_p90_s(all.times);
+    } else {
+      f.life = std::stod(s.life);
+    }
+    return f;
+  };
+  size_t with_data = 0, last = 0;
+  for (size_t g = 0; g < groups; ++g)
+    if (acc[g].n > 0) ++with_data, last = g;
+  RefFit pooled = with_data == 1 && acc[last].n >= s.min_samples ? fit(acc[last]) : fit(all);
+  std::vector<RefFit> out(groups);
+  for (size_t g = 0; g < groups; ++g) out[g] = acc[g].n >= s.min_samples ? fit(acc[g]) : pooled;
+  return out;
+}
+
+double policy_stat(const Policy& p, const std::string& name) {
+  for (const auto& [k, v] : p.stats())
+    if (k == name) return v;
+  ADD_FAILURE() << "no stat " << name;
+  return 0;
+}
+
+// Replays `trace` and after every refit compares each category's fit with the reference; returns
+// the number of refits checked.
+int check_fits_against_history(const Trace& trace, PrefixCache& cache,
+                               std::vector<const Policy*> instances, const FitSetup& s) {
+  int checked = 0;
+  double refits = 0;
+  uint32_t groups = 0;
+  for (size_t r = 0; r < trace.size(); ++r) {
+    cache.access(request_view(trace, r));
+    groups =
+        std::max(groups, wa_testing::group_of(*instances[0], trace.category[r], trace.turn[r]) + 1);
+    double now_refits = policy_stat(*instances[0], "refits");
+    if (now_refits == refits) continue;
+    refits = now_refits;
+    std::vector<RefFit> want = reference_fits(trace, *instances[0], r, s, groups);
+    for (const Policy* p : instances) {
+      for (uint32_t g = 0; g < groups; ++g) {
+        RefFit got;
+        got.valid = wa_testing::fit(*p, g, &got.pi, &got.lambda, &got.life);
+        SCOPED_TRACE("request " + std::to_string(r) + " group " + std::to_string(g));
+        EXPECT_EQ(got.valid, want[g].valid);
+        if (!got.valid || !want[g].valid) continue;
+        EXPECT_EQ(got.pi, want[g].pi);
+        EXPECT_EQ(got.lambda, want[g].lambda);
+        EXPECT_EQ(got.life, want[g].life);
+        if (::testing::Test::HasFailure()) return checked;
+      }
+    }
+    ++checked;
+  }
+  return checked;
+}
+
+TEST(Wa, FitsEqualTheWholeHistoryRecomputed) {
+  // The fits are kept incrementally (per-block stamps, a map of evicted keys, reuse-time
+  // histograms); they must equal the definition recomputed from scratch, at every refit, with
+  // blocks evicted and re-inserted, prompts longer than the cache, and two tiers.
+  std::vector<FitSetup> setups(5);
+  setups[1].life = "p90_all";
+  setups[2].life = "none";
+  setups[3].life = "0.002";
+  setups[4].sample = 0.5;
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    Trace trace = typed_workload(seed + 40, 300, /*round_times=*/seed == 1);
+    size_t unique = count_unique_blocks(trace);
+    for (const FitSetup& s : setups) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " wa:" + s.params());
+      for (size_t cap : {size_t{6}, unique / 10}) {
+        WaRun run = make_run("wa", s.params(), cap, false);
+        checked += check_fits_against_history(trace, *run.cache, {&run.recorder->inner()}, s);
+      }
+      PolicySpec spec{"wa", s.params()};
+      PrefixCache two(unique / 12, spec, PolicyContext{}, unique / 8, spec);
+      checked += check_fits_against_history(trace, two, {&two.policy(), two.dram_policy()}, s);
+    }
+  }
+  EXPECT_GT(checked, 200);
+}
+
+TEST(Wa, FitsStayExactForReuseTimesOfDays) {
+  // Reuse times from minutes to days (above 2^32 us, where the histograms keep part of a value
+  // in its bin): the percentiles stay exact.
+  Trace trace = typed_workload(77, 300, /*round_times=*/false);
+  for (Time& t : trace.time) t = (t << 21) + t;  // the workload's ~0.2 s become ~5 days
+  FitSetup s;
+  s.window_s = 2e5;
+  WaRun run = make_run("wa", s.params(), count_unique_blocks(trace) / 10, false);
+  EXPECT_GT(check_fits_against_history(trace, *run.cache, {&run.recorder->inner()}, s), 10);
 }
 
 TEST(Wa, RejectsBadParameters) {

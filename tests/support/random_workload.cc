@@ -100,15 +100,12 @@ uint32_t longest_prompt(const Trace& trace) {
   return longest;
 }
 
-class ScriptedCache::Recorder final : public Policy {
+class ScriptedCache::Recorder final : public ForwardingPolicy {
  public:
   Recorder(ScriptedCache& owner, const PrefixTree& tree, std::unique_ptr<Policy> inner)
-      : owner_(owner), tree_(tree), inner_(std::move(inner)) {}
-  void on_access(NodeId n, const AccessInfo& i) override { inner_->on_access(n, i); }
-  void on_evictable(NodeId n) override { inner_->on_evictable(n); }
-  void on_unevictable(NodeId n) override { inner_->on_unevictable(n); }
+      : ForwardingPolicy(std::move(inner)), owner_(owner), tree_(tree) {}
   NodeId victim(Time now) override {
-    NodeId v = inner_->victim(now);
+    NodeId v = inner().victim(now);
     if (v != kNoNode) {
       BlockKey key = tree_.key(v);
       for (auto& [k, path] : owner_.paths_)
@@ -116,16 +113,10 @@ class ScriptedCache::Recorder final : public Policy {
     }
     return v;
   }
-  void on_removed(NodeId n) override { inner_->on_removed(n); }
-  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
-  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
-    inner_->on_request_end(r, path);
-  }
 
  private:
   ScriptedCache& owner_;
   const PrefixTree& tree_;
-  std::unique_ptr<Policy> inner_;
 };
 
 ScriptedCache::ScriptedCache(const std::string& policy, size_t capacity, uint64_t seed) {

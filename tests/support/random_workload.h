@@ -38,6 +38,23 @@ std::vector<uint32_t> infinite_cache_hits(const Trace& trace);
 // Longest prompt of the trace, in blocks.
 uint32_t longest_prompt(const Trace& trace);
 
+// Forwards to a policy and appends the key of every victim it picks to `out`.
+class VictimKeyRecorder final : public ForwardingPolicy {
+ public:
+  VictimKeyRecorder(std::unique_ptr<Policy> inner, const PrefixTree& tree,
+                    std::vector<BlockKey>* out)
+      : ForwardingPolicy(std::move(inner)), tree_(tree), out_(out) {}
+  NodeId victim(Time now) override {
+    NodeId v = inner().victim(now);
+    if (v != kNoNode) out_->push_back(tree_.key(v));
+    return v;
+  }
+
+ private:
+  const PrefixTree& tree_;
+  std::vector<BlockKey>* out_;
+};
+
 // Drives a PrefixCache with hand-written prompts of raw block ids, chained as a trace chains
 // them ({1, 2} and {1, 3} share block 1), and records every victim's raw-id path.
 class ScriptedCache {
