@@ -33,9 +33,30 @@ class PrefixTree {
     }
   }
 
-  // Starts loading the hash slot `key` would probe first: a request's keys are known before it
-  // is walked, so their cache misses can overlap.
-  void prefetch(BlockKey key) const { __builtin_prefetch(&slots_[home_of_tag(tag_of(key))]); }
+  // A request's keys are known before it is walked, so the cache misses of find() can overlap:
+  // prefetch_slot(key) starts loading the hash slot `key` probes first, and a few keys later
+  // (the slot has arrived) prefetch_node(key) the node that slot names, if its tag matches.
+  // always_inline: GCC 12 deems a const function that only prefetches pure and drops calls.
+  [[gnu::always_inline]] void prefetch_slot(BlockKey key) const {
+    __builtin_prefetch(&slots_[home_of_tag(tag_of(key))]);
+  }
+  [[gnu::always_inline]] void prefetch_node(BlockKey key) const {
+    uint32_t tag = tag_of(key);
+    const Slot& e = slots_[home_of_tag(tag)];
+    if (e.id != kNoNode && e.tag == tag) __builtin_prefetch(&nodes_[e.id]);
+  }
+
+  // For policies that know their next victims (a recency list's next entries): starts loading
+  // what remove(node) will touch, its hash slot and its parent (the node must be in cache, e.g.
+  // through an earlier prefetch_node_id), and the node itself.
+  [[gnu::always_inline]] void prefetch_removal(NodeId node) const {
+    const Node& n = nodes_[node];
+    __builtin_prefetch(&slots_[home_of_tag(tag_of(n.key))]);
+    if (n.parent != kNoNode) __builtin_prefetch(&nodes_[n.parent]);
+  }
+  [[gnu::always_inline]] void prefetch_node_id(NodeId node) const {
+    __builtin_prefetch(&nodes_[node]);
+  }
 
   // Adds a pinned child of `parent` (kNoNode for a first block). The key must be absent and
   // the parent cached.

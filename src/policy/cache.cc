@@ -6,8 +6,9 @@
 
 namespace kvpolicy {
 namespace {
-// How many blocks ahead of the walk the hash slots are prefetched.
-constexpr uint32_t kPrefetchAhead = 8;
+// How many blocks ahead of the walk the hash slots, and then the nodes they name, are
+// prefetched.
+constexpr uint32_t kSlotsAhead = 16, kNodesAhead = 8;
 }  // namespace
 
 RequestView request_view(const Trace& trace, size_t r) {
@@ -60,6 +61,7 @@ NodeId PrefixCache::checked_victim(Policy& policy, Tier tier, Time now) {
 }
 
 void PrefixCache::drop(NodeId v, AccessResult& res) {
+  tree_->prefetch_removal(v);  // its misses overlap with the policy's own bookkeeping
   policy_of(v).on_removed(v);
   if (tree_->tier(v) == Tier::kHbm) --hbm_size_;
   NodeId parent = tree_->remove(v);
@@ -118,10 +120,11 @@ AccessResult PrefixCache::access(const RequestView& r) {
 
   // Longest cached prefix: HBM blocks first, then DRAM ones; the first miss ends it.
   uint32_t n = info.prompt_blocks, i = 0, first_dram = n;
-  for (uint32_t k = 0; k < std::min(n, kPrefetchAhead); ++k) tree_->prefetch(r.blocks[k]);
+  for (uint32_t k = 0; k < std::min(n, kSlotsAhead); ++k) tree_->prefetch_slot(r.blocks[k]);
   info.hit = true;
   for (; i < n; ++i) {
-    if (i + kPrefetchAhead < n) tree_->prefetch(r.blocks[i + kPrefetchAhead]);
+    if (i + kSlotsAhead < n) tree_->prefetch_slot(r.blocks[i + kSlotsAhead]);
+    if (i + kNodesAhead < n) tree_->prefetch_node(r.blocks[i + kNodesAhead]);
     NodeId node = tree_->find(r.blocks[i]);
     if (node == kNoNode) break;
     if (tree_->pin(node)) policy_of(node).on_unevictable(node);
@@ -156,7 +159,7 @@ AccessResult PrefixCache::access(const RequestView& r) {
 
   NodeId parent = path_.empty() ? kNoNode : path_.back();
   for (; in_hbm && i < n; ++i) {
-    if (i + kPrefetchAhead < n) tree_->prefetch(r.blocks[i + kPrefetchAhead]);
+    if (i + kSlotsAhead < n) tree_->prefetch_slot(r.blocks[i + kSlotsAhead]);
     info.position = i;
     info.access = r.first_access + i;
     if (hbm_size_ >= capacity_ && !make_room_hbm(info, res, /*swap=*/false))

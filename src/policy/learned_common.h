@@ -76,7 +76,7 @@ class KeySet {
     has_zero_ = false;
   }
   // Starts loading the slot a lookup of k reads first.
-  void prefetch(BlockKey k) const { __builtin_prefetch(&slots_[home(k)]); }
+  [[gnu::always_inline]] void prefetch(BlockKey k) const { __builtin_prefetch(&slots_[home(k)]); }
   size_t size() const { return size_ + pending_n_ + has_zero_; }  // an upper bound
   size_t memory_bytes() const { return slots_.capacity() * sizeof(BlockKey); }
 

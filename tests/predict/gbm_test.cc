@@ -208,7 +208,8 @@ TEST(GbmPredictor, AsyncHitRateMatchesSyncOnAFixedTrace) {
     // to sync (measured: < 0.5 points on a quiet machine, 1.03 once with both cores busy, as
     // the worker then installs fewer models). FPB follows whatever model it has and is not
     // stable across modes (measured: 31 % sync, 33-34 % async), so it is not compared.
-    EXPECT_NEAR(async.block_hit_rate, sync.block_hit_rate, 0.02) << policy;
+    EXPECT_NEAR(async.block_hit_rate, sync.block_hit_rate, 0.02)
+        << policy << ": " << sync_models << " models sync, " << async_models << " async";
   }
 }
 
