@@ -57,6 +57,13 @@ class PrefixTree {
   [[gnu::always_inline]] void prefetch_node_id(NodeId node) const {
     __builtin_prefetch(&nodes_[node]);
   }
+  // For a policy whose likely next victims are the entries after its victim in a list: `next`
+  // (kNoNode: none) and the one after it, two evictions ahead, so their misses overlap with
+  // this eviction's work.
+  [[gnu::always_inline]] void prefetch_upcoming_victims(NodeId next, NodeId after_next) const {
+    if (next != kNoNode) prefetch_removal(next);
+    if (after_next != kNoNode) prefetch_node_id(after_next);
+  }
 
   // Adds a pinned child of `parent` (kNoNode for a first block). The key must be absent and
   // the parent cached.

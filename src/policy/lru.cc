@@ -34,10 +34,7 @@ class Lru final : public Policy {
       if (!tree_.is_evictable(n)) continue;
       // Evictions come in runs (a request's new blocks); the next victims are likely the next
       // entries, so their cache misses overlap with this one's removal.
-      if (NodeId a = list_.next(n); a != kNoNode) {
-        tree_.prefetch_removal(a);
-        if (NodeId b = list_.next(a); b != kNoNode) tree_.prefetch_node_id(b);
-      }
+      if (NodeId a = list_.next(n); a != kNoNode) tree_.prefetch_upcoming_victims(a, list_.next(a));
       return n;
     }
     return kNoNode;

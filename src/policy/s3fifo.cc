@@ -34,6 +34,10 @@ class TwoQueues {
   }
   size_t size(int q) const { return size_[q]; }
   NodeId front(int q) const { return head_[q] == kNil ? kNoNode : head_[q]; }
+  NodeId next(NodeId n) const {
+    uint32_t x = links_[n].next & kNil;
+    return x == kNil ? kNoNode : x;
+  }
   // New members start with frequency 0.
   void push_back(int q, NodeId n) { link(q, n, tail_[q], kNil); }
   void insert_before(NodeId n, NodeId pos) { link(which(pos), n, links_[pos].prev & kNil, pos); }
@@ -108,14 +112,22 @@ class S3Fifo final : public Policy {
     main_cap_ = ctx.capacity_blocks > small_cap_ ? ctx.capacity_blocks - small_cap_ : 0;
   }
 
-  void on_request_begin(const RequestView&) override { last_new_ = kNoNode; }
+  void on_request_begin(const RequestView& r) override {
+    last_new_ = kNoNode;
+    prompt_ = r.blocks;
+  }
   void on_access(NodeId n, const AccessInfo& info) override {
     if (n >= queues_.ids()) queues_.resize(std::max<size_t>(tree_->id_limit(), size_t{n} + 1));
     if (info.hit) {
       queues_.set_freq(n, std::min(queues_.freq(n) + 1, kMaxFreq));
       return;
     }
-    // New here: it enters a queue with frequency 0.
+    // New here: it enters a queue with frequency 0. So will the rest of the prompt (a miss ends
+    // the cached prefix): their ghost lookups are fetched ahead.
+    constexpr size_t kAhead = 8;
+    for (size_t k = info.position + (last_new_ == kNoNode ? 1 : kAhead);
+         k <= info.position + kAhead && k < prompt_.size(); ++k)
+      ghost_.prefetch(prompt_[k]);
     int q = kSmall;
     if (ghost_.take(tree_->key(n))) {
       q = kMain;  // evicted from small recently and back: it earned main directly
@@ -140,7 +152,11 @@ class S3Fifo final : public Policy {
       bool main = queues_.size(kMain) > main_cap_ || queues_.size(kSmall) == 0;
       if (evictable_[main ? kMain : kSmall] == 0) main = !main;
       NodeId v = main ? scan_main() : scan_small();
-      if (v != kNoNode) return v;  // else small promoted all its evictable blocks: try main
+      if (v == kNoNode) continue;  // small promoted all its evictable blocks: try main
+      // The queue's next entries are the likely next candidates (as in lru.cc).
+      if (NodeId a = queues_.next(v); a != kNoNode)
+        tree_->prefetch_upcoming_victims(a, queues_.next(a));
+      return v;
     }
   }
   // Only a victim is evictable when removed; a pinned DRAM block promoted to HBM leaves this
@@ -207,6 +223,7 @@ class S3Fifo final : public Policy {
   size_t small_cap_ = 1, main_cap_ = 0;
   bool has_evicted_ = false;
   NodeId last_new_ = kNoNode;
+  std::span<const BlockKey> prompt_;  // the current request's keys, for prefetching
   size_t evictable_[2] = {0, 0};
   TwoQueues queues_;
   s3fifo::GhostFifo ghost_;

@@ -51,7 +51,11 @@ class Sieve final : public Policy {
       if (hand_ == kNoNode) hand_ = queue_.front();
       NodeId n = hand_;
       if (tree_->is_evictable(n)) {
-        if (!visited_[n]) return n;  // the hand stays; on_removed moves it on
+        if (!visited_[n]) {  // the hand stays; on_removed moves it on
+          if (NodeId a = queue_.next(n); a != kNoNode)
+            tree_->prefetch_upcoming_victims(a, queue_.next(a));
+          return n;
+        }
         visited_[n] = 0;
       }
       hand_ = queue_.next(n);

@@ -716,6 +716,11 @@ class Wa final : public Policy {
         best_score = s;
       }
     }
+    // The category's next blocks are the likely next victims (as in lru.cc).
+    if (best != kNoNode) {
+      if (NodeId a = lists_.next(best); a != kNoNode)
+        tree_.prefetch_upcoming_victims(a, lists_.next(a));
+    }
     return best;
   }
 
