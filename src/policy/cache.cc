@@ -121,6 +121,7 @@ AccessResult PrefixCache::access(const RequestView& r) {
   // Longest cached prefix: HBM blocks first, then DRAM ones; the first miss ends it.
   uint32_t n = info.prompt_blocks, i = 0, first_dram = n;
   for (uint32_t k = 0; k < std::min(n, kSlotsAhead); ++k) tree_->prefetch_slot(r.blocks[k]);
+  for (uint32_t k = 0; k < std::min(n, kNodesAhead); ++k) tree_->prefetch_node(r.blocks[k]);
   info.hit = true;
   for (; i < n; ++i) {
     if (i + kSlotsAhead < n) tree_->prefetch_slot(r.blocks[i + kSlotsAhead]);

@@ -51,7 +51,13 @@ class Rlt final : public Policy {
   NodeId victim(Time) override {
     if (unmarked_.empty()) new_phase();
     if (unmarked_.empty()) return kNoNode;
-    return unmarked_.choose(rng_);
+    // The draws are made one call ahead (the same sequence, one per choice), so the block the
+    // next draw would pick now, likely the next victim, is fetched while this one is removed.
+    if (!drawn_) next_draw_ = rng_(), drawn_ = true;
+    NodeId v = unmarked_.pick(next_draw_);
+    next_draw_ = rng_();
+    tree_->prefetch_node_id(unmarked_.pick(next_draw_));
+    return v;
   }
   void on_removed(NodeId n) override {
     unmarked_.erase(n);
@@ -95,6 +101,8 @@ class Rlt final : public Policy {
   std::vector<uint32_t> stamp_;
   RandomSet unmarked_, marked_;  // evictable leaves by mark
   std::mt19937_64 rng_;
+  uint64_t next_draw_ = 0;  // the next choice's draw, once drawn_
+  bool drawn_ = false;
 };
 
 PolicyRegistrar registrar({

@@ -36,10 +36,13 @@ class RandomSet {
   }
   template <typename Rng>
   NodeId choose(Rng& rng) const {
-    // Lemire's multiply-shift: unbiased enough for simulation and identical across platforms,
-    // unlike std::uniform_int_distribution.
-    uint64_t r = rng() & 0xffffffffULL;
-    return items_[(r * items_.size()) >> 32];
+    return pick(rng());
+  }
+  // The member a random 64-bit draw selects (its low 32 bits by Lemire's multiply-shift:
+  // unbiased enough for simulation and identical across platforms, unlike
+  // std::uniform_int_distribution). The set must not be empty.
+  NodeId pick(uint64_t draw) const {
+    return items_[((draw & 0xffffffffULL) * items_.size()) >> 32];
   }
   void clear() {
     for (NodeId n : items_) pos_[n] = kAbsent;
