@@ -30,16 +30,16 @@ class Lru final : public Policy {
   // Only pinned blocks (and their ancestors) can stand before the first evictable leaf; in
   // replay those are the current request's, at the tail, so the scan stops at once.
   NodeId victim(Time) override {
-    for (NodeId n = list_.front(); n != kNoNode; n = list_.next(n)) {
-      if (!tree_.is_evictable(n)) continue;
-      // Evictions come in runs (a request's new blocks); the next victims are likely the next
-      // entries, so their cache misses overlap with this one's removal.
-      if (NodeId a = list_.next(n); a != kNoNode) tree_.prefetch_upcoming_victims(a, list_.next(a));
-      return n;
-    }
+    for (NodeId n = list_.front(); n != kNoNode; n = list_.next(n))
+      if (tree_.is_evictable(n)) return n;
     return kNoNode;
   }
-  void on_removed(NodeId n) override { list_.erase(n); }
+  void on_removed(NodeId n) override {
+    // Evictions come in runs (a request's new blocks); the next victims are likely the next
+    // entries, so their cache misses overlap with this one's removal.
+    if (NodeId a = list_.next(n); a != kNoNode) tree_.prefetch_upcoming_victims(a, list_.next(a));
+    list_.erase(n);
+  }
   size_t memory_bytes() const override { return list_.memory_bytes(); }
 
  private:

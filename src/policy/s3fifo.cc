@@ -152,16 +152,15 @@ class S3Fifo final : public Policy {
       bool main = queues_.size(kMain) > main_cap_ || queues_.size(kSmall) == 0;
       if (evictable_[main ? kMain : kSmall] == 0) main = !main;
       NodeId v = main ? scan_main() : scan_small();
-      if (v == kNoNode) continue;  // small promoted all its evictable blocks: try main
-      // The queue's next entries are the likely next candidates (as in lru.cc).
-      if (NodeId a = queues_.next(v); a != kNoNode)
-        tree_->prefetch_upcoming_victims(a, queues_.next(a));
-      return v;
+      if (v != kNoNode) return v;  // else small promoted all its evictable blocks: try main
     }
   }
   // Only a victim is evictable when removed; a pinned DRAM block promoted to HBM leaves this
   // tier's policy without being evicted (no ghost entry).
   void on_removed(NodeId n) override {
+    // The queue's next entries are the likely next candidates (as in lru.cc).
+    if (NodeId a = queues_.next(n); a != kNoNode)
+      tree_->prefetch_upcoming_victims(a, queues_.next(a));
     int q = queues_.which(n);
     queues_.erase(n);
     if (!tree_->is_evictable(n)) return;

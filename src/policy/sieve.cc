@@ -51,11 +51,7 @@ class Sieve final : public Policy {
       if (hand_ == kNoNode) hand_ = queue_.front();
       NodeId n = hand_;
       if (tree_->is_evictable(n)) {
-        if (!visited_[n]) {  // the hand stays; on_removed moves it on
-          if (NodeId a = queue_.next(n); a != kNoNode)
-            tree_->prefetch_upcoming_victims(a, queue_.next(a));
-          return n;
-        }
+        if (!visited_[n]) return n;  // the hand stays; on_removed moves it on
         visited_[n] = 0;
       }
       hand_ = queue_.next(n);
@@ -65,6 +61,9 @@ class Sieve final : public Policy {
   // A victim is evictable; a block leaving without being evictable (a pinned DRAM block
   // promoted to HBM) was not counted.
   void on_removed(NodeId n) override {
+    // The entries after the hand are the likely next victims (as in lru.cc).
+    if (hand_ == n && queue_.next(n) != kNoNode)
+      tree_->prefetch_upcoming_victims(queue_.next(n), queue_.next(queue_.next(n)));
     if (hand_ == n) hand_ = queue_.next(n);
     queue_.erase(n);
     if (tree_->is_evictable(n)) --evictable_;

@@ -672,6 +672,8 @@ class Wa final : public Policy {
   // The block leaves this tier: its last access goes to the ghost map while in the window.
   void on_removed(NodeId n) override {
     if (!lists_.contains(n)) return;
+    // The category's next blocks are the likely next victims (as in lru.cc).
+    if (NodeId a = lists_.next(n); a != kNoNode) tree_.prefetch_upcoming_victims(a, lists_.next(a));
     uint32_t prev = lists_.stamp(n);
     unlink(n);
     BlockKey key = tree_.key(n);
@@ -715,11 +717,6 @@ class Wa final : public Policy {
         best = x;
         best_score = s;
       }
-    }
-    // The category's next blocks are the likely next victims (as in lru.cc).
-    if (best != kNoNode) {
-      if (NodeId a = lists_.next(best); a != kNoNode)
-        tree_.prefetch_upcoming_victims(a, lists_.next(a));
     }
     return best;
   }
