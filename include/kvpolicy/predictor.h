@@ -148,6 +148,9 @@ struct GbmConfig {
   double holdout = 0.2;  // share of the window (its most recent samples) for early stopping
   int patience = 10;     // rounds without hold-out improvement before stopping
   bool async = false;    // retrain on a background thread
+  // Async: how many retrain intervals the replay may run ahead of a training still under way
+  // before it waits for it (bounded staleness); 0 = never wait.
+  size_t max_lag = 0;
   uint64_t seed = 1;
 };
 
@@ -156,7 +159,8 @@ struct GbmConfig {
 // window of observed labels. Blocks with fewer than two accesses, and every block before the
 // first model exists, predict kNever ("far future"). P = last access + expm1(output) seconds.
 // Sync mode retrains inline and is deterministic; async mode retrains a snapshot of the window
-// on a background thread and swaps the model in; the caller never waits for training.
+// on a background thread and swaps the model in; the caller never waits for training, unless
+// max_lag bounds how far it may run ahead.
 class GbmPredictor : public NextAccessPredictor {
  public:
   GbmPredictor(const GbmConfig& config, uint32_t block_tokens);

@@ -190,7 +190,11 @@ struct GbmPredictor::Impl {
       return;
     }
     std::unique_lock<std::mutex> lk(mu);
-    if (busy) return;  // still training: try again at the next sample
+    if (busy) {
+      // Still training: try again at the next sample, or wait once max_lag intervals behind.
+      if (cfg.max_lag == 0 || fresh < cfg.max_lag * cfg.retrain_every) return;
+      idle_cv.wait(lk, [this] { return !busy; });
+    }
     snapshot(job_X, job_y);
     has_job = busy = true;
     fresh = 0;

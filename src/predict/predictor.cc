@@ -106,6 +106,9 @@ std::vector<ParamSpec> predictor_param_specs() {
       {"noise", "adversarial", "noisy: adversarial (negated true next time) | lognormal"},
       {"sigma", "1", "noisy, lognormal: next + LogNormal(0, sigma) seconds"},
       {"mode", "sync", "gbm: sync (retrain inline, deterministic) | async (background thread)"},
+      {"max_lag", "0",
+       "gbm async: retrain intervals the replay may run ahead of an unfinished training before "
+       "it waits (0 = never waits)"},
       {"window", "30000", "gbm: training samples kept (sliding window)"},
       {"retrain", "10000", "gbm: new samples between retrains"},
       {"trees", "300", "gbm: boosting rounds at most (early stopping on a 20% hold-out)"},
@@ -142,6 +145,9 @@ PredictorConfig predictor_config(const Params& p) {
   c.gbm.max_rounds = int(positive("trees"));
   c.gbm.max_depth = int(positive("depth"));
   c.gbm.eta = p.get_double("eta");
+  int64_t lag = p.get_int("max_lag");
+  if (lag < 0) throw ConfigError("parameter max_lag must be at least 0");
+  c.gbm.max_lag = size_t(lag);
   c.audit = p.get_bool("audit");
   return c;
 }

@@ -193,23 +193,29 @@ TEST(GbmPredictor, AsyncHitRateMatchesSyncOnAFixedTrace) {
   Oracle oracle = compute_oracle(trace);
   size_t cap = count_unique_blocks(trace) / 10;
   std::string params = "predictor=gbm,window=5000,retrain=5000,trees=20,depth=4";
+  auto models = [](const ReplayResult& r) {
+    for (auto& [k, v] : r.policy_stats)
+      if (k == "retrains") return v;
+    return 0.0;
+  };
   for (const char* policy : {"laru", "hf"}) {
     ReplayResult sync = replay(trace, &oracle, {policy, params + ",mode=sync"}, cap);
-    ReplayResult async = replay(trace, &oracle, {policy, params + ",mode=async"}, cap);
-    double sync_models = 0, async_models = 0;
-    for (auto& [k, v] : sync.policy_stats)
-      if (k == "retrains") sync_models = v;
-    for (auto& [k, v] : async.policy_stats)
-      if (k == "retrains") async_models = v;
-    EXPECT_GE(sync_models, 5) << policy;
-    EXPECT_GE(async_models, 1) << policy;
-    // Here the replay outruns training, so async installs fewer, later models (measured: 6 vs
-    // 14); LARU and HF, which only consult predictions among LRU candidates, still land close
-    // to sync (measured: < 0.5 points on a quiet machine, 1.03 once with both cores busy, as
-    // the worker then installs fewer models). FPB follows whatever model it has and is not
-    // stable across modes (measured: 31 % sync, 33-34 % async), so it is not compared.
-    EXPECT_NEAR(async.block_hit_rate, sync.block_hit_rate, 0.02)
-        << policy << ": " << sync_models << " models sync, " << async_models << " async";
+    ReplayResult bounded = replay(trace, &oracle, {policy, params + ",mode=async,max_lag=1"}, cap);
+    ReplayResult free = replay(trace, &oracle, {policy, params + ",mode=async"}, cap);
+    // With max_lag=1 the replay waits for a training still under way when the next is due, so
+    // it installs every model but possibly the last, whatever the CPU gives the worker, and
+    // differs from sync only in when each model arrives (measured: laru 45.18 vs 45.21 %, hf
+    // 44.53 vs 43.83 %, 13 models vs 13-14).
+    EXPECT_GE(models(sync), 5) << policy;
+    EXPECT_GE(models(bounded), models(sync) - 1) << policy;
+    EXPECT_NEAR(bounded.block_hit_rate, sync.block_hit_rate, 0.01) << policy;
+    // Never waiting, the replay can outrun training entirely on a busy machine (measured: 0 to
+    // 7 models). LARU and HF consult predictions only among LRU candidates, so even no model
+    // lands near sync here (44.86 %, 0.35 and 1.03 points away): this bounds the damage of a
+    // starved worker rather than showing learning. FPB follows whatever model it has and is
+    // not stable across modes (31 % sync, 33-34 % async), so it is not compared.
+    EXPECT_NEAR(free.block_hit_rate, sync.block_hit_rate, 0.02)
+        << policy << ": " << models(free) << " models async, " << models(sync) << " sync";
   }
 }
 
