@@ -152,6 +152,9 @@ WorkloadBench bench_workload(const std::string& label, const std::string& name, 
   Oracle oracle;
   if (need_oracle) oracle = compute_oracle(trace);
   Progress progress("bench " + label);
+  // One untimed replay first: the first replay of a process pays for fresh pages and a cold
+  // allocator, which would otherwise fall on whichever policy runs first (LRU, the reference).
+  replay(trace, nullptr, {"lru", ""}, capacity);
   for (size_t i = 0; i < specs.size(); ++i) {
     PolicyBench pb;
     pb.policy = specs[i].label();
