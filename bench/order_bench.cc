@@ -32,7 +32,7 @@ void BM_HeapUpdate(benchmark::State& state) {
   heap.resize(n);
   Rng rng(2);
   for (NodeId i = 0; i < n; ++i) heap.push(i, rng.next());
-  for (auto _ : state) heap.set(static_cast<NodeId>(rng.below(n)), rng.next());
+  for (auto _ : state) heap.set_key(static_cast<NodeId>(rng.below(n)), rng.next());
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_HeapUpdate)->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 20);

@@ -16,23 +16,20 @@ class Fifo final : public Policy {
 
   void on_request_begin(const RequestView&) override { ++clock_; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= key_.size()) {
-      key_.resize(tree_->id_limit());
-      heap_.resize(tree_->id_limit());
-    }
+    if (n >= heap_.ids()) heap_.resize(tree_->id_limit());
     // Blocks of one request share an insertion time; the deeper one sorts first.
-    if (!info.hit) key_[n] = (clock_ << 32) | (UINT32_MAX - tree_->depth(n));
+    if (!info.hit) heap_.stored_key(n) = (clock_ << 32) | (UINT32_MAX - tree_->depth(n));
   }
-  void on_evictable(NodeId n) override { heap_.insert(n, key_[n]); }
+  void on_evictable(NodeId n) override { heap_.insert(n); }
   void on_unevictable(NodeId n) override { heap_.erase(n); }
   NodeId victim(Time) override { return heap_.top(); }
   void on_removed(NodeId n) override { heap_.erase(n); }
-  size_t memory_bytes() const override { return key_.capacity() * 8 + heap_.memory_bytes(); }
+  size_t memory_bytes() const override { return heap_.memory_bytes(); }
 
  private:
   const PrefixTree* tree_;
   uint64_t clock_ = 0;  // requests seen: a logical insertion time
-  std::vector<uint64_t> key_;
+  // Holds every block's key.
   LeafHeap<uint64_t> heap_;
 };
 

@@ -3,6 +3,7 @@
 // Source: Cherkasova, "Improving WWW proxies performance with Greedy-Dual-Size-Frequency
 // caching policy", HP Labs 1998. Cost: O(1) per access; O(log n) per eviction and leaf change.
 #include <bit>
+#include <compare>
 
 #include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
@@ -12,17 +13,27 @@
 namespace kvpolicy {
 namespace {
 
-// The priority's bits in the high word (a non-negative double's bits sort like the double);
-// last access request << 32 | inverted depth in the low word (older, then deeper, first). One
-// 128-bit compare keeps the heap's sift loops branch-free.
-using GdsfKey = unsigned __int128;
+// Ordered by the priority (its bits: a non-negative double's bits sort like the double), then
+// the last access request (older first). The frequency rides along, so that an access touches
+// one place. Packed: a heap entry is 20 bytes.
+#pragma pack(push, 4)
+struct GdsfKey {
+  uint64_t priority;  // computed at the last access
+  uint32_t last;      // last access request
+  uint32_t freq;      // accesses since insertion
+  std::strong_ordering operator<=>(const GdsfKey& o) const {
+    return priority != o.priority ? priority <=> o.priority : last <=> o.last;
+  }
+};
+#pragma pack(pop)
+static_assert(sizeof(HeapEntry<GdsfKey>) == 20);
 
 // Size is one block. Cost is the block's recompute cost: by default the cost model's FLOPs to
 // prefill one block after `depth` cached ones, relative to the first block (projections and MLP
 // are the same for every block, attention grows with the context before it).
 class Gdsf final : public Policy {
  public:
-  Gdsf(const PolicyContext& ctx, const Params& p) : tree_(ctx.tree) {
+  Gdsf(const PolicyContext& ctx, const Params& p) : tree_(ctx.tree), heap_({ctx.tree}) {
     std::string cost = p.get_string("cost");
     if (p.get_double("attention_ratio") < 0)
       throw ConfigError("gdsf: attention_ratio must be >= 0");
@@ -41,31 +52,22 @@ class Gdsf final : public Policy {
 
   void on_request_begin(const RequestView&) override { ++clock_; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= meta_.size()) {
-      meta_.resize(tree_->id_limit());
-      heap_.resize(tree_->id_limit());
-    }
-    Meta& m = meta_[n];
-    m.freq = info.hit ? m.freq + 1 : 1;
-    m.priority = inflation_ + m.freq * cost(tree_->depth(n));
-    m.last = clock_;
+    if (n >= heap_.ids()) heap_.resize(tree_->id_limit());
+    GdsfKey& k = heap_.stored_key(n);  // n is pinned
+    k.freq = info.hit ? k.freq + 1 : 1;
+    k.priority = std::bit_cast<uint64_t>(inflation_ + k.freq * cost(tree_->depth(n)));
+    k.last = clock_;
   }
-  void on_evictable(NodeId n) override {
-    const Meta& m = meta_[n];
-    heap_.insert(n, (GdsfKey{std::bit_cast<uint64_t>(m.priority)} << 64) |
-                        (uint64_t{m.last} << 32) | (UINT32_MAX - tree_->depth(n)));
-  }
+  void on_evictable(NodeId n) override { heap_.insert(n); }
   void on_unevictable(NodeId n) override { heap_.erase(n); }
   NodeId victim(Time) override { return heap_.top(); }
   void on_removed(NodeId n) override {
     // The clock moves to each victim's priority (the minimum, so it never decreases); a block
     // leaving without being the victim (a DRAM block promoted to HBM) does not move it.
-    if (heap_.top() == n) inflation_ = meta_[n].priority;
+    if (heap_.top() == n) inflation_ = std::bit_cast<double>(heap_.key(n).priority);
     heap_.erase(n);
   }
-  size_t memory_bytes() const override {
-    return meta_.capacity() * sizeof(Meta) + heap_.memory_bytes();
-  }
+  size_t memory_bytes() const override { return heap_.memory_bytes(); }
 
  private:
   double cost(uint32_t depth) {
@@ -87,13 +89,8 @@ class Gdsf final : public Policy {
   double attention_ratio_ = 0;
   double inflation_ = 0;  // GDSF's clock L
   uint32_t clock_ = 0;    // requests seen: a logical access time for ties
-  struct Meta {
-    double priority;  // computed at the last access
-    uint32_t freq;    // accesses since insertion
-    uint32_t last;    // last access request
-  };
-  std::vector<Meta> meta_;
-  LeafHeap<GdsfKey> heap_;
+  // Holds every block's key.
+  LeafHeap<GdsfKey, DeeperOnTies<GdsfKey>> heap_;
 };
 
 PolicyRegistrar registrar({

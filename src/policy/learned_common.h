@@ -114,11 +114,14 @@ class KeySet {
 };
 
 // Eviction order among evictable leaves: the larger P first, then the older (smaller recency
-// key), the same rule as OsTreap's maxima.
+// key), the same rule as OsTreap's maxima. Packed to 12 bytes: a heap entry is 16.
+#pragma pack(push, 4)
 struct Rank {
   Time p;
-  uint64_t key;
+  uint32_t key;
 };
+#pragma pack(pop)
+static_assert(sizeof(HeapEntry<Rank>) == 16);
 struct RankFirst {
   bool operator()(const Rank& a, const Rank& b) const {
     return a.p != b.p ? a.p > b.p : a.key < b.key;
@@ -127,10 +130,11 @@ struct RankFirst {
 
 // The part LARU, FPB and HF share. Every block has a recency key in LRU's exact order (a
 // request's blocks are newer than everything before it; within a request the deeper block is
-// older, as lru.cc places a path deepest-first) and a predicted next access P. Each block is
-// predicted once after each access (in one batch per request, at its end) and every cached
-// block again when the predictor's model changes; see predictor.h for why this equals
-// predicting the candidates at each eviction.
+// older, as lru.cc places a path deepest-first) and a predicted next access P. A request takes
+// as many recency keys as it has blocks, so keys fit 32 bits. Each block is predicted once
+// after each access (in one batch per request, at its end) and every cached block again when
+// the predictor's model changes; see predictor.h for why this equals predicting the candidates
+// at each eviction.
 //
 // Evictable leaves are indexed in the ways a policy needs:
 // - an indexed heap answers "the largest P of all" (FPB, and LARU while lambda = 1) cheaply;
@@ -139,6 +143,8 @@ struct RankFirst {
 //   members when it first needs it in a phase and drops it when lambda returns to 1, so with
 //   good predictions it pays heap costs only (and holds no treap memory until then);
 // - a recency list answers "the l oldest" in O(l) for HF's small c (see list_insert).
+// Each block's recency key and P are kept once, by one of them: in the heap's slots (FPB,
+// LARU), the treap's nodes (HF with a large c), or late_'s slots and p_ (HF's list).
 class LearnedPolicy : public Policy {
  public:
   enum Index : unsigned { kHeap = 1, kTreap = 2, kLazyTreap = 4, kList = 8 };
@@ -160,7 +166,9 @@ class LearnedPolicy : public Policy {
   }
 
   void on_request_begin(const RequestView& r) override {
-    ++request_seq_;
+    first_key_ = end_key_;
+    end_key_ += r.blocks.size();
+    if (end_key_ > (uint64_t{1} << 32)) throw Error("learned policies: over 2^32 block accesses");
     demotions_ = 0;
     blocks_ = r.blocks;
     next_pos_ = 0;
@@ -170,9 +178,10 @@ class LearnedPolicy : public Policy {
     grow(n);
     // A block demoted into this (DRAM) tier is new here; several can be demoted in one request,
     // at any depths, so they are ordered by demotion (the first demoted is the oldest, as HBM
-    // evicted it first). Keys must be unique: the treap cannot hold equal keys.
-    key_[n] = tree_.tier(n) == Tier::kDram ? (request_seq_ << 32) | demotions_++
-                                           : (request_seq_ << 32) | (0xffffffffu - info.position);
+    // evicted it first). Keys must be unique: the treap cannot hold equal keys. A request
+    // demotes at most one block per block of its prompt, so both stay in its key range.
+    set_key(n, static_cast<uint32_t>(tree_.tier(n) == Tier::kDram ? first_key_ + demotions_++
+                                                                  : end_key_ - 1 - info.position));
     predictor_->on_access(n, info);
     if (!(flags_[n] & kPending)) {
       flags_[n] |= kPending;
@@ -190,7 +199,7 @@ class LearnedPolicy : public Policy {
     if (flags_[n] & kLeaf) return;
     flags_[n] |= kLeaf;
     ++leaves_;
-    if (use_heap_) heap_.push(n, Rank{p_[n], key_[n]});
+    if (use_heap_) heap_.push(n);
     if (treap_active_) treap_insert(n);
     if (use_list_) list_insert(n);
   }
@@ -204,8 +213,7 @@ class LearnedPolicy : public Policy {
 
   size_t memory_bytes() const override {
     return treap_.memory_bytes() + heap_.memory_bytes() + list_.memory_bytes() +
-           late_.memory_bytes() + key_.capacity() * sizeof(uint64_t) +
-           p_.capacity() * sizeof(Time) + flags_.capacity();
+           late_.memory_bytes() + p_.capacity() * sizeof(Time) + flags_.capacity();
   }
 
   PolicyStats stats() const override {
@@ -263,13 +271,32 @@ class LearnedPolicy : public Policy {
     if (n < flags_.size()) return;
     size_t ids = std::max<size_t>(tree_.id_limit(), size_t{n} + 1);
     flags_.resize(ids, 0);
-    key_.resize(ids, 0);
-    p_.resize(ids, 0);
     if (use_heap_) heap_.resize(ids);
     if (treap_active_) treap_.resize(ids);
     if (use_list_) {
       list_.resize(ids);
       late_.resize(ids);
+      p_.resize(ids, 0);
+    }
+  }
+
+  // Where each block's recency key and P are kept (see the class comment).
+  uint32_t key(NodeId n) const {
+    if (use_heap_) return heap_.key(n).key;
+    return use_list_ ? late_.key(n) : static_cast<uint32_t>(treap_.key(n));
+  }
+  Time p(NodeId n) const {
+    if (use_heap_) return heap_.key(n).p;
+    return use_list_ ? p_[n] : treap_.p(n);
+  }
+  // n is not an evictable leaf (it is being accessed), so in none of the indexes.
+  void set_key(NodeId n, uint32_t k) {
+    if (use_heap_) {
+      heap_.stored_key(n).key = k;
+    } else if (use_list_) {
+      late_.stored_key(n) = k;
+    } else {
+      treap_.set_key(n, k);
     }
   }
 
@@ -283,8 +310,8 @@ class LearnedPolicy : public Policy {
   }
 
   void treap_insert(NodeId n) {
-    treap_.set_key(n, key_[n]);
-    treap_.set_p(n, p_[n]);
+    treap_.set_key(n, key(n));
+    treap_.set_p(n, p(n));
     treap_.insert(n);
   }
 
@@ -298,6 +325,9 @@ class LearnedPolicy : public Policy {
     ++treap_builds_;
   }
 
+  // The recency key of a block outside late_ (a member of list_, or one joining it).
+  uint32_t listed_key(NodeId n) const { return late_.stored_key(n); }
+
   // The recency list. list_ holds evictable leaves in key order, oldest first; late_ (a heap
   // by key) holds the leaves that arrived out of order. Nearly all arrive in order: a request's
   // path end becomes a leaf with the newest key (appended), and a parent whose last child was
@@ -306,13 +336,14 @@ class LearnedPolicy : public Policy {
   // late_ and are merged into list_ when they rank among the l oldest, so list_'s first l
   // members are always the l oldest leaves: the same set the treap would give.
   void list_insert(NodeId n) {
-    uint64_t k = key_[n];
-    if (list_.empty() || k > key_[list_.back()]) {
+    uint32_t k = listed_key(n);
+    if (list_.empty() || k > listed_key(list_.back())) {
       list_.push_back(n);
-    } else if (hole_ && (hole_prev_ == kNoNode || key_[hole_prev_] < k) && k < key_[hole_next_]) {
+    } else if (hole_ && (hole_prev_ == kNoNode || listed_key(hole_prev_) < k) &&
+               k < listed_key(hole_next_)) {
       list_.insert_before(n, hole_next_);
     } else {
-      late_.push(n, k);
+      late_.push(n);
     }
     hole_ = false;
   }
@@ -330,7 +361,7 @@ class LearnedPolicy : public Policy {
     Time best_p = 0;
     for (size_t i = 0; i < std::max<size_t>(l, 1); ++i) {
       NodeId x;
-      if (!late_.empty() && (cur == kNoNode || late_.top_key() < key_[cur])) {
+      if (!late_.empty() && (cur == kNoNode || late_.top_key() < listed_key(cur))) {
         x = late_.pop();
         cur == kNoNode ? list_.push_back(x) : list_.insert_before(x, cur);
       } else if (cur != kNoNode) {
@@ -349,9 +380,16 @@ class LearnedPolicy : public Policy {
   }
 
   void set_p(NodeId n, Time p) {
-    p_[n] = p;
-    if (!(flags_[n] & kLeaf)) return;
-    if (use_heap_) heap_.set(n, Rank{p, key_[n]});
+    if (use_list_) p_[n] = p;
+    if (!(flags_[n] & kLeaf)) {  // in no index: only the store changes
+      if (use_heap_) {
+        heap_.stored_key(n).p = p;
+      } else if (!use_list_) {
+        treap_.set_p(n, p);
+      }
+      return;
+    }
+    if (use_heap_) heap_.update_key(n, [&](Rank& r) { r.p = p; });
     if (treap_active_) treap_.set_p(n, p);
   }
 
@@ -379,19 +417,18 @@ class LearnedPolicy : public Policy {
 
   bool use_heap_, use_list_, lazy_treap_, treap_active_;
   OsTreap treap_;
-  IndexedHeap<Rank, RankFirst> heap_;
+  IndexedHeap<Rank, ByKey<RankFirst>> heap_;
   IntrusiveList list_;
-  IndexedHeap<uint64_t> late_;
+  IndexedHeap<uint32_t> late_;  // its slots hold the recency keys of the blocks not in it
   NodeId hole_prev_ = kNoNode, hole_next_ = kNoNode;  // where list_ lost a member last
-  bool hole_ = false;          // list_ unchanged since; hole_next_ is a member
-  std::vector<uint64_t> key_;  // recency
-  std::vector<Time> p_;        // predicted next access
+  bool hole_ = false;    // list_ unchanged since; hole_next_ is a member
+  std::vector<Time> p_;  // predicted next access (list only)
   std::vector<uint8_t> flags_;
   size_t leaves_ = 0;
   std::unique_ptr<NextAccessPredictor> predictor_;
   uint64_t seen_version_ = 0;
-  uint64_t request_seq_ = 0;
-  uint32_t demotions_ = 0;  // into this tier in the current request
+  uint64_t first_key_ = 0, end_key_ = 0;  // the current request's recency keys
+  uint32_t demotions_ = 0;                // into this tier in the current request
   std::span<const BlockKey> blocks_;
   size_t next_pos_ = 0;
   std::vector<NodeId> pending_, batch_;

@@ -7,43 +7,34 @@
 namespace kvpolicy {
 namespace {
 
-// Access count in the high word; last access request << 32 | inverted depth in the low word
-// (older, then deeper, first). One 128-bit compare keeps the heap's sift loops branch-free.
-using LfuKey = unsigned __int128;
+// Access count << 32 | last access request (a request counter).
+using LfuKey = uint64_t;
 
 // A block's key only changes while it is accessed, i.e. while pinned and out of the heap, so
 // the heap holds just the evictable leaves and is keyed once when a leaf becomes evictable.
-// Per block only the count and the last access (a request counter, 32 bits) are kept.
+// Per block only that key is kept, in the heap's slots.
 class Lfu final : public Policy {
  public:
-  explicit Lfu(const PolicyContext& ctx) : tree_(ctx.tree) {}
+  explicit Lfu(const PolicyContext& ctx) : tree_(ctx.tree), heap_({ctx.tree}) {}
 
   void on_request_begin(const RequestView&) override { ++clock_; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= count_.size()) {
-      count_.resize(tree_->id_limit());
-      last_.resize(tree_->id_limit());
-      heap_.resize(tree_->id_limit());
-    }
-    count_[n] = info.hit ? count_[n] + 1 : 1;  // an evicted block comes back with no history
-    last_[n] = clock_;
+    if (n >= heap_.ids()) heap_.resize(tree_->id_limit());
+    LfuKey& k = heap_.stored_key(n);  // n is pinned
+    // An evicted block comes back with no history.
+    uint32_t count = info.hit ? static_cast<uint32_t>(k >> 32) + 1 : 1;
+    k = (LfuKey{count} << 32) | clock_;
   }
-  void on_evictable(NodeId n) override {
-    heap_.insert(
-        n, (LfuKey{count_[n]} << 64) | (uint64_t{last_[n]} << 32) | (UINT32_MAX - tree_->depth(n)));
-  }
+  void on_evictable(NodeId n) override { heap_.insert(n); }
   void on_unevictable(NodeId n) override { heap_.erase(n); }
   NodeId victim(Time) override { return heap_.top(); }
   void on_removed(NodeId n) override { heap_.erase(n); }
-  size_t memory_bytes() const override {
-    return (count_.capacity() + last_.capacity()) * 4 + heap_.memory_bytes();
-  }
+  size_t memory_bytes() const override { return heap_.memory_bytes(); }
 
  private:
   const PrefixTree* tree_;
   uint32_t clock_ = 0;  // requests seen: a logical access time
-  std::vector<uint32_t> count_, last_;
-  LeafHeap<LfuKey> heap_;
+  LeafHeap<LfuKey, DeeperOnTies<LfuKey>> heap_;
 };
 
 PolicyRegistrar registrar({

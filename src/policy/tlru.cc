@@ -6,14 +6,13 @@
 // O(marked blocks) per request.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <span>
 #include <vector>
 
+#include "belady.h"
 #include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
-#include "kvpolicy/order/indexed_heap.h"
 #include "kvpolicy/order/intrusive_list.h"
 #include "kvpolicy/policy.h"
 #include "kvpolicy/trace.h"
@@ -221,54 +220,21 @@ class ThresholdLru final : public MarkedLru {
 // Tail-optimized Belady: TEL-safe trimming with the true next prompts, then Belady. Evicts the
 // evictable leaf with the largest (TEL-safe, next use, depth): marked blocks first, each group
 // furthest next use first, deeper first on ties.
-class TailBelady final : public Policy {
+class TailBelady final : public BeladyOrder {
  public:
   TailBelady(const PolicyContext& ctx, const Params& p)
-      : tree_(*ctx.tree), oracle_(*ctx.oracle), budget_(ctx, p, NextTurn::kExact) {}
+      : BeladyOrder(ctx, "tail_belady", /*marks=*/true), budget_(ctx, p, NextTurn::kExact) {}
 
-  void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= next_.size()) {
-      next_.resize(tree_.id_limit());
-      safe_.resize(tree_.id_limit());
-      heap_.resize(tree_.id_limit());
-    }
-    next_[n] = oracle_.next_request[info.access];
-    safe_[n] = 0;
-    if (heap_.contains(n)) heap_.set(n, key(n));
-  }
-  void on_evictable(NodeId n) override { heap_.set(n, key(n)); }
-  void on_unevictable(NodeId n) override {
-    if (heap_.contains(n)) heap_.erase(n);
-  }
-  NodeId victim(Time) override { return heap_.empty() ? kNoNode : heap_.top(); }
-  void on_removed(NodeId n) override {
-    if (heap_.contains(n)) heap_.erase(n);
-  }
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
     uint32_t keep = budget_.budget(r);
-    for (size_t j = keep; j < path.size(); ++j) {
-      NodeId n = path[j];
-      if (n >= safe_.size()) continue;  // not this tier's block
-      safe_[n] = 1;
-      if (heap_.contains(n)) heap_.set(n, key(n));
-    }
+    for (size_t j = keep; j < path.size(); ++j) mark_first(path[j]);
   }
   size_t memory_bytes() const override {
-    return next_.capacity() * 4 + safe_.capacity() + heap_.memory_bytes() + budget_.memory_bytes();
+    return BeladyOrder::memory_bytes() + budget_.memory_bytes();
   }
 
  private:
-  uint64_t key(NodeId n) const {
-    return (uint64_t{safe_[n]} << 63) | (uint64_t{next_[n]} << 31) |
-           std::min<uint32_t>(tree_.depth(n), (1u << 31) - 1);
-  }
-
-  const PrefixTree& tree_;
-  const Oracle& oracle_;
   TailBudget budget_;
-  std::vector<uint32_t> next_;
-  std::vector<uint8_t> safe_;
-  IndexedHeap<uint64_t, std::greater<uint64_t>> heap_;
 };
 
 std::vector<ParamSpec> tail_params() {
