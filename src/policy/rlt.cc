@@ -51,12 +51,12 @@ class Rlt final : public Policy {
   NodeId victim(Time) override {
     if (unmarked_.empty()) new_phase();
     if (unmarked_.empty()) return kNoNode;
-    // The draws are made one call ahead (the same sequence, one per choice), so the block the
+    // The draws are made one call ahead (the same sequence, one per choice), so the entry the
     // next draw would pick now, likely the next victim, is fetched while this one is removed.
     if (!drawn_) next_draw_ = rng_(), drawn_ = true;
     NodeId v = unmarked_.pick(next_draw_);
     next_draw_ = rng_();
-    tree_->prefetch_node_id(unmarked_.pick(next_draw_));
+    unmarked_.prefetch_pick(next_draw_);
     return v;
   }
   void on_removed(NodeId n) override {
