@@ -30,6 +30,7 @@ class Laru final : public learned::LearnedPolicy {
   void on_request_begin(const RequestView& r) override {
     LearnedPolicy::on_request_begin(r);
     request_path_.clear();
+    missed_ = false;
   }
 
   NodeId victim(Time) override {
@@ -88,9 +89,17 @@ class Laru final : public learned::LearnedPolicy {
     if (!hit || stamp_[n] != phase_) ++touched_in_phase_;
     stamp_[n] = phase_;
     request_path_.push_back(n);
-    // If the next block misses, victim() looks it up in E first thing: load its slot now.
+    // If the next block misses, victim() looks it up in E first thing: load its slot now. After
+    // a miss every later block misses too (a miss ends the cached prefix), so load further ahead.
+    constexpr size_t kAhead = 8;
     BlockKey next;
-    if (incoming(&next)) evicted_by_prediction_.prefetch(next);
+    if (hit) {
+      if (incoming(&next)) evicted_by_prediction_.prefetch(next);
+      return;
+    }
+    for (size_t k = missed_ ? kAhead - 1 : 0; k < kAhead; ++k)
+      if (incoming(&next, k)) evicted_by_prediction_.prefetch(next);
+    missed_ = true;
   }
   void note_removed(NodeId n) override {
     if (stamp_[n] < phase_) --old_count_;
@@ -115,6 +124,7 @@ class Laru final : public learned::LearnedPolicy {
   uint64_t misses_in_phase_ = 0;
   std::vector<uint32_t> stamp_;
   std::vector<NodeId> request_path_;  // blocks of the current request touched so far
+  bool missed_ = false;               // the current request has missed a block
   learned::KeySet evicted_by_prediction_;
   uint64_t prediction_induced_misses_ = 0, halvings_ = 0, prediction_evictions_ = 0,
            lru_evictions_ = 0;

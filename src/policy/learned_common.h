@@ -228,10 +228,11 @@ class LearnedPolicy : public Policy {
 
  protected:
   // Key of the block the cache is inserting when it asks for a victim (PrefixCache calls
-  // victim() before inserting the missing block at position next_pos_). False outside a request.
-  bool incoming(BlockKey* key) const {
-    if (next_pos_ >= blocks_.size()) return false;
-    *key = blocks_[next_pos_];
+  // victim() before inserting the missing block at position next_pos_), or with `ahead` > 0 of
+  // a later block of the prompt. False outside a request or past the prompt's end.
+  bool incoming(BlockKey* key, size_t ahead = 0) const {
+    if (next_pos_ + ahead >= blocks_.size()) return false;
+    *key = blocks_[next_pos_ + ahead];
     return true;
   }
   // The victim with the largest P among the l least recently used evictable leaves. Counts
