@@ -46,9 +46,9 @@ class PrefixTree {
     if (e.id != kNoNode && e.tag == tag) __builtin_prefetch(&nodes_[e.id]);
   }
 
-  // For policies that know their next victims (a recency list's next entries): starts loading
-  // what remove(node) will touch, its hash slot and its parent (the node must be in cache, e.g.
-  // through an earlier prefetch_node_id), and the node itself.
+  // Starts loading what remove(node) touches beyond the node: its hash slot and its parent. It
+  // reads the node, so that is best in cache already (a victim just chosen, or a block fetched
+  // earlier with prefetch_node_id).
   [[gnu::always_inline]] void prefetch_removal(NodeId node) const {
     const Node& n = nodes_[node];
     __builtin_prefetch(&slots_[home_of_tag(tag_of(n.key))]);
