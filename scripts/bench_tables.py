@@ -23,28 +23,22 @@ def main():
     def bold(name):
         return f"**{name}**" if name == "lru" else name
 
-    print("| policy | (a) M acc/s | (a) × LRU time | (b) M acc/s | (b) × LRU time |")
-    print("|---|---|---|---|---|")
-    for n in names:
-        rate = lambda p: f"{p['accesses_per_second'] / 1e6:.2f}"
-        ratio = lambda p: f"{p['ratio_to_lru']:.2f}"
-        print(f"| {bold(n)} | {cell(0, n, rate)} | {cell(0, n, ratio)} | "
-              f"{cell(1, n, rate)} | {cell(1, n, ratio)} |")
-    print()
-    print("| policy | (a) Mooncake ×18 | (b) Zipf |")
-    print("|---|---|---|")
-    for n in names:
-        mem = lambda p: f"{p['bytes_per_block']:.1f}"
-        print(f"| {n} | {cell(0, n, mem)} | {cell(1, n, mem)} |")
-    print()
-    print("| policy | (a) p50 / p99 ns | (b) p50 / p99 ns |")
-    print("|---|---|---|")
-    for n in names:
-        lat = lambda p: f"{p['victim_p50_ns']:.0f} / {p['victim_p99_ns']:.0f}"
-        print(f"| {n} | {cell(0, n, lat)} | {cell(1, n, lat)} |")
+    def table(header, *columns):
+        print(header)
+        print("|---" * (header.count("|") - 1) + "|")
+        for n in names:
+            cells = [cell(w, n, fmt) for w in (0, 1) for fmt in columns]
+            print(f"| {bold(n)} | " + " | ".join(cells) + " |")
+        print()
+
+    rate = lambda p: f"{p['accesses_per_second'] / 1e6:.2f}"
+    ratio = lambda p: f"{p['ratio_to_lru']:.2f}"
+    table("| policy | (a) M acc/s | (a) × LRU time | (b) M acc/s | (b) × LRU time |", rate, ratio)
+    table("| policy | (a) Mooncake ×18 | (b) Zipf |", lambda p: f"{p['bytes_per_block']:.1f}")
+    table("| policy | (a) p50 / p99 ns | (b) p50 / p99 ns |",
+          lambda p: f"{p['victim_p50_ns']:.0f} / {p['victim_p99_ns']:.0f}")
     load = bench.get("load")
     if load:
-        print()
         print("| what | CPU time | MB/s (CPU) | MB/s (wall) |")
         print("|---|---|---|---|")
         for what, key in (("Mooncake JSONL", "jsonl"), ("native cache (.kvtrace)", "native")):

@@ -17,7 +17,6 @@ namespace {
 using testing::infinite_cache_hits;
 using testing::longest_prompt;
 using testing::random_workload;
-using testing::RandomWorkloadOptions;
 using testing::request_view;
 
 struct Outcome {
@@ -81,10 +80,7 @@ class PolicyContract : public ::testing::TestWithParam<std::string> {
 
 TEST_P(PolicyContract, KeepsInvariantsOnRandomWorkloads) {
   for (uint64_t w = 1; w <= 3; ++w) {
-    RandomWorkloadOptions opts;
-    opts.seed = w;
-    opts.requests = 250;
-    Trace trace = random_workload(opts);
+    Trace trace = random_workload({.seed = w, .requests = 250});
     Oracle oracle = compute_oracle(trace);
     size_t unique = count_unique_blocks(trace);
     // Capacity 1 and one request's length are the edge cases where pins block eviction.
@@ -97,10 +93,7 @@ TEST_P(PolicyContract, KeepsInvariantsOnRandomWorkloads) {
 
 TEST_P(PolicyContract, KeepsInvariantsWithTwoTiers) {
   for (uint64_t w = 1; w <= 2; ++w) {
-    RandomWorkloadOptions opts;
-    opts.seed = 20 + w;
-    opts.requests = 250;
-    Trace trace = random_workload(opts);
+    Trace trace = random_workload({.seed = 20 + w, .requests = 250});
     Oracle oracle = compute_oracle(trace);
     size_t unique = count_unique_blocks(trace);
     size_t longest = longest_prompt(trace);
@@ -115,10 +108,7 @@ TEST_P(PolicyContract, KeepsInvariantsWithTwoTiers) {
 }
 
 TEST_P(PolicyContract, SameSeedGivesIdenticalResults) {
-  RandomWorkloadOptions opts;
-  opts.seed = 11;
-  opts.requests = 250;
-  Trace trace = random_workload(opts);
+  Trace trace = random_workload({.seed = 11, .requests = 250});
   Oracle oracle = compute_oracle(trace);
   size_t cap = count_unique_blocks(trace) / 8;
   auto first = replay_checked(trace, oracle, cap, 7);
@@ -132,9 +122,7 @@ TEST_P(PolicyContract, DeclaredParametersParseWithDefaults) {
   std::string params;
   for (auto& p : info().params)
     params += (params.empty() ? "" : ",") + p.name + "=" + p.default_value;
-  RandomWorkloadOptions opts;
-  opts.requests = 50;
-  Trace trace = random_workload(opts);
+  Trace trace = random_workload({.requests = 50});
   Oracle oracle = compute_oracle(trace);
   PolicyContext ctx;
   ctx.seed = 3;

@@ -13,7 +13,6 @@ namespace kvpolicy {
 namespace {
 
 using testing::random_workload;
-using testing::RandomWorkloadOptions;
 
 // Every registered policy that does not read the future.
 std::vector<const PolicyInfo*> online_policies() {
@@ -38,10 +37,7 @@ void expect_belady_best(const Trace& trace, const Oracle& oracle, size_t cap, ui
 
 TEST(Belady, NoPolicyMissesLessOnRandomWorkloads) {
   for (uint64_t w = 1; w <= 4; ++w) {
-    RandomWorkloadOptions opts;
-    opts.seed = 200 + w;
-    opts.requests = 400;
-    Trace trace = random_workload(opts);
+    Trace trace = random_workload({.seed = 200 + w, .requests = 400});
     Oracle oracle = compute_oracle(trace);
     size_t unique = count_unique_blocks(trace);
     for (size_t cap : {size_t{8}, unique / 20, unique / 8, unique / 3}) {

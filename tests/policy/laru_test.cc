@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "../../src/policy/learned_common.h"
 #include "kvpolicy/cache.h"
@@ -23,7 +24,6 @@ namespace kvpolicy {
 namespace {
 
 using testing::random_workload;
-using testing::RandomWorkloadOptions;
 
 uint64_t misses(const Trace& trace, const Oracle& oracle, const std::string& spec, size_t cap) {
   ReplayOptions opts;
@@ -80,6 +80,13 @@ class Stepper {
     return s;
   }
   PolicyStats stats() { return cache_->policy().stats(); }
+  // Steps through the whole trace, checking each request's hit and the contents after it.
+  void expect_steps(const std::vector<bool>& hits, const std::vector<std::string>& after) {
+    for (size_t r = 0; r < hits.size(); ++r) {
+      EXPECT_EQ(step(), hits[r]) << "request " << r;
+      EXPECT_EQ(contents(), after[r]) << "after request " << r;
+    }
+  }
 
  private:
   const Trace& trace_;
@@ -92,10 +99,7 @@ class Stepper {
 
 TEST(Laru, OracleMakesExactlyBeladysMissesOnRandomWorkloads) {
   for (uint64_t w = 1; w <= 6; ++w) {
-    RandomWorkloadOptions opts;
-    opts.seed = 500 + w;
-    opts.requests = 400;
-    Trace trace = random_workload(opts);
+    Trace trace = random_workload({.seed = 500 + w, .requests = 400});
     Oracle oracle = compute_oracle(trace);
     size_t unique = count_unique_blocks(trace);
     size_t longest = testing::longest_prompt(trace);
@@ -114,10 +118,7 @@ TEST(Laru, OracleMakesExactlyBeladysMissesOnRandomWorkloads) {
 TEST(Laru, OracleNeverSeesAPredictionInducedMiss) {
   // The argument of the paper's 1-consistency proof: every block cached when x is evicted by
   // prediction is requested before x, so a new phase starts before x returns.
-  RandomWorkloadOptions opts;
-  opts.seed = 77;
-  opts.requests = 500;
-  Trace trace = random_workload(opts);
+  Trace trace = random_workload({.seed = 77, .requests = 500});
   Oracle oracle = compute_oracle(trace);
   ReplayResult r = replay(trace, &oracle, {"laru", ""}, count_unique_blocks(trace) / 10);
   EXPECT_EQ(stat(r.policy_stats, "prediction_induced_misses"), 0);
@@ -130,10 +131,7 @@ TEST(Hf, OneCandidateIsExactlyLru) {
   // With one candidate the treap's recency order alone decides: it must be LRU's, ties
   // (blocks of one request) going to the deeper block.
   for (uint64_t w = 1; w <= 4; ++w) {
-    RandomWorkloadOptions opts;
-    opts.seed = 900 + w;
-    opts.requests = 400;
-    Trace trace = random_workload(opts);
+    Trace trace = random_workload({.seed = 900 + w, .requests = 400});
     Oracle oracle = compute_oracle(trace);
     size_t cap = std::max<size_t>(count_unique_blocks(trace) / 10, testing::longest_prompt(trace));
     ReplayResult lru = replay(trace, &oracle, {"lru", ""}, cap);
@@ -228,12 +226,8 @@ TEST(Hf, TwoTiersListAgreesWithTreap) {
 TEST(Laru, LambdaHalvesOnPredictionInducedMissesAndLimitsCandidates) {
   Trace t = flat_trace("abcdeafedc");
   Stepper s(t, "laru:predictor=noisy,p=1", 4);
-  const char* after[] = {"a", "ab", "abc", "abcd", "bcde", "acde", "acef", "acef", "adef", "cdef"};
-  bool hits[] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
-  for (int r = 0; r < 10; ++r) {
-    EXPECT_EQ(s.step(), hits[r]) << "request " << r;
-    EXPECT_EQ(s.contents(), after[r]) << "after request " << r;
-  }
+  s.expect_steps({0, 0, 0, 0, 0, 0, 0, 1, 0, 0},
+                 {"a", "ab", "abc", "abcd", "bcde", "acde", "acef", "acef", "adef", "cdef"});
   PolicyStats st = s.stats();
   EXPECT_EQ(stat(st, "phases"), 2);
   EXPECT_EQ(stat(st, "prediction_induced_misses"), 2);
@@ -251,12 +245,8 @@ TEST(Laru, LambdaHalvesOnPredictionInducedMissesAndLimitsCandidates) {
 TEST(Laru, HalveEveryDelaysTheHalving) {
   Trace t = flat_trace("abcdeafedc");
   Stepper s(t, "laru:predictor=noisy,p=1,halve_every=2", 4);
-  const char* after[] = {"a", "ab", "abc", "abcd", "bcde", "acde", "acdf", "adef", "adef", "cdef"};
-  bool hits[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
-  for (int r = 0; r < 10; ++r) {
-    EXPECT_EQ(s.step(), hits[r]) << "request " << r;
-    EXPECT_EQ(s.contents(), after[r]) << "after request " << r;
-  }
+  s.expect_steps({0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+                 {"a", "ab", "abc", "abcd", "bcde", "acde", "acdf", "adef", "adef", "cdef"});
   PolicyStats st = s.stats();
   EXPECT_EQ(stat(st, "phases"), 2);
   EXPECT_EQ(stat(st, "prediction_induced_misses"), 2);
@@ -324,10 +314,7 @@ double paper_bound(double opt, double k, double b) {
 
 TEST(Laru, AdversarialPredictionsStayWithinTheProvenBound) {
   for (uint64_t w = 1; w <= 6; ++w) {
-    RandomWorkloadOptions opts;
-    opts.seed = 700 + w;
-    opts.requests = 400;
-    Trace trace = random_workload(opts);
+    Trace trace = random_workload({.seed = 700 + w, .requests = 400});
     Oracle oracle = compute_oracle(trace);
     size_t longest = testing::longest_prompt(trace);
     for (size_t cap : {longest + 1, longest + 8, 2 * longest}) {

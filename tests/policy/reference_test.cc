@@ -19,7 +19,6 @@ namespace kvpolicy {
 namespace {
 
 using testing::random_workload;
-using testing::RandomWorkloadOptions;
 using testing::request_view;
 
 enum class Rule { kLru, kFifo, kLfu };
@@ -289,10 +288,7 @@ Run run(const Trace& trace, size_t capacity, Make make) {
 template <typename Slow>
 void expect_same_victims(const std::string& name, Slow slow) {
   for (uint64_t w = 1; w <= 4; ++w) {
-    RandomWorkloadOptions opts;
-    opts.seed = 100 + w;
-    opts.requests = 400;
-    Trace trace = random_workload(opts);
+    Trace trace = random_workload({.seed = 100 + w, .requests = 400});
     size_t unique = count_unique_blocks(trace);
     for (size_t cap : {size_t{3}, size_t{20}, unique / 10, unique / 4}) {
       SCOPED_TRACE(name + " workload " + std::to_string(w) + " capacity " + std::to_string(cap));
@@ -350,10 +346,7 @@ TEST(Reference, S3FifoMatchesListReference) {
 
 // The three rules must actually disagree somewhere, or the checks above prove little.
 TEST(Reference, RulesDisagreeOnTheseWorkloads) {
-  RandomWorkloadOptions opts;
-  opts.seed = 101;
-  opts.requests = 400;
-  Trace trace = random_workload(opts);
+  Trace trace = random_workload({.seed = 101, .requests = 400});
   size_t cap = count_unique_blocks(trace) / 10;
   auto victims = [&](Rule rule) {
     return run(trace, cap,

@@ -91,9 +91,7 @@ TEST(Rlt, ChoosesUniformlyAmongUnmarkedLeaves) {
 }
 
 TEST(Rlt, SeedChangesChoicesButNotValidity) {
-  testing::RandomWorkloadOptions opts;
-  opts.seed = 5;
-  Trace trace = testing::random_workload(opts);
+  Trace trace = testing::random_workload({.seed = 5});
   size_t cap = count_unique_blocks(trace) / 10;
   ReplayOptions a, b;
   a.seed = 1;

@@ -10,7 +10,6 @@ namespace kvpolicy {
 namespace {
 
 using testing::random_workload;
-using testing::RandomWorkloadOptions;
 using testing::request_view;
 
 TEST(TwoTier, DramCapacityZeroEqualsOneTier) {
