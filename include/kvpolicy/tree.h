@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy {
@@ -84,6 +85,7 @@ class PrefixTree {
   // became evictable.
   bool pin(NodeId node) {
     Node& n = nodes_[node];
+    if (n.pins == kMaxPins) throw_too_many_pins(node);
     bool was_evictable = n.pins == 0 && tier_children(n) == 0;
     ++n.pins;
     return was_evictable;
@@ -105,7 +107,7 @@ class PrefixTree {
   uint32_t child_count(NodeId n) const { return nodes_[n].children; }
   uint32_t pin_count(NodeId n) const { return nodes_[n].pins; }
   uint32_t hbm_child_count(NodeId n) const { return nodes_[n].hbm_children; }
-  Tier tier(NodeId n) const { return nodes_[n].tier; }
+  Tier tier(NodeId n) const { return tier_of(nodes_[n]); }
 
   size_t size() const { return size_; }
   // An upper bound on node ids, growing geometrically with the tree's own storage: policies
@@ -118,20 +120,25 @@ class PrefixTree {
   std::string check_invariants() const;
 
  private:
-  static constexpr uint32_t kFree = UINT32_MAX;  // depth of a recycled node id
-  // The fields every access touches, in one 32-byte record.
+  // The fields every access touches, in one 24-byte record: the depth, the pin count and the
+  // tier share a word (a cache holds three nodes where it held two, and the bytes per block
+  // stay within budget). Their limits are checked, never wrapped.
+  static constexpr uint32_t kFree = (1u << 24) - 1;  // depth of a recycled node id
+  static constexpr uint32_t kMaxDepth = kFree - 1;   // prompts of up to 16.7 M blocks
+  static constexpr uint32_t kMaxPins = 127;          // requests holding a block at once
   struct Node {
     BlockKey key;
     NodeId parent;
     uint32_t children;      // cached children, both tiers
     uint32_t hbm_children;  // children in HBM
-    uint32_t pins;
-    uint32_t depth;
-    Tier tier;
+    uint32_t depth : 24;
+    uint32_t pins : 7;
+    uint32_t in_dram : 1;
   };
-  static uint32_t tier_children(const Node& n) {
-    return n.tier == Tier::kHbm ? n.hbm_children : n.children;
-  }
+  static_assert(sizeof(Node) == 24);
+  static Tier tier_of(const Node& n) { return n.in_dram ? Tier::kDram : Tier::kHbm; }
+  static uint32_t tier_children(const Node& n) { return n.in_dram ? n.children : n.hbm_children; }
+  [[noreturn]] static void throw_too_many_pins(NodeId node);
   // A slot keeps the upper half of the key's hash beside the id: probes and backward shifts
   // rarely need to read the node.
   struct Slot {
@@ -147,12 +154,12 @@ class PrefixTree {
   void table_insert(NodeId id);
   void table_erase(NodeId id);
 
-  std::vector<Node> nodes_;
+  BlockVector<Node> nodes_;
   std::vector<NodeId> free_ids_;
 
   // Open addressing with linear probing and backward-shift deletion (no tombstones); load
   // factor at most 1/2; the home slot is a function of the tag.
-  std::vector<Slot> slots_;
+  BlockVector<Slot> slots_;
   size_t size_ = 0;
 };
 

@@ -160,12 +160,19 @@ WorkloadBench bench_workload(const std::string& label, const std::string& name, 
   // One untimed replay first: the first replay of a process pays for fresh pages and a cold
   // allocator, which would otherwise fall on whichever policy runs first (LRU, the reference).
   replay(trace, nullptr, {"lru", ""}, capacity);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    PolicyBench pb;
-    pb.policy = specs[i].label();
-    progress.update(double(i) / specs.size(), "(" + pb.policy + ")");
-    try {
-      for (int k = 0; k < args.repeat; ++k) {
+  // Repeats go round the policies (LRU, A, B, LRU, A, B, ...), not policy by policy: the
+  // machine's speed drifts over seconds, and this way every policy's best replay is drawn from
+  // the same stretches of time as LRU's, so the ratios hold still even when the rates do not.
+  w.rows.resize(specs.size());
+  int rounds = std::max(1, args.repeat);
+  for (int k = 0; k < rounds; ++k) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      PolicyBench& pb = w.rows[i];
+      pb.policy = specs[i].label();
+      if (!pb.error.empty()) continue;
+      progress.update(double(k * specs.size() + i) / double(rounds * specs.size()),
+                      "(" + pb.policy + ")");
+      try {
         ReplayOptions opts;
         opts.seed = args.seed;
         // The request loop's own CPU time: after load, without building the cache or the TTFT
@@ -176,13 +183,13 @@ WorkloadBench bench_workload(const std::string& label, const std::string& name, 
           pb.best = r;
           pb.cpu_seconds = cpu;
         }
+        if (k + 1 == rounds)
+          pb.latency =
+              victim_latency(trace, need_oracle ? &oracle : nullptr, specs[i], capacity, args.seed);
+      } catch (const Error& e) {
+        pb.error = e.what();
       }
-      pb.latency =
-          victim_latency(trace, need_oracle ? &oracle : nullptr, specs[i], capacity, args.seed);
-    } catch (const Error& e) {
-      pb.error = e.what();
     }
-    w.rows.push_back(std::move(pb));
   }
   const PolicyBench* lru = nullptr;
   for (auto& r : w.rows)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "kvpolicy/error.h"
+
 namespace kvpolicy {
 
 PrefixTree::PrefixTree(size_t reserve_nodes) {
@@ -11,6 +13,10 @@ PrefixTree::PrefixTree(size_t reserve_nodes) {
 }
 
 NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
+  uint32_t depth = parent == kNoNode ? 0 : nodes_[parent].depth + 1;
+  if (depth > kMaxDepth)
+    throw Error("a prompt is longer than " + std::to_string(kMaxDepth + 1) +
+                " blocks, the prefix tree's limit");
   NodeId id;
   if (!free_ids_.empty()) {
     id = free_ids_.back();
@@ -19,13 +25,11 @@ NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
     id = static_cast<NodeId>(nodes_.size());
     nodes_.push_back({});
   }
-  uint32_t depth = 0;
   if (parent != kNoNode) {
     ++nodes_[parent].children;
     ++nodes_[parent].hbm_children;
-    depth = nodes_[parent].depth + 1;
   }
-  nodes_[id] = Node{key, parent, 0, 0, 1, depth, Tier::kHbm};
+  nodes_[id] = Node{key, parent, 0, 0, depth, 1, 0};
   // Growing re-inserts every live node, this one included.
   if ((size_ + 1) * 2 > slots_.size()) {
     grow_table();
@@ -46,15 +50,15 @@ NodeId PrefixTree::remove(NodeId node) {
   if (parent == kNoNode) return kNoNode;
   Node& p = nodes_[parent];
   --p.children;
-  if (n.tier == Tier::kHbm) --p.hbm_children;
+  if (!n.in_dram) --p.hbm_children;
   // An HBM parent's evictability does not depend on its DRAM children.
-  bool counted = p.tier == Tier::kDram || n.tier == Tier::kHbm;
+  bool counted = p.in_dram || !n.in_dram;
   return counted && p.pins == 0 && tier_children(p) == 0 ? parent : kNoNode;
 }
 
 NodeId PrefixTree::demote(NodeId node) {
   Node& n = nodes_[node];
-  n.tier = Tier::kDram;
+  n.in_dram = 1;
   if (n.parent == kNoNode) return kNoNode;
   Node& p = nodes_[n.parent];
   --p.hbm_children;
@@ -63,7 +67,7 @@ NodeId PrefixTree::demote(NodeId node) {
 
 bool PrefixTree::promote(NodeId node) {
   Node& n = nodes_[node];
-  n.tier = Tier::kHbm;
+  n.in_dram = 0;
   if (n.parent == kNoNode) return false;
   Node& p = nodes_[n.parent];
   bool was_evictable = p.pins == 0 && tier_children(p) == 0;
@@ -101,6 +105,11 @@ void PrefixTree::grow_table() {
     if (nodes_[id].depth != kFree) table_insert(id);
 }
 
+void PrefixTree::throw_too_many_pins(NodeId node) {
+  throw Error("block " + std::to_string(node) + " is pinned by more than " +
+              std::to_string(kMaxPins) + " requests at once, the prefix tree's limit");
+}
+
 size_t PrefixTree::memory_bytes() const {
   return nodes_.capacity() * sizeof(Node) + slots_.capacity() * sizeof(Slot) +
          free_ids_.capacity() * sizeof(NodeId);
@@ -118,9 +127,8 @@ std::string PrefixTree::check_invariants() const {
       if (!contains(p)) return "node " + std::to_string(id) + " has an uncached parent";
       if (nodes_[id].depth != nodes_[p].depth + 1) return "depth mismatch at " + std::to_string(id);
       ++counted[p];
-      if (nodes_[id].tier == Tier::kHbm) {
-        if (nodes_[p].tier != Tier::kHbm)
-          return "HBM node " + std::to_string(id) + " under a DRAM parent";
+      if (!nodes_[id].in_dram) {
+        if (nodes_[p].in_dram) return "HBM node " + std::to_string(id) + " under a DRAM parent";
         ++counted_hbm[p];
       }
     } else if (nodes_[id].depth != 0) {

@@ -122,7 +122,7 @@ class Laru final : public learned::LearnedPolicy {
   uint32_t phase_ = 0;
   size_t old_count_ = 0;  // |O|
   uint64_t misses_in_phase_ = 0;
-  std::vector<uint32_t> stamp_;
+  BlockVector<uint32_t> stamp_;
   std::vector<NodeId> request_path_;  // blocks of the current request touched so far
   bool missed_ = false;               // the current request has missed a block
   learned::KeySet evicted_by_prediction_;

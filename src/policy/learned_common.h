@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kvpolicy/error.h"
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/order/indexed_heap.h"
 #include "kvpolicy/order/intrusive_list.h"
 #include "kvpolicy/order/os_treap.h"
@@ -67,7 +68,7 @@ class KeySet {
   void clear() {
     size_t want = slots_for(size_);
     if (want < slots_.size() / 2) {
-      std::vector<BlockKey>(want, 0).swap(slots_);  // give back what a long phase took
+      BlockVector<BlockKey>(want, 0).swap(slots_);  // give back what a long phase took
     } else {
       std::fill(slots_.begin(), slots_.end(), 0);
     }
@@ -99,14 +100,14 @@ class KeySet {
     ++size_;
   }
   void grow() {
-    std::vector<BlockKey> old(slots_.size() * 3 / 2, 0);
+    BlockVector<BlockKey> old(slots_.size() * 3 / 2, 0);
     old.swap(slots_);
     size_ = 0;
     for (BlockKey k : old)
       if (k != 0) place(k);
   }
 
-  std::vector<BlockKey> slots_;
+  BlockVector<BlockKey> slots_;
   size_t size_ = 0;  // keys in slots_
   BlockKey pending_[kPending] = {};
   uint32_t pending_n_ = 0, oldest_ = 0;
@@ -423,8 +424,8 @@ class LearnedPolicy : public Policy {
   IndexedHeap<uint32_t> late_;  // its slots hold the recency keys of the blocks not in it
   NodeId hole_prev_ = kNoNode, hole_next_ = kNoNode;  // where list_ lost a member last
   bool hole_ = false;    // list_ unchanged since; hole_next_ is a member
-  std::vector<Time> p_;  // predicted next access (list only)
-  std::vector<uint8_t> flags_;
+  BlockVector<Time> p_;  // predicted next access (list only)
+  BlockVector<uint8_t> flags_;
   size_t leaves_ = 0;
   std::unique_ptr<NextAccessPredictor> predictor_;
   uint64_t seen_version_ = 0;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "kvpolicy/error.h"
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/order/random_set.h"
 #include "kvpolicy/policy.h"
 
@@ -51,12 +52,16 @@ class Rlt final : public Policy {
   NodeId victim(Time) override {
     if (unmarked_.empty()) new_phase();
     if (unmarked_.empty()) return kNoNode;
-    // The draws are made one call ahead (the same sequence, one per choice), so the entry the
-    // next draw would pick now, likely the next victim, is fetched while this one is removed.
-    if (!drawn_) next_draw_ = rng_(), drawn_ = true;
-    NodeId v = unmarked_.pick(next_draw_);
-    next_draw_ = rng_();
-    unmarked_.prefetch_pick(next_draw_);
+    // The draws are made two calls ahead (the same sequence, one per choice): the entry the
+    // draw after next would pick is fetched now, and the block the next draw picks (its entry
+    // fetched a call ago), so a victim's block is in cache when it is removed. The set changes
+    // a little between calls, so a fetch may miss; the choice itself is always made afresh.
+    if (!drawn_) ahead_[0] = rng_(), ahead_[1] = rng_(), drawn_ = true;
+    NodeId v = unmarked_.pick(ahead_[0]);
+    ahead_[0] = ahead_[1];
+    ahead_[1] = rng_();
+    tree_->prefetch_node_id(unmarked_.pick(ahead_[0]));
+    unmarked_.prefetch_pick(ahead_[1]);
     return v;
   }
   void on_removed(NodeId n) override {
@@ -98,10 +103,10 @@ class Rlt final : public Policy {
   uint32_t phase_ = 1;  // stamp 0 = never marked
   size_t marked_count_ = 0;
   NodeId last_ = kNoNode;  // last block the current request accessed
-  std::vector<uint32_t> stamp_;
+  BlockVector<uint32_t> stamp_;
   RandomSet unmarked_, marked_;  // evictable leaves by mark
   std::mt19937_64 rng_;
-  uint64_t next_draw_ = 0;  // the next choice's draw, once drawn_
+  uint64_t ahead_[2] = {0, 0};  // the next two choices' draws, once drawn_
   bool drawn_ = false;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kvpolicy/error.h"
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/policy.h"
 #include "s3fifo_ghost.h"
 
@@ -85,7 +86,7 @@ class TwoQueues {
     }
     ++size_[q];
   }
-  std::vector<Link> links_;
+  BlockVector<Link> links_;
   uint32_t head_[2] = {kNil, kNil}, tail_[2] = {kNil, kNil};
   size_t size_[2] = {0, 0};
 };

@@ -13,6 +13,7 @@
 #endif
 
 #include "kvpolicy/error.h"
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy::s3fifo {
@@ -264,7 +265,7 @@ class GhostFifo {
     for (size_t i = 0; i < table_.size(); ++i)
       for (int w = 0; w < kWays; ++w)
         if (live(get(i, w))) all.push_back(get(i, w));
-    std::vector<Bucket>(table_.size() + table_.size() / 4 + 1).swap(table_);
+    BlockVector<Bucket>(table_.size() + table_.size() / 4 + 1).swap(table_);
     clear_table();
     for (uint64_t e : all) place(e);
   }
@@ -311,7 +312,7 @@ class GhostFifo {
   }
 
   size_t capacity_;
-  std::vector<Bucket> table_;
+  BlockVector<Bucket> table_;
   std::vector<uint64_t> taken_;  // ring of span_bits_ bits by sequence number
   uint64_t span_bits_ = 64, seq_mask_ = 0, fp_mask_ = 0;
   int seq_bits_ = 0, fp_bits_ = 0;

@@ -2,6 +2,7 @@
 // clearing visited bits and evicting the first unvisited evictable leaf it meets.
 // Source: Zhang et al., "SIEVE is Simpler than LRU", NSDI'24. Cost: O(1) per access; amortized
 // O(1) per eviction (the hand passes each entry once per lap; see below for interior blocks).
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/order/intrusive_list.h"
 #include "kvpolicy/policy.h"
 
@@ -75,7 +76,7 @@ class Sieve final : public Policy {
   NodeId last_new_ = kNoNode;  // last block the current request inserted
   size_t evictable_ = 0;
   NodeId hand_ = kNoNode;  // next entry to examine; kNoNode = start over at the oldest
-  std::vector<uint8_t> visited_;
+  BlockVector<uint8_t> visited_;
   IntrusiveList queue_;
 };
 

@@ -3,8 +3,6 @@
 // Source: Wang et al., "KVCache Cache in the Wild" (USENIX ATC'25), section 4.2 (ALGORITHMS.md 4).
 // Cost: O(1) amortized per access (the reuse fit reads a block's stamp; a hash map of departed
 // keys only on evictions and misses); O(W) per eviction, W = categories; O(W * 64) per refit.
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -18,6 +16,7 @@
 #include <utility>
 
 #include "kvpolicy/error.h"
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/order/grouped_lru.h"
 #include "kvpolicy/policy.h"
 
@@ -358,11 +357,8 @@ template <typename T>
 class ZeroedArray {
  public:
   ZeroedArray() = default;
-  explicit ZeroedArray(size_t n) : n_(n), bytes_(std::max<size_t>(n * sizeof(T), 1)) {
-    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    p_ = static_cast<T*>(p);
-  }
+  explicit ZeroedArray(size_t n)
+      : p_(static_cast<T*>(map_pages(n * sizeof(T)))), n_(n), bytes_(n * sizeof(T)) {}
   ZeroedArray(ZeroedArray&& o) noexcept { *this = std::move(o); }
   ZeroedArray& operator=(ZeroedArray&& o) noexcept {
     std::swap(p_, o.p_);
@@ -371,7 +367,7 @@ class ZeroedArray {
     return *this;
   }
   ~ZeroedArray() {
-    if (p_) ::munmap(p_, bytes_);
+    if (p_) unmap_pages(p_, bytes_);
   }
   T& operator[](size_t i) { return p_[i]; }
   const T& operator[](size_t i) const { return p_[i]; }
@@ -778,7 +774,7 @@ class Wa final : public Policy {
     Group group;
   };
   struct GhostOp {
-    enum Kind : uint8_t { kWrite, kLookup, kLookupMore };  // more: not the request's first
+    enum Kind : uint8_t { kWrite, kLookup };
     BlockKey key;
     uint32_t seq;  // lookup: the accessing request; write: the access to remember
     Kind kind;
@@ -927,8 +923,7 @@ class Wa final : public Policy {
   // The current request accesses `key`, which is not in the lists: a reuse of its ghost entry.
   void close_ghost_instance(BlockKey key) {
     if (dead_) return;
-    ops_.push_back({key, seq_, last_lookup_ == seq_ ? GhostOp::kLookupMore : GhostOp::kLookup});
-    last_lookup_ = seq_;
+    ops_.push_back({key, seq_, GhostOp::kLookup});
   }
   void add_ghost(BlockKey key, uint32_t seq) {
     ops_.push_back({key, seq, GhostOp::kWrite});
@@ -940,13 +935,11 @@ class Wa final : public Policy {
     ghosts_.expire(live);
     uint32_t dead_seq = 0;  // a request whose later lookups find nothing in the window
     for (size_t i = 0; i < ops_.size(); ++i) {
-      // A request's later lookups are needed only if its first ones succeed (rarely, for new
-      // blocks): they are not fetched ahead.
       if (i + kAhead < ops_.size()) {
         const GhostOp& ahead = ops_[i + kAhead];
         if (ahead.kind == GhostOp::kWrite) {
           ghosts_.prefetch_for_write(ahead.key);
-        } else if (ahead.kind == GhostOp::kLookup) {
+        } else {
           ghosts_.prefetch_for_find(ahead.key);
         }
       }
@@ -1081,8 +1074,7 @@ class Wa final : public Policy {
   uint32_t seq_ = 0;
   Group cur_group_ = 0;
   std::span<const BlockKey> cur_blocks_;
-  bool dead_ = false;         // no later block of the current request has an instance in the window
-  uint32_t last_lookup_ = 0;  // the request of the last ghost lookup
+  bool dead_ = false;  // no later block of the current request has an instance in the window
 
   // Reuse statistics.
   bool started_ = false, fitted_ = false;

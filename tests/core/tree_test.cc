@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "kvpolicy/error.h"
+
 namespace kvpolicy {
 namespace {
 
@@ -20,6 +22,20 @@ TEST(PrefixTree, InsertFindRemoveKeepsInvariants) {
   EXPECT_FALSE(tree.unpin(a));   // has a child
   EXPECT_EQ(tree.remove(b), a);  // parent becomes an unpinned leaf
   EXPECT_TRUE(tree.is_evictable(a));
+  EXPECT_EQ(tree.check_invariants(), "");
+}
+
+// Pin counts share a word with the depth and the tier: past their limit the tree refuses with
+// an error instead of wrapping to "unpinned" (which would let a held block be evicted).
+TEST(PrefixTree, PinLimitIsAnErrorNotAWrap) {
+  PrefixTree tree(4);
+  NodeId a = tree.insert(10, kNoNode);  // pinned once on insert
+  for (uint32_t k = 1; k < 127; ++k) tree.pin(a);
+  EXPECT_EQ(tree.pin_count(a), 127u);
+  EXPECT_THROW(tree.pin(a), Error);
+  EXPECT_EQ(tree.pin_count(a), 127u);
+  EXPECT_TRUE(tree.is_pinned(a));
+  EXPECT_EQ(tree.tier(a), Tier::kHbm);
   EXPECT_EQ(tree.check_invariants(), "");
 }
 

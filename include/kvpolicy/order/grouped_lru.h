@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy {
@@ -113,7 +114,7 @@ class GroupedLru {
     if (sizes_[g]++ == 0) nonempty_[g / 64] |= uint64_t{1} << (g % 64);
   }
 
-  std::vector<Links> links_;
+  BlockVector<Links> links_;
   std::vector<NodeId> heads_, tails_;
   std::vector<uint32_t> sizes_;
   std::vector<uint64_t> nonempty_;  // bit g set iff group g is non-empty

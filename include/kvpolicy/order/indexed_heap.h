@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy {
@@ -165,8 +166,8 @@ class IndexedHeap {
     heap_[i] = e;
     slots_[e.id].pos = static_cast<uint32_t>(i);
   }
-  std::vector<Entry> heap_;
-  std::vector<Slot> slots_;
+  BlockVector<Entry> heap_;
+  BlockVector<Slot> slots_;
   std::vector<uint64_t> member_;  // one bit per id: in the heap (its slot holds a position)
   size_t ids_ = 0;
   [[no_unique_address]] Less less_;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy {
@@ -60,7 +61,7 @@ class IntrusiveList {
     (q == kNoNode ? tail_ : links_[q].prev) = n;
     ++size_;
   }
-  std::vector<Link> links_;
+  BlockVector<Link> links_;
   NodeId head_ = kNoNode, tail_ = kNoNode;
   size_t size_ = 0;
 };

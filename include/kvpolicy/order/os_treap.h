@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy {
@@ -92,7 +93,7 @@ class OsTreap {
 
   uint64_t seed_;
   NodeId root_ = kNoNode;
-  std::vector<Node> nodes_;
+  BlockVector<Node> nodes_;
   std::vector<NodeId> path_;  // scratch for set_p
 };
 

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy {
@@ -51,12 +52,12 @@ class RandomSet {
     for (NodeId n : items_) pos_[n] = kAbsent;
     items_.clear();
   }
-  const std::vector<NodeId>& items() const { return items_; }
+  const BlockVector<NodeId>& items() const { return items_; }
 
  private:
   size_t index(uint64_t draw) const { return ((draw & 0xffffffffULL) * items_.size()) >> 32; }
-  std::vector<NodeId> items_;
-  std::vector<uint32_t> pos_;
+  BlockVector<NodeId> items_;
+  BlockVector<uint32_t> pos_;
 };
 
 }  // namespace kvpolicy
