@@ -47,11 +47,15 @@ class PrefixCache {
 
  private:
   Policy& policy_of(NodeId n) { return tree_->tier(n) == Tier::kHbm ? *policy_ : *dram_policy_; }
-  NodeId checked_victim(Policy& policy, Tier tier, Time now);
-  // Demotes (or drops) one HBM block; `swap` when a DRAM block is about to move up.
-  bool make_room_hbm(const AccessInfo& info, AccessResult& res, bool swap);
+  // The one-tier replay runs through these for every eviction: always_inline keeps them in
+  // access()'s body, and the two-tier work apart (demote).
+  [[gnu::always_inline]] NodeId checked_victim(Policy& policy, Tier tier, Time now);
+  // Evicts one HBM block: drops it, or with a DRAM tier demotes it; `swap` when a DRAM block
+  // is about to move up.
+  [[gnu::always_inline]] bool make_room_hbm(const AccessInfo& info, AccessResult& res, bool swap);
+  bool demote(NodeId victim, const AccessInfo& info, AccessResult& res, bool swap);
   bool make_room_dram(Time now, AccessResult& res);
-  void drop(NodeId victim, AccessResult& res);
+  [[gnu::always_inline]] void drop(NodeId victim, AccessResult& res);
 
   size_t capacity_;
   size_t dram_capacity_ = 0;

@@ -68,11 +68,11 @@ class PrefixTree {
 
   // Adds a pinned child of `parent` (kNoNode for a first block). The key must be absent and
   // the parent cached.
-  NodeId insert(BlockKey key, NodeId parent);
+  [[gnu::always_inline]] NodeId insert(BlockKey key, NodeId parent);
 
   // Removes an evictable node with no children. Returns its parent if the parent thereby
   // became evictable.
-  NodeId remove(NodeId node);
+  [[gnu::always_inline]] NodeId remove(NodeId node);
 
   // Moves an evictable HBM node to DRAM. Returns its parent if the parent thereby became
   // evictable; the node itself is evictable in DRAM iff it has no children (is_evictable).
@@ -138,6 +138,8 @@ class PrefixTree {
   static_assert(sizeof(Node) == 24);
   static Tier tier_of(const Node& n) { return n.in_dram ? Tier::kDram : Tier::kHbm; }
   static uint32_t tier_children(const Node& n) { return n.in_dram ? n.children : n.hbm_children; }
+  // Out of line: the hot paths stay small.
+  [[noreturn]] static void throw_too_deep();
   [[noreturn]] static void throw_too_many_pins(NodeId node);
   // A slot keeps the upper half of the key's hash beside the id: probes and backward shifts
   // rarely need to read the node.
@@ -162,5 +164,72 @@ class PrefixTree {
   BlockVector<Slot> slots_;
   size_t size_ = 0;
 };
+
+// The replay's hot path, inline so that the cache's loop compiles into one body.
+inline NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
+  uint32_t depth = parent == kNoNode ? 0 : nodes_[parent].depth + 1;
+  if (depth > kMaxDepth) throw_too_deep();
+  NodeId id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    id = static_cast<NodeId>(nodes_.size());
+    nodes_.push_back({});
+  }
+  if (parent != kNoNode) {
+    ++nodes_[parent].children;
+    ++nodes_[parent].hbm_children;
+  }
+  nodes_[id] = Node{key, parent, 0, 0, depth, 1, 0};
+  // Growing re-inserts every live node, this one included.
+  if ((size_ + 1) * 2 > slots_.size()) {
+    grow_table();
+  } else {
+    table_insert(id);
+  }
+  ++size_;
+  return id;
+}
+
+inline NodeId PrefixTree::remove(NodeId node) {
+  table_erase(node);
+  --size_;
+  Node& n = nodes_[node];
+  n.depth = kFree;
+  free_ids_.push_back(node);
+  NodeId parent = n.parent;
+  if (parent == kNoNode) return kNoNode;
+  Node& p = nodes_[parent];
+  --p.children;
+  if (!n.in_dram) --p.hbm_children;
+  // An HBM parent's evictability does not depend on its DRAM children.
+  bool counted = p.in_dram || !n.in_dram;
+  return counted && p.pins == 0 && tier_children(p) == 0 ? parent : kNoNode;
+}
+
+inline void PrefixTree::table_insert(NodeId id) {
+  uint32_t tag = tag_of(nodes_[id].key);
+  size_t slot = home_of_tag(tag);
+  while (slots_[slot].id != kNoNode) slot = next_slot(slot);
+  slots_[slot] = Slot{id, tag};
+}
+
+inline void PrefixTree::table_erase(NodeId id) {
+  size_t slot = home_of_tag(tag_of(nodes_[id].key));
+  while (slots_[slot].id != id) slot = next_slot(slot);
+  // Backward shift: pull later entries of the probe run into the hole.
+  size_t hole = slot;
+  for (size_t next = next_slot(hole); slots_[next].id != kNoNode; next = next_slot(next)) {
+    size_t want = home_of_tag(slots_[next].tag);
+    // The entry may move only if its home is not in the cyclic range (hole, next].
+    bool stays = hole <= next ? (hole < want && want <= next) : (hole < want || want <= next);
+    if (!stays) {
+      slots_[hole] = slots_[next];
+      hole = next;
+    }
+  }
+  slots_[hole].id = kNoNode;
+}
 
 }  // namespace kvpolicy

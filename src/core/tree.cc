@@ -12,50 +12,6 @@ PrefixTree::PrefixTree(size_t reserve_nodes) {
   nodes_.reserve(reserve_nodes);
 }
 
-NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
-  uint32_t depth = parent == kNoNode ? 0 : nodes_[parent].depth + 1;
-  if (depth > kMaxDepth)
-    throw Error("a prompt is longer than " + std::to_string(kMaxDepth + 1) +
-                " blocks, the prefix tree's limit");
-  NodeId id;
-  if (!free_ids_.empty()) {
-    id = free_ids_.back();
-    free_ids_.pop_back();
-  } else {
-    id = static_cast<NodeId>(nodes_.size());
-    nodes_.push_back({});
-  }
-  if (parent != kNoNode) {
-    ++nodes_[parent].children;
-    ++nodes_[parent].hbm_children;
-  }
-  nodes_[id] = Node{key, parent, 0, 0, depth, 1, 0};
-  // Growing re-inserts every live node, this one included.
-  if ((size_ + 1) * 2 > slots_.size()) {
-    grow_table();
-  } else {
-    table_insert(id);
-  }
-  ++size_;
-  return id;
-}
-
-NodeId PrefixTree::remove(NodeId node) {
-  table_erase(node);
-  --size_;
-  Node& n = nodes_[node];
-  n.depth = kFree;
-  free_ids_.push_back(node);
-  NodeId parent = n.parent;
-  if (parent == kNoNode) return kNoNode;
-  Node& p = nodes_[parent];
-  --p.children;
-  if (!n.in_dram) --p.hbm_children;
-  // An HBM parent's evictability does not depend on its DRAM children.
-  bool counted = p.in_dram || !n.in_dram;
-  return counted && p.pins == 0 && tier_children(p) == 0 ? parent : kNoNode;
-}
-
 NodeId PrefixTree::demote(NodeId node) {
   Node& n = nodes_[node];
   n.in_dram = 1;
@@ -75,34 +31,15 @@ bool PrefixTree::promote(NodeId node) {
   return was_evictable;
 }
 
-void PrefixTree::table_insert(NodeId id) {
-  uint32_t tag = tag_of(nodes_[id].key);
-  size_t slot = home_of_tag(tag);
-  while (slots_[slot].id != kNoNode) slot = next_slot(slot);
-  slots_[slot] = Slot{id, tag};
-}
-
-void PrefixTree::table_erase(NodeId id) {
-  size_t slot = home_of_tag(tag_of(nodes_[id].key));
-  while (slots_[slot].id != id) slot = next_slot(slot);
-  // Backward shift: pull later entries of the probe run into the hole.
-  size_t hole = slot;
-  for (size_t next = next_slot(hole); slots_[next].id != kNoNode; next = next_slot(next)) {
-    size_t want = home_of_tag(slots_[next].tag);
-    // The entry may move only if its home is not in the cyclic range (hole, next].
-    bool stays = hole <= next ? (hole < want && want <= next) : (hole < want || want <= next);
-    if (!stays) {
-      slots_[hole] = slots_[next];
-      hole = next;
-    }
-  }
-  slots_[hole].id = kNoNode;
-}
-
 void PrefixTree::grow_table() {
   slots_.assign(slots_.size() * 2, Slot{kNoNode, 0});
   for (NodeId id = 0; id < nodes_.size(); ++id)
     if (nodes_[id].depth != kFree) table_insert(id);
+}
+
+void PrefixTree::throw_too_deep() {
+  throw Error("a prompt is longer than " + std::to_string(kMaxDepth + 1) +
+              " blocks, the prefix tree's limit");
 }
 
 void PrefixTree::throw_too_many_pins(NodeId node) {

@@ -52,15 +52,21 @@ size_t PrefixCache::memory_bytes() const {
          (dram_policy_ ? dram_policy_->memory_bytes() : 0) + last_access_.capacity() * 8;
 }
 
-NodeId PrefixCache::checked_victim(Policy& policy, Tier tier, Time now) {
+namespace {
+[[noreturn, gnu::cold]] void throw_not_evictable(NodeId v) {
+  throw Error("policy returned node " + std::to_string(v) + " which is not evictable");
+}
+}  // namespace
+
+inline NodeId PrefixCache::checked_victim(Policy& policy, Tier tier, Time now) {
   NodeId v = policy.victim(now);
   if (checking_ && v != kNoNode &&
       (!tree_->contains(v) || !tree_->is_evictable(v) || tree_->tier(v) != tier))
-    throw Error("policy returned node " + std::to_string(v) + " which is not evictable");
+    throw_not_evictable(v);
   return v;
 }
 
-void PrefixCache::drop(NodeId v, AccessResult& res) {
+inline void PrefixCache::drop(NodeId v, AccessResult& res) {
   tree_->prefetch_removal(v);  // its misses overlap with the policy's own bookkeeping
   policy_of(v).on_removed(v);
   if (tree_->tier(v) == Tier::kHbm) --hbm_size_;
@@ -76,13 +82,17 @@ bool PrefixCache::make_room_dram(Time now, AccessResult& res) {
   return true;
 }
 
-bool PrefixCache::make_room_hbm(const AccessInfo& info, AccessResult& res, bool swap) {
+inline bool PrefixCache::make_room_hbm(const AccessInfo& info, AccessResult& res, bool swap) {
   NodeId v = checked_victim(*policy_, Tier::kHbm, info.now);
   if (v == kNoNode) return false;
   if (dram_capacity_ == 0) {
     drop(v, res);
     return true;
   }
+  return demote(v, info, res, swap);
+}
+
+bool PrefixCache::demote(NodeId v, const AccessInfo& info, AccessResult& res, bool swap) {
   // A promotion swaps: the promoted block's DRAM place takes the victim.
   if (dram_size() >= dram_capacity_ + (swap ? 1 : 0) && !make_room_dram(info.now, res)) {
     // DRAM is all pinned: drop the victim instead, if no DRAM block hangs below it.
