@@ -16,7 +16,8 @@ namespace {
 
 // Two FIFO queues over dense ids sharing one link array (a block is in one queue). A block's
 // queue and its 2-bit frequency ride in the links' top bits, so a block costs 8 bytes, as
-// LRU's list does; ids are therefore below 2^30.
+// LRU's list does; ids are therefore below 2^30. Each queue is a ring (the tail is the head's
+// prev), so passing the head to the tail, what a clock hand does, only advances the head.
 class TwoQueues {
  public:
   static constexpr uint8_t kNone = 2;
@@ -35,29 +36,42 @@ class TwoQueues {
   }
   size_t size(int q) const { return size_[q]; }
   NodeId front(int q) const { return head_[q] == kNil ? kNoNode : head_[q]; }
+  // The entry after n in its queue; kNoNode after the tail.
   NodeId next(NodeId n) const {
-    uint32_t x = links_[n].next & kNil;
-    return x == kNil ? kNoNode : x;
+    uint32_t x = next_id(n);
+    return x == head_[which(n)] ? kNoNode : x;
   }
   // New members start with frequency 0.
-  void push_back(int q, NodeId n) { link(q, n, tail_[q], kNil); }
-  void insert_before(NodeId n, NodeId pos) { link(which(pos), n, links_[pos].prev & kNil, pos); }
+  void push_back(int q, NodeId n) {
+    if (head_[q] == kNil) {
+      links_[n] = Link{n, n | static_cast<uint32_t>(q) << 30};
+      head_[q] = n;
+      ++size_[q];
+    } else {
+      link(q, n, prev_id(head_[q]), head_[q]);
+    }
+  }
+  // Places n just before `pos`, in pos's queue (before the head: n becomes the head).
+  void insert_before(NodeId n, NodeId pos) {
+    int q = which(pos);
+    link(q, n, prev_id(pos), pos);
+    if (head_[q] == pos) head_[q] = n;
+  }
   void erase(NodeId n) {
     int q = which(n);
-    uint32_t p = links_[n].prev & kNil, x = links_[n].next & kNil;
-    if (p == kNil) {
-      head_[q] = x;
+    uint32_t p = prev_id(n), x = next_id(n);
+    if (x == n) {
+      head_[q] = kNil;
     } else {
       links_[p].next = x | (links_[p].next & ~kNil);
-    }
-    if (x == kNil) {
-      tail_[q] = p;
-    } else {
       links_[x].prev = p | (links_[x].prev & ~kNil);
+      if (head_[q] == n) head_[q] = x;
     }
     links_[n] = Link{kNil | (links_[n].prev & ~kNil), kNil | uint32_t{kNone} << 30};
     --size_[q];
   }
+  // The head goes to the tail, keeping its frequency.
+  void rotate(int q) { head_[q] = next_id(head_[q]); }
   void move_to_back(int q, NodeId n) {  // keeps the frequency
     int f = freq(n);
     erase(n);
@@ -72,22 +86,17 @@ class TwoQueues {
     uint32_t prev;  // id | frequency << 30
     uint32_t next;  // id | queue << 30
   };
+  uint32_t prev_id(NodeId n) const { return links_[n].prev & kNil; }
+  uint32_t next_id(NodeId n) const { return links_[n].next & kNil; }
+  // Links n between p and x, neighbours in queue q.
   void link(int q, NodeId n, uint32_t p, uint32_t x) {
     links_[n] = Link{p, x | static_cast<uint32_t>(q) << 30};
-    if (p == kNil) {
-      head_[q] = n;
-    } else {
-      links_[p].next = n | (links_[p].next & ~kNil);
-    }
-    if (x == kNil) {
-      tail_[q] = n;
-    } else {
-      links_[x].prev = n | (links_[x].prev & ~kNil);
-    }
+    links_[p].next = n | (links_[p].next & ~kNil);
+    links_[x].prev = n | (links_[x].prev & ~kNil);
     ++size_[q];
   }
   BlockVector<Link> links_;
-  uint32_t head_[2] = {kNil, kNil}, tail_[2] = {kNil, kNil};
+  uint32_t head_[2] = {kNil, kNil};
   size_t size_[2] = {0, 0};
 };
 
@@ -195,7 +204,7 @@ class S3Fifo final : public Policy {
         move(x, kMain);
         queues_.set_freq(x, 0);  // libCacheSim: a promoted object starts afresh in main
       } else if (!tree_->is_evictable(x)) {
-        move(x, kSmall);
+        queues_.rotate(kSmall);
       } else {
         return x;
       }
@@ -208,9 +217,9 @@ class S3Fifo final : public Policy {
     for (;;) {
       NodeId x = queues_.front(kMain);
       if (!tree_->is_evictable(x)) {
-        move(x, kMain);
+        queues_.rotate(kMain);
       } else if (int f = queues_.freq(x); f > 0) {
-        move(x, kMain);
+        queues_.rotate(kMain);
         queues_.set_freq(x, f - 1);
       } else {
         return x;
