@@ -142,4 +142,18 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text);
 
 std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext& ctx);
 
+// For a policy that evicts along a list: evictions come in runs (a request's new blocks), so
+// the next victims are likely the entries after the one leaving. Their misses overlap with this
+// eviction's work: the next one's slot and parent, the one after's node, and that one's links,
+// so that next time they are at hand (the list needs next() and prefetch()).
+template <typename List>
+[[gnu::always_inline]] inline void prefetch_next_victims(const PrefixTree& tree, const List& list,
+                                                         NodeId leaving) {
+  NodeId a = list.next(leaving);
+  if (a == kNoNode) return;
+  NodeId b = list.next(a);
+  tree.prefetch_upcoming_victims(a, b);
+  if (b != kNoNode) list.prefetch(b);
+}
+
 }  // namespace kvpolicy

@@ -35,9 +35,7 @@ class Lru final : public Policy {
     return kNoNode;
   }
   void on_removed(NodeId n) override {
-    // Evictions come in runs (a request's new blocks); the next victims are likely the next
-    // entries, so their cache misses overlap with this one's removal.
-    if (NodeId a = list_.next(n); a != kNoNode) tree_.prefetch_upcoming_victims(a, list_.next(a));
+    prefetch_next_victims(tree_, list_, n);
     list_.erase(n);
   }
   size_t memory_bytes() const override { return list_.memory_bytes(); }

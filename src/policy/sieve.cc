@@ -62,9 +62,8 @@ class Sieve final : public Policy {
   // A victim is evictable; a block leaving without being evictable (a pinned DRAM block
   // promoted to HBM) was not counted.
   void on_removed(NodeId n) override {
-    // The entries after the hand are the likely next victims (as in lru.cc).
-    if (hand_ == n && queue_.next(n) != kNoNode)
-      tree_->prefetch_upcoming_victims(queue_.next(n), queue_.next(queue_.next(n)));
+    // The entries after the hand are the likely next victims.
+    if (hand_ == n) prefetch_next_victims(*tree_, queue_, n);
     if (hand_ == n) hand_ = queue_.next(n);
     queue_.erase(n);
     if (tree_->is_evictable(n)) --evictable_;

@@ -668,8 +668,7 @@ class Wa final : public Policy {
   // The block leaves this tier: its last access goes to the ghost map while in the window.
   void on_removed(NodeId n) override {
     if (!lists_.contains(n)) return;
-    // The category's next blocks are the likely next victims (as in lru.cc).
-    if (NodeId a = lists_.next(n); a != kNoNode) tree_.prefetch_upcoming_victims(a, lists_.next(a));
+    prefetch_next_victims(tree_, lists_, n);  // the category's next blocks
     uint32_t prev = lists_.stamp(n);
     unlink(n);
     BlockKey key = tree_.key(n);

@@ -22,6 +22,8 @@ class IntrusiveList {
   NodeId back() const { return tail_; }   // newest
   NodeId next(NodeId n) const { return links_[n].next; }
   NodeId prev(NodeId n) const { return links_[n].prev; }
+  // always_inline: GCC 12 deems a const function that only prefetches pure and drops calls.
+  [[gnu::always_inline]] void prefetch(NodeId n) const { __builtin_prefetch(&links_[n]); }
 
   void push_back(NodeId n) { link(n, tail_, kNoNode); }
   void push_front(NodeId n) { link(n, kNoNode, head_); }
