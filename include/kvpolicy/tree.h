@@ -121,7 +121,7 @@ class PrefixTree {
 
  private:
   // The fields every access touches, in one 24-byte record: the depth, the pin count and the
-  // tier share a word (a cache holds three nodes where it held two, and the bytes per block
+  // tier share a word (a third more nodes per cache line than 32 bytes, and the bytes per block
   // stay within budget). Their limits are checked, never wrapped.
   static constexpr uint32_t kFree = (1u << 24) - 1;  // depth of a recycled node id
   static constexpr uint32_t kMaxDepth = kFree - 1;   // prompts of up to 16.7 M blocks
