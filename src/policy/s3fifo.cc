@@ -36,10 +36,12 @@ class TwoQueues {
   }
   size_t size(int q) const { return size_[q]; }
   NodeId front(int q) const { return head_[q] == kNil ? kNoNode : head_[q]; }
-  // The entry after n in its queue; kNoNode after the tail.
+  // The entry after n in its queue; kNoNode after the tail (or for a block in no queue).
   NodeId next(NodeId n) const {
+    uint8_t q = which(n);
+    if (q == kNone) return kNoNode;
     uint32_t x = next_id(n);
-    return x == head_[which(n)] ? kNoNode : x;
+    return x == head_[q] ? kNoNode : x;
   }
   // New members start with frequency 0.
   void push_back(int q, NodeId n) {
