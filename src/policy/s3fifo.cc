@@ -246,7 +246,7 @@ PolicyRegistrar registrar({
     .paper = "Yang et al., FIFO queues are all you need for cache eviction, SOSP'23",
     .params = {{"small_ratio", "0.1", "small FIFO's share of the capacity"},
                {"ghost_ratio", "0.9",
-                "ghost FIFO's size as a share of the capacity (7-byte key fingerprints)"},
+                "ghost FIFO's size as a share of the capacity (8-byte fingerprint entries)"},
                {"move_threshold", "2", "hits in small needed to be promoted to main (1..3)"}},
     .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
       return std::make_unique<S3Fifo>(ctx, p);
