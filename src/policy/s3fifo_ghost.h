@@ -49,10 +49,8 @@ class GhostFifo {
     ring_ = std::bit_ceil(static_cast<uint32_t>(capacity_ + capacity_ / 2 + 64));
     taken_.assign(ring_ / 64, 0);
     table_.resize(buckets);
-    for (Bucket& k : table_) {
-      std::fill(std::begin(k.fp), std::end(k.fp), 0);
-      std::fill(std::begin(k.seq), std::end(k.seq), oldest_ - 1);
-    }
+    for (Bucket& k : table_)
+      for (int w = 0; w < kWays; ++w) free_way(k, w);
   }
 
   // Starts loading the buckets take(key) will read (the caller knows its next keys).
@@ -68,7 +66,7 @@ class GhostFifo {
   bool take(BlockKey key) {
     if (capacity_ == 0) return false;
     Entry want = entry_of(key, 0);
-    if (pending_.fp == want.fp && pending_.bucket[0] == want.bucket[0] && live(pending_.seq)) {
+    if (same_key(pending_, want)) {
       forget(pending_.seq);
       pending_.fp = 0;
       return true;
@@ -79,8 +77,7 @@ class GhostFifo {
         int w = std::countr_zero(m);
         if (live(k.seq[w])) {
           forget(k.seq[w]);
-          k.fp[w] = 0;
-          k.seq[w] = oldest_ - 1;  // free (see free_ways)
+          free_way(k, w);
           return true;
         }
       }
@@ -154,6 +151,15 @@ class GhostFifo {
   }
   // Numbers in [oldest_, next_) are in the live span; ages are below 2^31 (see sweep).
   bool live(uint32_t seq) const { return next_ - 1 - seq < next_ - oldest_; }
+  // Whether e is a live entry of want's key (one fingerprint and bucket pair).
+  bool same_key(const Entry& e, const Entry& want) const {
+    bool same_buckets = e.bucket[0] == want.bucket[0] || e.bucket[0] == want.bucket[1];
+    return e.fp == want.fp && same_buckets && live(e.seq);
+  }
+  void free_way(Bucket& k, int w) const {
+    k.fp[w] = 0;
+    k.seq[w] = oldest_ - 1;  // below oldest_: free (see free_ways)
+  }
   // Bit w set when way w of bucket k holds fingerprint fp.
   static uint32_t matches(const Bucket& k, uint32_t fp) {
 #ifdef __SSE2__
@@ -199,8 +205,7 @@ class GhostFifo {
   }
   [[gnu::noinline]] bool take_from_stash(const Entry& want) {
     for (Entry& e : stash_) {
-      bool same_buckets = e.bucket[0] == want.bucket[0] || e.bucket[0] == want.bucket[1];
-      if (e.fp == want.fp && same_buckets && live(e.seq)) {
+      if (same_key(e, want)) {
         forget(e.seq);
         e = stash_.back();
         stash_.pop_back();
@@ -216,8 +221,7 @@ class GhostFifo {
   // Puts an entry into a free way of one of its buckets, moving entries to their other bucket
   // (cuckoo) when both are full; into the stash if that fails.
   void place(Entry e) {
-    for (size_t b : e.bucket)
-      if (put_free(b, e)) return;
+    if (put_free(e)) return;
     // Both full: displace an entry to its other bucket, and so on (a rotating choice of way
     // and first bucket keeps this deterministic).
     size_t b = e.bucket[rotor_ & 1];
@@ -233,6 +237,7 @@ class GhostFifo {
     }
     stash_.push_back(e);
   }
+  bool put_free(const Entry& e) { return put_free(e.bucket[0], e) || put_free(e.bucket[1], e); }
   bool put_free(size_t b, const Entry& e) {
     Bucket& k = table_[b];
     uint32_t m = free_ways(k);
@@ -248,14 +253,8 @@ class GhostFifo {
     place_pending();
     adds_since_sweep_ = 0;
     for (Bucket& k : table_)
-      for (uint32_t m = free_ways(k); m != 0; m &= m - 1) {
-        int w = std::countr_zero(m);
-        k.fp[w] = 0;
-        k.seq[w] = oldest_ - 1;
-      }
-    std::erase_if(stash_, [&](const Entry& e) {
-      return !live(e.seq) || put_free(e.bucket[0], e) || put_free(e.bucket[1], e);
-    });
+      for (uint32_t m = free_ways(k); m != 0; m &= m - 1) free_way(k, std::countr_zero(m));
+    std::erase_if(stash_, [&](const Entry& e) { return !live(e.seq) || put_free(e); });
   }
   // Numbers live entries 0, 1, ... in order: the span shrinks to the live count.
   void renumber() {
