@@ -7,10 +7,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "kvpolicy/huge_pages.h"
 #include "kvpolicy/types.h"
 
 namespace kvpolicy {
 
+// A key's slot holds its key, value and a used mark together: one cache line per probe, and
+// whole-trace tables (tens of MiB, touched at random) sit on huge pages.
 class KeyMap {
  public:
   explicit KeyMap(size_t expected = 1024) {
@@ -19,48 +22,45 @@ class KeyMap {
 
   // Returns a reference to the value of `key`, inserting `fresh` if absent.
   uint32_t& get_or_insert(BlockKey key, uint32_t fresh, bool* inserted = nullptr) {
-    if ((size_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
-    size_t slot = probe(key);
-    bool is_new = !used_[slot];
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+    Slot& s = slots_[probe(key)];
+    bool is_new = !s.used;
     if (is_new) {
-      used_[slot] = 1;
-      keys_[slot] = key;
-      values_[slot] = fresh;
+      s = Slot{key, fresh, 1};
       ++size_;
     }
     if (inserted) *inserted = is_new;
-    return values_[slot];
+    return s.value;
   }
   const uint32_t* find(BlockKey key) const {
-    size_t slot = probe(key);
-    return used_[slot] ? &values_[slot] : nullptr;
+    const Slot& s = slots_[probe(key)];
+    return s.used ? &s.value : nullptr;
+  }
+  // Starts loading the slot where key's probe begins: a pass over a trace's keys calls it some
+  // keys ahead, so that the misses of several lookups overlap.
+  [[gnu::always_inline]] void prefetch(BlockKey key) const {
+    __builtin_prefetch(&slots_[mix64(key) & (slots_.size() - 1)]);
   }
   size_t size() const { return size_; }
 
  private:
+  struct Slot {
+    BlockKey key;
+    uint32_t value;
+    uint32_t used;
+  };
   size_t probe(BlockKey key) const {
-    size_t slot = mix64(key) & (keys_.size() - 1);
-    while (used_[slot] && keys_[slot] != key) slot = (slot + 1) & (keys_.size() - 1);
+    size_t mask = slots_.size() - 1, slot = mix64(key) & mask;
+    while (slots_[slot].used && slots_[slot].key != key) slot = (slot + 1) & mask;
     return slot;
   }
   void rehash(size_t slots) {
-    std::vector<BlockKey> old_keys = std::move(keys_);
-    std::vector<uint32_t> old_values = std::move(values_);
-    std::vector<uint8_t> old_used = std::move(used_);
-    keys_.assign(slots, 0);
-    values_.assign(slots, 0);
-    used_.assign(slots, 0);
-    for (size_t i = 0; i < old_keys.size(); ++i) {
-      if (!old_used[i]) continue;
-      size_t slot = probe(old_keys[i]);
-      used_[slot] = 1;
-      keys_[slot] = old_keys[i];
-      values_[slot] = old_values[i];
-    }
+    BlockVector<Slot> old = std::move(slots_);
+    slots_.assign(slots, Slot{0, 0, 0});
+    for (const Slot& s : old)
+      if (s.used) slots_[probe(s.key)] = s;
   }
-  std::vector<BlockKey> keys_;
-  std::vector<uint32_t> values_;
-  std::vector<uint8_t> used_;
+  BlockVector<Slot> slots_;
   size_t size_ = 0;
 };
 

@@ -88,9 +88,18 @@ void Trace::validate() const {
   if (block_tokens == 0) throw Error("trace '" + name + "': block size 0");
 }
 
+namespace {
+// How far ahead whole-trace passes fetch the slots of the keys they will look up.
+constexpr size_t kKeysAhead = 16;
+}  // namespace
+
 size_t count_unique_blocks(const Trace& trace) {
   KeyMap seen(trace.blocks.size() / 2 + 16);
-  for (BlockKey k : trace.blocks) seen.get_or_insert(k, 0);
+  const std::vector<BlockKey>& keys = trace.blocks;
+  for (size_t a = 0; a < keys.size(); ++a) {
+    if (a + kKeysAhead < keys.size()) seen.prefetch(keys[a + kKeysAhead]);
+    seen.get_or_insert(keys[a], 0);
+  }
   return seen.size();
 }
 
@@ -102,6 +111,7 @@ Oracle compute_oracle(const Trace& trace) {
   KeyMap last(trace.blocks.size() / 2 + 16);  // key -> latest request seen so far
   for (size_t r = 0; r < n; ++r) {
     for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
+      if (a + kKeysAhead < trace.blocks.size()) last.prefetch(trace.blocks[a + kKeysAhead]);
       bool inserted;
       uint32_t& v = last.get_or_insert(trace.blocks[a], static_cast<uint32_t>(r), &inserted);
       if (!inserted) {
@@ -113,6 +123,10 @@ Oracle compute_oracle(const Trace& trace) {
   // Walk backwards to fill next_request from the key's next holder.
   KeyMap next(trace.blocks.size() / 2 + 16);
   for (size_t r = n; r-- > 0;) {
+    if (r > 0)  // the previous request's keys come next
+      for (uint64_t a = trace.block_offset[r - 1];
+           a < std::min(trace.block_offset[r], trace.block_offset[r - 1] + kKeysAhead); ++a)
+        next.prefetch(trace.blocks[a]);
     for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
       bool inserted;
       uint32_t& v = next.get_or_insert(trace.blocks[a], static_cast<uint32_t>(r), &inserted);
