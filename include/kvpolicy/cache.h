@@ -32,7 +32,13 @@ class PrefixCache {
   PrefixCache(size_t capacity_blocks, std::unique_ptr<Policy> policy,
               std::unique_ptr<PrefixTree> tree);
 
-  AccessResult access(const RequestView& request);
+  // Matches, pins, inserts with eviction and unpins one request. One-tier policies built on
+  // InlinedPolicy run it with their calls inlined (Policy::access_in).
+  AccessResult access(const RequestView& request) { return policy_->access_in(*this, request); }
+  // access() with the HBM policy's calls bound to type P (P = Policy: virtual calls). Defined
+  // in src/policy/cache_access.h; `hbm` must be this cache's policy().
+  template <typename P>
+  AccessResult access_with(P& hbm, const RequestView& request);
 
   const PrefixTree& tree() const { return *tree_; }
   Policy& policy() { return *policy_; }
@@ -46,16 +52,28 @@ class PrefixCache {
   size_t memory_bytes() const;
 
  private:
-  Policy& policy_of(NodeId n) { return tree_->tier(n) == Tier::kHbm ? *policy_ : *dram_policy_; }
+  // Tells the policy of n's tier that n became evictable.
+  template <typename P>
+  [[gnu::always_inline]] void on_evictable(P& hbm, NodeId n) {
+    if (tree_->tier(n) == Tier::kHbm) {
+      hbm.on_evictable(n);
+    } else {
+      dram_policy_->on_evictable(n);
+    }
+  }
   // The one-tier replay runs through these for every eviction: always_inline keeps them in
-  // access()'s body, and the two-tier work apart (demote).
-  [[gnu::always_inline]] NodeId checked_victim(Policy& policy, Tier tier, Time now);
+  // access_with()'s body, and the two-tier work apart (demote).
+  template <typename P>
+  [[gnu::always_inline]] NodeId checked_victim(P& policy, Tier tier, Time now);
   // Evicts one HBM block: drops it, or with a DRAM tier demotes it; `swap` when a DRAM block
   // is about to move up.
-  [[gnu::always_inline]] bool make_room_hbm(const AccessInfo& info, AccessResult& res, bool swap);
+  template <typename P>
+  [[gnu::always_inline]] bool make_room_hbm(P& hbm, const AccessInfo& info, AccessResult& res,
+                                            bool swap);
   bool demote(NodeId victim, const AccessInfo& info, AccessResult& res, bool swap);
   bool make_room_dram(Time now, AccessResult& res);
-  [[gnu::always_inline]] void drop(NodeId victim, AccessResult& res);
+  template <typename P>
+  [[gnu::always_inline]] void drop(P& hbm, NodeId victim, AccessResult& res);
 
   size_t capacity_;
   size_t dram_capacity_ = 0;

@@ -17,6 +17,8 @@ namespace kvpolicy {
 struct Trace;
 struct Oracle;
 class CostModel;
+class PrefixCache;
+struct AccessResult;
 
 // Named counters a policy reports after a run (e.g. predictor calls, phases).
 using PolicyStats = std::vector<std::pair<std::string, double>>;
@@ -78,6 +80,9 @@ class Policy {
   virtual size_t memory_bytes() const { return 0; }
   // Counters for reports (ReplayResult::policy_stats); none by default.
   virtual PolicyStats stats() const { return {}; }
+  // Runs cache.access(r) for the cache whose HBM policy this is. This one makes a virtual call
+  // per block event; InlinedPolicy's (src/policy/cache_access.h) makes none.
+  virtual AccessResult access_in(PrefixCache& cache, const RequestView& r);
 };
 
 // Forwards every call to an inner policy: the base of wrappers that observe a policy (victim

@@ -3,8 +3,15 @@
 // Cost: O(1) per access, O(log n) per eviction and per leaf change (indexed heap of leaves).
 #include "belady.h"
 
+#include "cache_access.h"
+
 namespace kvpolicy {
 namespace {
+
+class Belady final : public InlinedPolicy<Belady, BeladyOrder> {
+ public:
+  explicit Belady(const PolicyContext& ctx) : InlinedPolicy(ctx, "belady", /*marks=*/false) {}
+};
 
 PolicyRegistrar registrar({
     .name = "belady",
@@ -13,7 +20,7 @@ PolicyRegistrar registrar({
     .params = {},
     .needs_oracle = true,
     .make = [](const PolicyContext& ctx, const Params&) -> std::unique_ptr<Policy> {
-      return std::make_unique<BeladyOrder>(ctx, "belady", /*marks=*/false);
+      return std::make_unique<Belady>(ctx);
     },
 });
 

@@ -1,6 +1,7 @@
 // FIFO: evicts the evictable leaf inserted earliest, deeper first on ties.
 // Source: classic; a baseline of the WA paper (ALGORITHMS.md section 1).
 // Cost: O(1) per access; O(log n) per eviction and per leaf change, O(1) down a chain.
+#include "cache_access.h"
 #include "kvpolicy/policy.h"
 #include "leaf_heap.h"
 
@@ -10,7 +11,7 @@ namespace {
 // A list in insertion order would keep old shared prefixes (interior nodes, inserted before
 // their children) at its head forever, so every eviction would rescan them. Insertion time only
 // ever decreases towards the root, so a heap over the evictable leaves alone is exact and small.
-class Fifo final : public Policy {
+class Fifo final : public InlinedPolicy<Fifo> {
  public:
   explicit Fifo(const PolicyContext& ctx) : tree_(ctx.tree) {}
 

@@ -1,14 +1,15 @@
 // FPB ("follow predictions blindly"): evicts the evictable leaf with the largest predicted
 // next access. Source: LCR paper's baseline (as in LRB, 3L-Cache, Raven; "blindoracle").
 // Cost: O(1) per access plus one prediction; O(log n) per eviction (indexed heap of leaves).
+#include "cache_access.h"
 #include "learned_common.h"
 
 namespace kvpolicy {
 namespace {
 
-class Fpb final : public learned::LearnedPolicy {
+class Fpb final : public InlinedPolicy<Fpb, learned::LearnedPolicy> {
  public:
-  Fpb(const PolicyContext& ctx, const Params& params) : LearnedPolicy(ctx, params, kHeap) {}
+  Fpb(const PolicyContext& ctx, const Params& params) : InlinedPolicy(ctx, params, kHeap) {}
   NodeId victim(Time) override {
     if (evictable() == 0) return kNoNode;
     count_eviction();

@@ -5,6 +5,7 @@
 #include <bit>
 #include <compare>
 
+#include "cache_access.h"
 #include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/policy.h"
@@ -31,7 +32,7 @@ static_assert(sizeof(HeapEntry<GdsfKey>) == 20);
 // Size is one block. Cost is the block's recompute cost: by default the cost model's FLOPs to
 // prefill one block after `depth` cached ones, relative to the first block (projections and MLP
 // are the same for every block, attention grows with the context before it).
-class Gdsf final : public Policy {
+class Gdsf final : public InlinedPolicy<Gdsf> {
  public:
   Gdsf(const PolicyContext& ctx, const Params& p) : tree_(ctx.tree), heap_({ctx.tree}) {
     std::string cost = p.get_string("cost");

@@ -2,15 +2,16 @@
 // recently used evictable leaves. Source: LCR paper's baseline (as in HALP, MAT; c = 4).
 // Cost: O(1) per access plus one prediction; O(c) per eviction (recency list), O(log n) for a
 // c above `list_max` (order-statistic treap).
+#include "cache_access.h"
 #include "learned_common.h"
 
 namespace kvpolicy {
 namespace {
 
-class Hf final : public learned::LearnedPolicy {
+class Hf final : public InlinedPolicy<Hf, learned::LearnedPolicy> {
  public:
   Hf(const PolicyContext& ctx, const Params& params)
-      : LearnedPolicy(ctx, params, index_for(params)), c_(size_t(params.get_int("c"))) {}
+      : InlinedPolicy(ctx, params, index_for(params)), c_(size_t(params.get_int("c"))) {}
   NodeId victim(Time) override {
     if (evictable() == 0) return kNoNode;
     count_eviction();

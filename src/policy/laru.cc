@@ -3,6 +3,7 @@
 // Cost: O(1) per access + 1 prediction; O(log n) per eviction (heap at lambda = 1, else treap).
 #include <cmath>
 
+#include "cache_access.h"
 #include "learned_common.h"
 
 namespace kvpolicy {
@@ -12,10 +13,10 @@ namespace {
 // stamp (the phase of its last request or insertion) is older than the current phase, so a new
 // phase (O := every cached block) costs O(1). E, the blocks evicted by prediction in this
 // phase, holds block keys (they are no longer in the tree), cleared per phase.
-class Laru final : public learned::LearnedPolicy {
+class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
  public:
   Laru(const PolicyContext& ctx, const Params& params)
-      : LearnedPolicy(ctx, params, kHeap | kLazyTreap), b_(params.get_double("b")) {
+      : InlinedPolicy(ctx, params, kHeap | kLazyTreap), b_(params.get_double("b")) {
     if (!(b_ > 1)) throw ConfigError("laru: b must be greater than 1");
     int64_t h = params.get_int("halve_every");
     if (h < 0) throw ConfigError("laru: halve_every must be >= 0 (0 = k/32)");

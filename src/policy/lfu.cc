@@ -1,6 +1,7 @@
 // LFU: evicts the evictable leaf with the fewest accesses; ties by least recent access, then
 // the deeper block. Source: classic; SGLang's `lfu` (hit count, last access), with hits counted.
 // Cost: O(1) per access; O(log n) per eviction and per leaf change, O(1) down a chain.
+#include "cache_access.h"
 #include "kvpolicy/policy.h"
 #include "leaf_heap.h"
 
@@ -13,7 +14,7 @@ using LfuKey = uint64_t;
 // A block's key only changes while it is accessed, i.e. while pinned and out of the heap, so
 // the heap holds just the evictable leaves and is keyed once when a leaf becomes evictable.
 // Per block only that key is kept, in the heap's slots.
-class Lfu final : public Policy {
+class Lfu final : public InlinedPolicy<Lfu> {
  public:
   explicit Lfu(const PolicyContext& ctx) : tree_(ctx.tree), heap_({ctx.tree}) {}
 

@@ -1,6 +1,7 @@
 // LRU: evicts the least recently accessed evictable leaf, deeper first on ties.
 // Source: the default of vLLM, SGLang and Dynamo (ALGORITHMS.md section 1).
 // Cost: O(1) per access; O(1) per eviction in replay (see victim()).
+#include "cache_access.h"
 #include "kvpolicy/order/intrusive_list.h"
 #include "kvpolicy/policy.h"
 
@@ -10,11 +11,11 @@ namespace {
 // One recency list over all cached blocks, oldest first. A request's path is placed at the
 // tail deepest-first (each block just before its parent), so every block stands before its
 // parent: the list's head is always a leaf, and ties in recency go to the deeper block.
-class Lru final : public Policy {
+class Lru final : public InlinedPolicy<Lru> {
  public:
   explicit Lru(const PolicyContext& ctx) : tree_(*ctx.tree) {}
 
-  void on_access(NodeId n, const AccessInfo& info) override {
+  [[gnu::always_inline]] void on_access(NodeId n, const AccessInfo& info) override {
     list_.resize(tree_.id_limit());
     if (list_.contains(n)) list_.erase(n);
     NodeId parent = tree_.parent(n);
@@ -29,12 +30,12 @@ class Lru final : public Policy {
   void on_unevictable(NodeId) override {}
   // Only pinned blocks (and their ancestors) can stand before the first evictable leaf; in
   // replay those are the current request's, at the tail, so the scan stops at once.
-  NodeId victim(Time) override {
+  [[gnu::always_inline]] NodeId victim(Time) override {
     for (NodeId n = list_.front(); n != kNoNode; n = list_.next(n))
       if (tree_.is_evictable(n)) return n;
     return kNoNode;
   }
-  void on_removed(NodeId n) override {
+  [[gnu::always_inline]] void on_removed(NodeId n) override {
     prefetch_next_victims(tree_, list_, n);
     list_.erase(n);
   }

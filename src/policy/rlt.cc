@@ -5,6 +5,7 @@
 // Cost: O(1) per access and per eviction; a new phase costs O(evictable leaves + path length).
 #include <random>
 
+#include "cache_access.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/huge_pages.h"
 #include "kvpolicy/order/random_set.h"
@@ -15,7 +16,7 @@ namespace {
 
 // Marks are phase stamps, so unmarking everything is one increment; the evictable leaves are
 // kept in two random sets by mark, and a new phase moves the marked ones over.
-class Rlt final : public Policy {
+class Rlt final : public InlinedPolicy<Rlt> {
  public:
   Rlt(const PolicyContext& ctx, const Params& p)
       : tree_(ctx.tree), capacity_(ctx.capacity_blocks), rng_(ctx.seed) {

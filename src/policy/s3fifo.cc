@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "cache_access.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/huge_pages.h"
 #include "kvpolicy/policy.h"
@@ -109,7 +110,7 @@ class TwoQueues {
 // unchanged (frequency kept; it was no candidate), except that a small-queue block that earned
 // promotion is promoted whatever its state. A request's new blocks enter deepest-first (each
 // just before its parent when both are new), so a prompt's tail leaves before its head.
-class S3Fifo final : public Policy {
+class S3Fifo final : public InlinedPolicy<S3Fifo> {
  public:
   static constexpr int kSmall = 0, kMain = 1;
 

@@ -2,6 +2,7 @@
 // clearing visited bits and evicting the first unvisited evictable leaf it meets.
 // Source: Zhang et al., "SIEVE is Simpler than LRU", NSDI'24. Cost: O(1) per access; amortized
 // O(1) per eviction (the hand passes each entry once per lap; see below for interior blocks).
+#include "cache_access.h"
 #include "kvpolicy/huge_pages.h"
 #include "kvpolicy/order/intrusive_list.h"
 #include "kvpolicy/policy.h"
@@ -17,7 +18,7 @@ namespace {
 // over them without touching their visited bit: they were not candidates, and a block that
 // was hit while interior keeps that credit for when it becomes a leaf. The hand stays where it
 // stopped, as in the paper, so a lap costs at most one pass over the cache.
-class Sieve final : public Policy {
+class Sieve final : public InlinedPolicy<Sieve> {
  public:
   explicit Sieve(const PolicyContext& ctx) : tree_(ctx.tree) {}
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "belady.h"
+#include "cache_access.h"
 #include "kvpolicy/cost_model.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/order/intrusive_list.h"
@@ -183,10 +184,10 @@ class MarkedLru : public Policy {
   IntrusiveList plain_, marked_;
 };
 
-class TLru final : public MarkedLru {
+class TLru final : public InlinedPolicy<TLru, MarkedLru> {
  public:
   TLru(const PolicyContext& ctx, const Params& p, NextTurn mode)
-      : MarkedLru(ctx), budget_(ctx, p, mode) {}
+      : InlinedPolicy(ctx), budget_(ctx, p, mode) {}
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
     uint32_t keep = budget_.budget(r);
     if (keep < path.size()) mark_from(path, keep);
@@ -202,9 +203,9 @@ class TLru final : public MarkedLru {
 // Caches a turn only when its conversation history (prompt + answer tokens) reaches the
 // threshold: a shorter turn's newly inserted blocks go to the first-to-evict list, as if not
 // cached, while the blocks it hit are refreshed as in LRU. Longer turns are plain LRU.
-class ThresholdLru final : public MarkedLru {
+class ThresholdLru final : public InlinedPolicy<ThresholdLru, MarkedLru> {
  public:
-  ThresholdLru(const PolicyContext& ctx, const Params& p) : MarkedLru(ctx) {
+  ThresholdLru(const PolicyContext& ctx, const Params& p) : InlinedPolicy(ctx) {
     int64_t t = p.get_int("threshold_tokens");
     if (t < 0) throw ConfigError("threshold_lru: threshold_tokens must be >= 0");
     threshold_ = static_cast<uint64_t>(t);
@@ -220,10 +221,10 @@ class ThresholdLru final : public MarkedLru {
 // Tail-optimized Belady: TEL-safe trimming with the true next prompts, then Belady. Evicts the
 // evictable leaf with the largest (TEL-safe, next use, depth): marked blocks first, each group
 // furthest next use first, deeper first on ties.
-class TailBelady final : public BeladyOrder {
+class TailBelady final : public InlinedPolicy<TailBelady, BeladyOrder> {
  public:
   TailBelady(const PolicyContext& ctx, const Params& p)
-      : BeladyOrder(ctx, "tail_belady", /*marks=*/true), budget_(ctx, p, NextTurn::kExact) {}
+      : InlinedPolicy(ctx, "tail_belady", /*marks=*/true), budget_(ctx, p, NextTurn::kExact) {}
 
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
     uint32_t keep = budget_.budget(r);

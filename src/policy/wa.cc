@@ -15,6 +15,7 @@
 #include <span>
 #include <utility>
 
+#include "cache_access.h"
 #include "kvpolicy/error.h"
 #include "kvpolicy/huge_pages.h"
 #include "kvpolicy/order/grouped_lru.h"
@@ -523,7 +524,7 @@ struct Key {
   bool operator<(const Key& o) const { return seq != o.seq ? seq < o.seq : depth > o.depth; }
 };
 
-class Wa final : public Policy {
+class Wa final : public InlinedPolicy<Wa> {
  public:
   Wa(const PolicyContext& ctx, const Params& p) : tree_(*ctx.tree) {
     window_ = seconds_param(p, "window_s");

@@ -117,6 +117,35 @@ TEST_P(PolicyContract, SameSeedGivesIdenticalResults) {
   EXPECT_TRUE(first == second);
 }
 
+// A policy's replay runs with its calls inlined (InlinedPolicy) unless it is wrapped; both paths
+// must drive it identically.
+TEST_P(PolicyContract, InlinedAndVirtualReplaysAgree) {
+  Trace trace = random_workload({.seed = 13, .requests = 250});
+  Oracle oracle = compute_oracle(trace);
+  size_t cap = count_unique_blocks(trace) / 6;
+  PolicyContext ctx;
+  ctx.block_tokens = trace.block_tokens;
+  ctx.seed = 5;
+  ctx.trace = &trace;
+  ctx.oracle = &oracle;
+  PolicySpec spec{GetParam(), ""};
+  PrefixCache inlined(cap, spec, ctx);
+  auto tree = std::make_unique<PrefixTree>(cap);
+  ctx.tree = tree.get();
+  ctx.capacity_blocks = cap;
+  PrefixCache wrapped(cap, std::make_unique<ForwardingPolicy>(make_policy(spec, ctx)),
+                      std::move(tree));
+  for (size_t r = 0; r < trace.size(); ++r) {
+    RequestView view = request_view(trace, r);
+    AccessResult a = inlined.access(view), b = wrapped.access(view);
+    ASSERT_EQ(a.hit_blocks, b.hit_blocks) << "request " << r;
+    ASSERT_EQ(a.inserted_blocks, b.inserted_blocks) << "request " << r;
+    ASSERT_EQ(a.evictions, b.evictions) << "request " << r;
+  }
+  for (BlockKey k : trace.blocks)
+    ASSERT_EQ(inlined.tree().find(k) == kNoNode, wrapped.tree().find(k) == kNoNode);
+}
+
 TEST_P(PolicyContract, DeclaredParametersParseWithDefaults) {
   // Every declared default must be accepted when given explicitly.
   std::string params;
