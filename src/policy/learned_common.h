@@ -175,7 +175,9 @@ class LearnedPolicy : public Policy {
     next_pos_ = 0;
   }
 
-  void on_access(NodeId n, const AccessInfo& info) override {
+  // The per-block hooks are always_inline into the replay (InlinedPolicy): FPB and LARU measured
+  // about 10 % faster so on the Mooncake trace.
+  [[gnu::always_inline]] void on_access(NodeId n, const AccessInfo& info) override {
     grow(n);
     // A block demoted into this (DRAM) tier is new here; several can be demoted in one request,
     // at any depths, so they are ordered by demotion (the first demoted is the oldest, as HBM
@@ -194,7 +196,7 @@ class LearnedPolicy : public Policy {
 
   void on_request_end(const RequestView&, std::span<const NodeId>) override { flush(); }
 
-  void on_evictable(NodeId n) override {
+  [[gnu::always_inline]] void on_evictable(NodeId n) override {
     grow(n);
     if (flags_[n] & kPending) flush();  // only when driven outside PrefixCache's request cycle
     if (flags_[n] & kLeaf) return;
@@ -204,8 +206,8 @@ class LearnedPolicy : public Policy {
     if (treap_active_) treap_insert(n);
     if (use_list_) list_insert(n);
   }
-  void on_unevictable(NodeId n) override { leave(n); }
-  void on_removed(NodeId n) override {
+  [[gnu::always_inline]] void on_unevictable(NodeId n) override { leave(n); }
+  [[gnu::always_inline]] void on_removed(NodeId n) override {
     leave(n);
     flags_[n] &= ~kPending;
     predictor_->on_removed(n);
