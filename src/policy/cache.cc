@@ -1,4 +1,7 @@
+#include <string>
+
 #include "cache_access.h"
+#include "kvpolicy/error.h"
 
 namespace kvpolicy {
 

@@ -4,10 +4,8 @@
 #pragma once
 
 #include <algorithm>
-#include <string>
 
 #include "kvpolicy/cache.h"
-#include "kvpolicy/error.h"
 
 namespace kvpolicy {
 
@@ -42,13 +40,12 @@ inline NodeId PrefixCache::checked_victim(P& policy, Tier tier, Time now) {
 template <typename P>
 inline void PrefixCache::drop(P& hbm, NodeId v, AccessResult& res) {
   tree_->prefetch_removal(v);  // its misses overlap with the policy's own bookkeeping
-  bool in_hbm = tree_->tier(v) == Tier::kHbm;
-  if (in_hbm) {
+  if (tree_->tier(v) == Tier::kHbm) {
     hbm.on_removed(v);
+    --hbm_size_;
   } else {
     dram_policy_->on_removed(v);
   }
-  if (in_hbm) --hbm_size_;
   NodeId parent = tree_->remove(v);
   if (parent != kNoNode) on_evictable(hbm, parent);
   ++res.evictions;
