@@ -42,6 +42,11 @@ class KeyMap {
     __builtin_prefetch(&slots_[mix64(key) & (slots_.size() - 1)]);
   }
   size_t size() const { return size_; }
+  template <typename F>
+  void for_each_value(F&& f) const {
+    for (const Slot& s : slots_)
+      if (s.used) f(s.value);
+  }
 
  private:
   struct Slot {

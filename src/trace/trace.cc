@@ -108,34 +108,24 @@ Oracle compute_oracle(const Trace& trace) {
   size_t n = trace.size();
   o.next_request.assign(trace.blocks.size(), Oracle::kNoNext);
   o.prev_request.assign(trace.blocks.size(), Oracle::kNoNext);
-  KeyMap last(trace.blocks.size() / 2 + 16);  // key -> latest request seen so far
+  if (trace.blocks.size() >= Oracle::kNoNext) throw Error("oracle: over 2^32 - 1 block accesses");
+  // One pass: a key's previous access a' links both ways. Until a later access of its key
+  // comes, next_request[a'] holds a''s own request.
+  KeyMap last(trace.blocks.size() / 2 + 16);  // key -> its latest access so far
   for (size_t r = 0; r < n; ++r) {
     for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
       if (a + kKeysAhead < trace.blocks.size()) last.prefetch(trace.blocks[a + kKeysAhead]);
       bool inserted;
-      uint32_t& v = last.get_or_insert(trace.blocks[a], static_cast<uint32_t>(r), &inserted);
+      uint32_t& prev = last.get_or_insert(trace.blocks[a], static_cast<uint32_t>(a), &inserted);
       if (!inserted) {
-        o.prev_request[a] = v;
-        v = static_cast<uint32_t>(r);
+        o.prev_request[a] = o.next_request[prev];
+        o.next_request[prev] = static_cast<uint32_t>(r);
+        prev = static_cast<uint32_t>(a);
       }
+      o.next_request[a] = static_cast<uint32_t>(r);
     }
   }
-  // Walk backwards to fill next_request from the key's next holder.
-  KeyMap next(trace.blocks.size() / 2 + 16);
-  for (size_t r = n; r-- > 0;) {
-    if (r > 0)  // the previous request's keys come next
-      for (uint64_t a = trace.block_offset[r - 1];
-           a < std::min(trace.block_offset[r], trace.block_offset[r - 1] + kKeysAhead); ++a)
-        next.prefetch(trace.blocks[a]);
-    for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
-      bool inserted;
-      uint32_t& v = next.get_or_insert(trace.blocks[a], static_cast<uint32_t>(r), &inserted);
-      if (!inserted) {
-        o.next_request[a] = v;
-        v = static_cast<uint32_t>(r);
-      }
-    }
-  }
+  last.for_each_value([&](uint32_t latest) { o.next_request[latest] = Oracle::kNoNext; });
   o.next_in_session.assign(n, Oracle::kNoNext);
   KeyMap last_of_session(1024);
   for (size_t r = n; r-- > 0;) {
