@@ -77,6 +77,11 @@ struct Oracle {
 
 Oracle compute_oracle(const Trace& trace);
 
+// `copies` copies of `base` one after another, each re-keyed from a root that holds the copy
+// index, so no copy shares a block with another; times keep increasing and session ids stay
+// apart. A longer trace of the same shape (`kvpolicy bench`'s workload (a)).
+Trace repeat_with_fresh_keys(const Trace& base, size_t copies);
+
 // Options shared by every trace reader.
 struct ReadOptions {
   bool skip_bad_lines = false;  // count and skip bad records instead of failing

@@ -97,37 +97,6 @@ Latency victim_latency(const Trace& trace, const Oracle* oracle, const PolicySpe
   return l;
 }
 
-// Copies of `base` one after another, each re-keyed by chaining its blocks from a root that
-// holds the copy index, so no copy shares a block with another; times keep increasing.
-Trace repeat_with_fresh_keys(const Trace& base, uint64_t min_accesses) {
-  size_t copies = std::max<uint64_t>(
-      1, (min_accesses + base.num_block_accesses() - 1) / base.num_block_accesses());
-  Trace t;
-  t.name = fmt::format("{} x{} (fresh keys per copy)", base.name, copies);
-  t.block_tokens = base.block_tokens;
-  t.category_names = base.category_names;
-  t.reserve(base.size() * copies, base.num_block_accesses() * copies);
-  Time span = (base.size() ? base.time.back() : 0) + kMicrosPerSecond;
-  SessionId sessions = 0;
-  for (SessionId s : base.session)
-    if (s != kNoSession) sessions = std::max(sessions, s + 1);
-  std::vector<BlockKey> keys;
-  for (size_t c = 0; c < copies; ++c) {
-    BlockKey root = chain_key(kRootKey, c);
-    for (size_t r = 0; r < base.size(); ++r) {
-      keys.clear();
-      BlockKey k = root;
-      for (BlockKey orig : base.prompt(r)) keys.push_back(k = chain_key(k, orig));
-      SessionId s = base.session[r] == kNoSession
-                        ? kNoSession
-                        : static_cast<SessionId>(base.session[r] + c * sessions);
-      t.add_request_keys(base.time[r] + static_cast<Time>(c) * span, keys, base.prompt_tokens[r],
-                         base.output_tokens[r], s, base.turn[r], base.category[r], base.user[r]);
-    }
-  }
-  return t;
-}
-
 struct PolicyBench {
   std::string policy;
   ReplayResult best;       // the fastest of the repeats
@@ -310,7 +279,8 @@ void run(BenchArgs args) {
     load.done = true;
 
     auto t0 = Clock::now();
-    Trace big = repeat_with_fresh_keys(base, mooncake_target);
+    uint64_t per_copy = std::max<uint64_t>(1, base.num_block_accesses());
+    Trace big = repeat_with_fresh_keys(base, (mooncake_target + per_copy - 1) / per_copy);
     double build = seconds_since(t0);
     // 10 % of the trace's own unique blocks: every copy then sees the cache the budget names.
     size_t base_unique = count_unique_blocks(base);

@@ -141,6 +141,35 @@ Oracle compute_oracle(const Trace& trace) {
   return o;
 }
 
+Trace repeat_with_fresh_keys(const Trace& base, size_t copies) {
+  if (copies == 0) throw ConfigError("repeat: at least one copy");
+  Trace t;
+  t.name = copies == 1 ? base.name
+                       : base.name + " x" + std::to_string(copies) + " (fresh keys per copy)";
+  t.block_tokens = base.block_tokens;
+  t.category_names = base.category_names;
+  t.reserve(base.size() * copies, base.num_block_accesses() * copies);
+  Time span = (base.size() ? base.time.back() : 0) + kMicrosPerSecond;
+  SessionId sessions = 0;
+  for (SessionId s : base.session)
+    if (s != kNoSession) sessions = std::max(sessions, s + 1);
+  std::vector<BlockKey> keys;
+  for (size_t c = 0; c < copies; ++c) {
+    BlockKey root = chain_key(kRootKey, c);
+    for (size_t r = 0; r < base.size(); ++r) {
+      keys.clear();
+      BlockKey k = root;
+      for (BlockKey orig : base.prompt(r)) keys.push_back(k = chain_key(k, orig));
+      SessionId s = base.session[r] == kNoSession
+                        ? kNoSession
+                        : static_cast<SessionId>(base.session[r] + c * sessions);
+      t.add_request_keys(base.time[r] + static_cast<Time>(c) * span, keys, base.prompt_tokens[r],
+                         base.output_tokens[r], s, base.turn[r], base.category[r], base.user[r]);
+    }
+  }
+  return t;
+}
+
 TraceFormatRegistry& TraceFormatRegistry::instance() {
   static TraceFormatRegistry registry;
   return registry;
