@@ -54,13 +54,7 @@ class PrefixCache {
  private:
   // Tells the policy of n's tier that n became evictable.
   template <typename P>
-  [[gnu::always_inline]] void on_evictable(P& hbm, NodeId n) {
-    if (tree_->tier(n) == Tier::kHbm) {
-      hbm.on_evictable(n);
-    } else {
-      dram_policy_->on_evictable(n);
-    }
-  }
+  [[gnu::always_inline]] void tell_evictable(P& hbm, NodeId n);
   // The one-tier replay runs through these for every eviction: always_inline keeps them in
   // access_with()'s body, and the two-tier work apart (demote).
   template <typename P>

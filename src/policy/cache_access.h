@@ -29,6 +29,15 @@ constexpr uint32_t kSlotsAhead = 16, kNodesAhead = 8;
 }  // namespace cache_detail
 
 template <typename P>
+inline void PrefixCache::tell_evictable(P& hbm, NodeId n) {
+  if (tree_->tier(n) == Tier::kHbm) {
+    hbm.on_evictable(n);
+  } else {
+    dram_policy_->on_evictable(n);
+  }
+}
+
+template <typename P>
 inline NodeId PrefixCache::checked_victim(P& policy, Tier tier, Time now) {
   NodeId v = policy.victim(now);
   if (checking_ && v != kNoNode &&
@@ -47,7 +56,7 @@ inline void PrefixCache::drop(P& hbm, NodeId v, AccessResult& res) {
     dram_policy_->on_removed(v);
   }
   NodeId parent = tree_->remove(v);
-  if (parent != kNoNode) on_evictable(hbm, parent);
+  if (parent != kNoNode) tell_evictable(hbm, parent);
   ++res.evictions;
 }
 
@@ -148,7 +157,7 @@ AccessResult PrefixCache::access_with(P& hbm, const RequestView& r) {
   if (dram_policy_) dram_policy_->on_request_end(r, path_);
   for (size_t j = path_.size(); j-- > 0;) {
     NodeId node = path_[j];
-    if (tree_->unpin(node)) on_evictable(hbm, node);
+    if (tree_->unpin(node)) tell_evictable(hbm, node);
   }
   return res;
 }
