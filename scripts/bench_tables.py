@@ -33,7 +33,10 @@ def main():
 
     rate = lambda p: f"{p['accesses_per_second'] / 1e6:.2f}"
     ratio = lambda p: f"{p['ratio_to_lru']:.2f}"
-    table("| policy | (a) M acc/s | (a) × LRU time | (b) M acc/s | (b) × LRU time |", rate, ratio)
+    rounds = lambda p: (f"{p['round_ratio_median']:.2f} "
+                        f"({p['round_ratio_min']:.2f}–{p['round_ratio_max']:.2f})")
+    table("| policy | (a) M acc/s | (a) × LRU time | (a) by round | (b) M acc/s | (b) × LRU time "
+          "| (b) by round |", rate, ratio, rounds)
     table("| policy | (a) Mooncake ×18 | (b) Zipf |", lambda p: f"{p['bytes_per_block']:.1f}")
     table("| policy | (a) p50 / p99 ns | (b) p50 / p99 ns |",
           lambda p: f"{p['victim_p50_ns']:.0f} / {p['victim_p99_ns']:.0f}")
