@@ -101,6 +101,8 @@ class PrefixTree {
   // An unpinned node with no child in its own tier (see the class comment).
   bool is_evictable(NodeId n) const { return nodes_[n].pins == 0 && tier_children(nodes_[n]) == 0; }
   bool is_pinned(NodeId n) const { return nodes_[n].pins != 0; }
+  // No child in its own tier: evictable whenever it is unpinned.
+  bool is_tier_leaf(NodeId n) const { return tier_children(nodes_[n]) == 0; }
   BlockKey key(NodeId n) const { return nodes_[n].key; }
   NodeId parent(NodeId n) const { return nodes_[n].parent; }
   uint32_t depth(NodeId n) const { return nodes_[n].depth; }  // 0 = first block of a prompt
