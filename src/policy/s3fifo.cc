@@ -141,7 +141,7 @@ class TwoQueues {
     head_[kWithCandidates] = first_;
     return first_;
   }
-  // The hand passes the first candidate, which stays one (dropped: it no longer is one).
+  // The hand passes the first candidate, which stays one (pass) or leaves the candidates (drop).
   void pass_candidate() {
     head_[kWithCandidates] = next_id(first_);
     last_ = first_;
