@@ -218,7 +218,7 @@ class TwoQueues {
 // just before its parent when both are new), so a prompt's tail leaves before its head.
 class S3Fifo final : public InlinedPolicy<S3Fifo> {
  public:
-  static constexpr int kSmall = 0, kMain = 1;
+  static constexpr int kMain = TwoQueues::kWithCandidates, kSmall = 1 - kMain;
 
   S3Fifo(const PolicyContext& ctx, const Params& p)
       : tree_(ctx.tree),
