@@ -80,6 +80,11 @@ class Policy {
   virtual size_t memory_bytes() const { return 0; }
   // Counters for reports (ReplayResult::policy_stats); none by default.
   virtual PolicyStats stats() const { return {}; }
+  // Hints, not virtual (InlinedPolicy's replay calls them on the policy's own type): node is
+  // likely accessed a few blocks from now, so a policy may start loading its state for it.
+  void prefetch_for_access(NodeId) const {}
+  // Likewise for a key that is likely not cached: it will probably be inserted.
+  void prefetch_for_insert(BlockKey) const {}
   // Runs cache.access(r) for the cache whose HBM policy this is. This one makes a virtual call
   // per block event; InlinedPolicy's (src/policy/cache_access.h) makes none.
   virtual AccessResult access_in(PrefixCache& cache, const RequestView& r);
@@ -149,16 +154,21 @@ std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext&
 
 // For a policy that evicts along a list: evictions come in runs (a request's new blocks), so
 // the next victims are likely the entries after the one leaving. Their misses overlap with this
-// eviction's work: the next one's slot and parent, the one after's node, and that one's links,
-// so that next time they are at hand (the list needs next() and prefetch()).
+// eviction's work, in stages: the next one's slot and parent (its node came two evictions ago),
+// and the node and links of the third, whose links tell the next call its third (the list needs
+// next() and prefetch()). Two stages ahead, not one: on the Zipf workload LRU ran 4-16 % faster.
 template <typename List>
 [[gnu::always_inline]] inline void prefetch_next_victims(const PrefixTree& tree, const List& list,
                                                          NodeId leaving) {
   NodeId a = list.next(leaving);
   if (a == kNoNode) return;
+  tree.prefetch_removal(a);
   NodeId b = list.next(a);
-  tree.prefetch_upcoming_victims(a, b);
-  if (b != kNoNode) list.prefetch(b);
+  if (b == kNoNode) return;
+  NodeId c = list.next(b);
+  if (c == kNoNode) return;
+  tree.prefetch_node_id(c);
+  list.prefetch(c);
 }
 
 }  // namespace kvpolicy

@@ -36,15 +36,18 @@ class PrefixTree {
 
   // A request's keys are known before it is walked, so the cache misses of find() can overlap:
   // prefetch_slot(key) starts loading the hash slot `key` probes first, and a few keys later
-  // (the slot has arrived) prefetch_node(key) the node that slot names, if its tag matches.
+  // (the slot has arrived) prefetch_node(key) the node that slot names, if its tag matches. It
+  // returns that node (kNoNode if none), a likely hit whose policy state can be fetched too.
   // always_inline: GCC 12 deems a const function that only prefetches pure and drops calls.
   [[gnu::always_inline]] void prefetch_slot(BlockKey key) const {
     __builtin_prefetch(&slots_[home_of_tag(tag_of(key))]);
   }
-  [[gnu::always_inline]] void prefetch_node(BlockKey key) const {
+  [[gnu::always_inline]] NodeId prefetch_node(BlockKey key) const {
     uint32_t tag = tag_of(key);
     const Slot& e = slots_[home_of_tag(tag)];
-    if (e.id != kNoNode && e.tag == tag) __builtin_prefetch(&nodes_[e.id]);
+    if (e.id == kNoNode || e.tag != tag) return kNoNode;
+    __builtin_prefetch(&nodes_[e.id]);
+    return e.id;
   }
 
   // Starts loading what remove(node) touches beyond the node: its hash slot and its parent. It
@@ -57,13 +60,6 @@ class PrefixTree {
   }
   [[gnu::always_inline]] void prefetch_node_id(NodeId node) const {
     __builtin_prefetch(&nodes_[node]);
-  }
-  // For a policy whose likely next victims are the entries after its victim in a list: `next`
-  // (kNoNode: none) and the one after it, two evictions ahead, so their misses overlap with
-  // this eviction's work.
-  [[gnu::always_inline]] void prefetch_upcoming_victims(NodeId next, NodeId after_next) const {
-    if (next != kNoNode) prefetch_removal(next);
-    if (after_next != kNoNode) prefetch_node_id(after_next);
   }
 
   // Adds a pinned child of `parent` (kNoNode for a first block). The key must be absent and

@@ -27,6 +27,9 @@ class Lru final : public InlinedPolicy<Lru> {
       list_.insert_before(n, parent);
     }
   }
+  [[gnu::always_inline]] void prefetch_for_access(NodeId n) const {
+    if (n < list_.ids()) list_.prefetch(n);
+  }
   void on_evictable(NodeId) override {}
   void on_unevictable(NodeId) override {}
   // Only pinned blocks (and their ancestors) can stand before the first evictable leaf; in

@@ -237,6 +237,12 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
     last_new_ = kNoNode;
     prompt_ = r.blocks;
   }
+  // A hit raises the block's frequency, kept in its queue link.
+  [[gnu::always_inline]] void prefetch_for_access(NodeId n) const {
+    if (n < queues_.ids()) queues_.prefetch(n);
+  }
+  // A new block is looked up in the ghost.
+  [[gnu::always_inline]] void prefetch_for_insert(BlockKey key) const { ghost_.prefetch(key); }
   void on_access(NodeId n, const AccessInfo& info) override {
     if (n >= queues_.ids()) queues_.resize(std::max<size_t>(tree_->id_limit(), size_t{n} + 1));
     if (info.hit) {
@@ -244,10 +250,9 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
       return;
     }
     // New here: it enters a queue with frequency 0. So will the rest of the prompt (a miss ends
-    // the cached prefix): their ghost lookups are fetched ahead.
-    constexpr size_t kAhead = 8;
-    for (size_t k = info.position + (last_new_ == kNoNode ? 1 : kAhead);
-         k <= info.position + kAhead && k < prompt_.size(); ++k)
+    // the cached prefix): their ghost lookups are fetched ahead, as the walk over the cached
+    // prefix did for the blocks up to as far ahead (prefetch_for_insert).
+    if (size_t k = info.position + cache_detail::kNodesAhead; k < prompt_.size())
       ghost_.prefetch(prompt_[k]);
     int q = kSmall;
     if (ghost_.take(tree_->key(n))) {

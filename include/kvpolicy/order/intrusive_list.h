@@ -16,6 +16,7 @@ class IntrusiveList {
     if (ids > links_.size()) links_.resize(ids, Link{kOut, kOut});
   }
   bool contains(NodeId n) const { return n < links_.size() && links_[n].prev != kOut; }
+  size_t ids() const { return links_.size(); }  // ids below this have links
   bool empty() const { return head_ == kNoNode; }
   size_t size() const { return size_; }
   NodeId front() const { return head_; }  // oldest
