@@ -66,7 +66,10 @@ inline void PrefixCache::drop(P& hbm, NodeId v, AccessResult& res) {
     dram_policy_->on_removed(v);
   }
   NodeId parent = tree_->remove(v);
-  if (parent != kNoNode) tell_evictable(hbm, parent);
+  if (parent != kNoNode) {
+    tree_->prefetch_removal(parent);  // evictions run down chains: often the next victim
+    tell_evictable(hbm, parent);
+  }
   ++res.evictions;
 }
 
