@@ -45,11 +45,10 @@ class Rlt final : public InlinedPolicy<Rlt> {
       }
     }
   }
-  void on_evictable(NodeId n) override { (is_marked(n) ? marked_ : unmarked_).insert(n); }
-  void on_unevictable(NodeId n) override {
-    unmarked_.erase(n);
-    marked_.erase(n);
-  }
+  // An evictable leaf is in the set of its mark, and only there (mark() and new_phase() move
+  // it when its mark changes), so a block leaving is looked for in that set alone.
+  void on_evictable(NodeId n) override { set_of(n).insert(n); }
+  void on_unevictable(NodeId n) override { set_of(n).erase(n); }
   NodeId victim(Time) override {
     if (unmarked_.empty()) new_phase();
     if (unmarked_.empty()) return kNoNode;
@@ -66,8 +65,7 @@ class Rlt final : public InlinedPolicy<Rlt> {
     return v;
   }
   void on_removed(NodeId n) override {
-    unmarked_.erase(n);
-    marked_.erase(n);
+    set_of(n).erase(n);
     if (is_marked(n)) --marked_count_;
     stamp_[n] = 0;
   }
@@ -78,10 +76,11 @@ class Rlt final : public InlinedPolicy<Rlt> {
 
  private:
   bool is_marked(NodeId n) const { return stamp_[n] == phase_; }
-  void mark(NodeId n) {
+  RandomSet& set_of(NodeId n) { return is_marked(n) ? marked_ : unmarked_; }
+  void mark(NodeId n) {  // n is unmarked
     stamp_[n] = phase_;
     ++marked_count_;
-    if (marked_.contains(n) || unmarked_.contains(n)) {
+    if (unmarked_.contains(n)) {
       unmarked_.erase(n);
       marked_.insert(n);
     }
