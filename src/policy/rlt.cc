@@ -52,16 +52,22 @@ class Rlt final : public InlinedPolicy<Rlt> {
   NodeId victim(Time) override {
     if (unmarked_.empty()) new_phase();
     if (unmarked_.empty()) return kNoNode;
-    // The draws are made two calls ahead (the same sequence, one per choice): the entry the
-    // draw after next would pick is fetched now, and the block the next draw picks (its entry
-    // fetched a call ago), so a victim's block is in cache when it is removed. The set changes
-    // a little between calls, so a fetch may miss; the choice itself is always made afresh.
-    if (!drawn_) ahead_[0] = rng_(), ahead_[1] = rng_(), drawn_ = true;
+    // The draws are made three calls ahead (the same sequence, one per choice), and what the
+    // coming victims touch is fetched in stages: the entry the third draw would pick; the
+    // block the second picks (its entry fetched a call ago); and for the block the next draw
+    // picks (its node fetched a call ago), its hash slot, parent and mark. The set changes a
+    // little between calls, so a fetch may miss; the choice itself is always made afresh.
+    if (!drawn_) ahead_[0] = rng_(), ahead_[1] = rng_(), ahead_[2] = rng_(), drawn_ = true;
     NodeId v = unmarked_.pick(ahead_[0]);
     ahead_[0] = ahead_[1];
-    ahead_[1] = rng_();
-    tree_->prefetch_node_id(unmarked_.pick(ahead_[0]));
-    unmarked_.prefetch_pick(ahead_[1]);
+    ahead_[1] = ahead_[2];
+    ahead_[2] = rng_();
+    NodeId next = unmarked_.pick(ahead_[0]);
+    tree_->prefetch_removal(next);
+    __builtin_prefetch(&stamp_[next]);
+    unmarked_.prefetch(next);
+    tree_->prefetch_node_id(unmarked_.pick(ahead_[1]));
+    unmarked_.prefetch_pick(ahead_[2]);
     return v;
   }
   void on_removed(NodeId n) override {
@@ -106,7 +112,7 @@ class Rlt final : public InlinedPolicy<Rlt> {
   BlockVector<uint32_t> stamp_;
   RandomSet unmarked_, marked_;  // evictable leaves by mark
   std::mt19937_64 rng_;
-  uint64_t ahead_[2] = {0, 0};  // the next two choices' draws, once drawn_
+  uint64_t ahead_[3] = {0, 0, 0};  // the next three choices' draws, once drawn_
   bool drawn_ = false;
 };
 
