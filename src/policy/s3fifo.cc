@@ -249,9 +249,10 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
       queues_.set_freq(n, std::min(queues_.freq(n) + 1, kMaxFreq));
       return;
     }
-    // New here: it enters a queue with frequency 0. So will the rest of the prompt (a miss ends
-    // the cached prefix): their ghost lookups are fetched ahead, as the walk over the cached
-    // prefix did for the blocks up to as far ahead (prefetch_for_insert).
+    // New here: it enters a queue with frequency 0, and so will the rest of the prompt (a miss
+    // ends the cached prefix), each after a ghost lookup. The walk fetched the ghost buckets of
+    // the blocks up to kNodesAhead past its end (prefetch_for_insert); each new block fetches
+    // those of the block kNodesAhead after it.
     if (size_t k = info.position + cache_detail::kNodesAhead; k < prompt_.size())
       ghost_.prefetch(prompt_[k]);
     int q = kSmall;
