@@ -55,7 +55,7 @@ class PrefixCache {
   // Prefetches the node `key` likely names, a few blocks ahead of the walk, and the HBM
   // policy's state for it; or, when no node is likely, what the policy reads to insert one.
   template <typename P>
-  [[gnu::always_inline]] void prefetch_hit(const P& hbm, BlockKey key) const;
+  [[gnu::always_inline]] void prefetch_ahead(const P& hbm, BlockKey key) const;
   // Tells the policy of n's tier that n became evictable.
   template <typename P>
   [[gnu::always_inline]] void tell_evictable(P& hbm, NodeId n);

@@ -29,7 +29,7 @@ constexpr uint32_t kSlotsAhead = 16, kNodesAhead = 8;
 }  // namespace cache_detail
 
 template <typename P>
-[[gnu::always_inline]] inline void PrefixCache::prefetch_hit(const P& hbm, BlockKey key) const {
+[[gnu::always_inline]] inline void PrefixCache::prefetch_ahead(const P& hbm, BlockKey key) const {
   NodeId node = tree_->prefetch_node(key);
   if (node != kNoNode) {
     hbm.prefetch_for_access(node);
@@ -104,11 +104,11 @@ AccessResult PrefixCache::access_with(P& hbm, const RequestView& r) {
   // Longest cached prefix: HBM blocks first, then DRAM ones; the first miss ends it.
   uint32_t n = info.prompt_blocks, i = 0, first_dram = n;
   for (uint32_t k = 0; k < std::min(n, kSlotsAhead); ++k) tree_->prefetch_slot(r.blocks[k]);
-  for (uint32_t k = 0; k < std::min(n, kNodesAhead); ++k) prefetch_hit(hbm, r.blocks[k]);
+  for (uint32_t k = 0; k < std::min(n, kNodesAhead); ++k) prefetch_ahead(hbm, r.blocks[k]);
   info.hit = true;
   for (; i < n; ++i) {
     if (i + kSlotsAhead < n) tree_->prefetch_slot(r.blocks[i + kSlotsAhead]);
-    if (i + kNodesAhead < n) prefetch_hit(hbm, r.blocks[i + kNodesAhead]);
+    if (i + kNodesAhead < n) prefetch_ahead(hbm, r.blocks[i + kNodesAhead]);
     NodeId node = tree_->find(r.blocks[i]);
     if (node == kNoNode) break;
     if (tree_->pin(node)) {
