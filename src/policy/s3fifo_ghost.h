@@ -25,8 +25,8 @@ namespace kvpolicy::s3fifo {
 // Exact keys would not fit the memory budget, so an entry is a 32-bit fingerprint of the key
 // and a 32-bit sequence number (its place in the FIFO). Entries sit in a cuckoo table of
 // 64-byte buckets of 8 ways, 70 % full when the ghost is: 11.4 bytes per entry. A key's first
-// bucket comes from other bits of the key than its fingerprint, and its second from the first
-// and the fingerprint (partial-key cuckoo hashing, an involution so that an entry can move
+// bucket comes from the other half of the hash its fingerprint comes from, and its second from the
+// first and the fingerprint (partial-key cuckoo hashing, an involution so that an entry can move
 // between the two without its key), so the fingerprints sharing a bucket are independent of
 // it: a lookup compares 16 fingerprints, and a key that is absent is taken for present with
 // probability at most 16 / 2^32 whatever the table's size. (Two live keys of one fingerprint
@@ -62,31 +62,26 @@ class GhostFifo {
     __builtin_prefetch(&table_[e.bucket[1]]);
   }
 
-  // Removes `key` if present and says whether it was.
-  bool take(BlockKey key) {
+  // Removes `key` if present and says whether it was. Both buckets are compared at once; the
+  // common answer, absent, then costs no branch on their contents.
+  [[gnu::always_inline]] bool take(BlockKey key) {
     if (capacity_ == 0) return false;
     Entry want = entry_of(key, 0);
-    if (same_key(pending_, want)) {
+    if (pending_.fp == want.fp && same_key(pending_, want)) [[unlikely]] {
       forget(pending_.seq);
       pending_.fp = 0;
       return true;
     }
-    for (size_t b : want.bucket) {
-      Bucket& k = table_[b];
-      for (uint32_t m = matches(k, want.fp); m != 0; m &= m - 1) {
-        int w = std::countr_zero(m);
-        if (live(k.seq[w])) {
-          forget(k.seq[w]);
-          free_way(k, w);
-          return true;
-        }
-      }
-    }
+    Bucket& first = table_[want.bucket[0]];
+    Bucket& second = table_[want.bucket[1]];
+    uint32_t in_first = matches(first, want.fp), in_second = matches(second, want.fp);
+    if ((in_first | in_second) != 0 && (take_live(first, in_first) || take_live(second, in_second)))
+      return true;
     return !stash_.empty() && take_from_stash(want);
   }
   // Appends `key` as the newest entry, dropping the oldest when full. The key must be absent
   // (a block is only evicted while cached, and inserting it took it out of the ghost).
-  void add(BlockKey key) {
+  [[gnu::always_inline]] void add(BlockKey key) {
     if (capacity_ == 0) return;
     if (live_ == capacity_) {  // drop the oldest live entry (the one at oldest_)
       ++oldest_;
@@ -135,20 +130,24 @@ class GhostFifo {
     size_t bucket[2] = {0, 0};
   };
 
-  // The fingerprint (nonzero) and the first bucket come from different multiply-shifts.
+  // One multiply of the key, xor-folded so that both halves of the product depend on all its
+  // bits: the high half is the fingerprint (nonzero), the low half picks the first bucket.
   Entry entry_of(BlockKey key, uint32_t seq) const {
-    uint32_t fp = static_cast<uint32_t>((key * 0x9e3779b97f4a7c15ULL) >> 32);
+    uint64_t h = (key ^ (key >> 32)) * 0x9e3779b97f4a7c15ULL;
+    uint32_t fp = static_cast<uint32_t>(h >> 32);
     if (fp == 0) fp = 1;
-    uint64_t h = ((key ^ (key >> 32)) * 0xc2b2ae3d27d4eb4fULL) >> 32;
-    size_t first = static_cast<size_t>((h * table_.size()) >> 32);
+    size_t first = scaled(static_cast<uint32_t>(h));
     return Entry{fp, seq, {first, other_bucket(first, fp)}};
   }
-  // (c - b) mod n with c from the fingerprint: applied twice, it gives b back. Rarely it is b
-  // itself, and that entry has one bucket.
+  // (c - b) mod n with c the fingerprint scaled to n: applied twice, it gives b back. Rarely it
+  // is b itself, and that entry has one bucket.
   size_t other_bucket(size_t b, uint32_t fp) const {
-    uint64_t n = table_.size();
-    size_t c = static_cast<size_t>((((uint64_t{fp} * 0xff51afd7ed558ccdULL) >> 32) * n) >> 32);
+    size_t c = scaled(fp), n = table_.size();
     return c >= b ? c - b : c + n - b;
+  }
+  // A uniform 32-bit value mapped onto the buckets by multiply-shift.
+  size_t scaled(uint32_t x) const {
+    return static_cast<size_t>((uint64_t{x} * table_.size()) >> 32);
   }
   // Numbers in [oldest_, next_) are in the live span; ages are below 2^31 (see sweep).
   bool live(uint32_t seq) const { return next_ - 1 - seq < next_ - oldest_; }
@@ -200,6 +199,18 @@ class GhostFifo {
     --live_;
     skip_taken();
   }
+  // Takes the live entry among the ways of k in `ways`, if any.
+  bool take_live(Bucket& k, uint32_t ways) {
+    for (; ways != 0; ways &= ways - 1) {
+      int w = std::countr_zero(ways);
+      if (live(k.seq[w])) {
+        forget(k.seq[w]);
+        free_way(k, w);
+        return true;
+      }
+    }
+    return false;
+  }
   bool taken(uint32_t seq) const { return taken_[(seq & (ring_ - 1)) / 64] >> (seq % 64) & 1; }
   void skip_taken() {
     while (oldest_ != next_ && taken(oldest_)) ++oldest_;
@@ -215,16 +226,14 @@ class GhostFifo {
     }
     return false;
   }
-  void place_pending() {
-    if (pending_.fp != 0 && live(pending_.seq)) place(pending_);
+  [[gnu::always_inline]] void place_pending() {
+    if (pending_.fp != 0 && live(pending_.seq) && !put_free(pending_)) cuckoo(pending_);
     pending_.fp = 0;
   }
-  // Puts an entry into a free way of one of its buckets, moving entries to their other bucket
-  // (cuckoo) when both are full; into the stash if that fails.
-  void place(Entry e) {
-    if (put_free(e)) return;
-    // Both full: displace an entry to its other bucket, and so on (a rotating choice of way
-    // and first bucket keeps this deterministic).
+  // Puts an entry whose buckets are both full into one of them, moving entries to their other
+  // bucket (cuckoo); into the stash if that fails.
+  [[gnu::noinline, gnu::cold]] void cuckoo(Entry e) {
+    // A rotating choice of way and first bucket keeps this deterministic.
     size_t b = e.bucket[rotor_ & 1];
     for (int kick = 0; kick < kMaxKicks; ++kick) {
       int w = static_cast<int>(rotor_++ % kWays);
@@ -250,7 +259,7 @@ class GhostFifo {
   }
   // Marks the ways of dropped entries free afresh, before their age could pass 2^31, and
   // moves what it can from the stash to the table.
-  void sweep() {
+  [[gnu::noinline, gnu::cold]] void sweep() {
     place_pending();
     adds_since_sweep_ = 0;
     for (Bucket& k : table_)
@@ -258,7 +267,7 @@ class GhostFifo {
     std::erase_if(stash_, [&](const Entry& e) { return !live(e.seq) || put_free(e); });
   }
   // Numbers live entries 0, 1, ... in order: the span shrinks to the live count.
-  void renumber() {
+  [[gnu::noinline, gnu::cold]] void renumber() {
     place_pending();
     ++renumbers_;
     uint32_t span = next_ - oldest_;
