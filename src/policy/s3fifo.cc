@@ -237,14 +237,14 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
     last_new_ = kNoNode;
     prompt_ = r.blocks;
   }
-  // The hooks, and the ghost's take and add, are always_inline into the replay (InlinedPolicy):
-  // with a cheaper ghost hash, 10 % faster on Mooncake x18 than when they were calls.
   // A hit raises the block's frequency, kept in its queue link.
   [[gnu::always_inline]] void prefetch_for_access(NodeId n) const {
     if (n < queues_.ids()) queues_.prefetch(n);
   }
   // A new block is looked up in the ghost.
   [[gnu::always_inline]] void prefetch_for_insert(BlockKey key) const { ghost_.prefetch(key); }
+  // The hooks, and the ghost's take and add, are always_inline into the replay (InlinedPolicy):
+  // with the ghost's one-multiply hash, 10 % faster on Mooncake x18 than as calls.
   [[gnu::always_inline]] void on_access(NodeId n, const AccessInfo& info) override {
     if (n >= queues_.ids()) queues_.resize(std::max<size_t>(tree_->id_limit(), size_t{n} + 1));
     if (info.hit) {
