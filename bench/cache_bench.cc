@@ -1,8 +1,8 @@
 // PrefixCache::access with LRU on a Zipf prefix trace: the replay hot path per block access.
 #include <benchmark/benchmark.h>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/generators.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 namespace {

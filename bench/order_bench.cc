@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "kvpolicy/generators.h"
-#include "kvpolicy/order/indexed_heap.h"
-#include "kvpolicy/order/intrusive_list.h"
+#include "kvpolicy/core/order/indexed_heap.h"
+#include "kvpolicy/core/order/intrusive_list.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 namespace {

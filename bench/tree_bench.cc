@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "kvpolicy/generators.h"
-#include "kvpolicy/tree.h"
+#include "kvpolicy/core/tree.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 namespace {

@@ -12,12 +12,12 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/cache.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
-#include "kvpolicy/percentile.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/percentile.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
 namespace {
@@ -78,8 +78,7 @@ Latency victim_latency(const Trace& trace, const Oracle* oracle, const PolicySpe
   ctx.capacity_blocks = capacity;
   ctx.block_tokens = trace.block_tokens;
   ctx.seed = seed;
-  ctx.trace = &trace;
-  ctx.oracle = oracle;
+  if (oracle) ctx.future = oracle->view(trace);
   auto timed = std::make_unique<TimedPolicy>(make_policy(spec, ctx));
   TimedPolicy* t = timed.get();
   PrefixCache cache(capacity, std::move(timed), std::move(tree));
@@ -126,7 +125,7 @@ WorkloadBench bench_workload(const std::string& label, const std::string& name, 
   w.name = name;
   w.capacity = capacity;
   bool need_oracle = false;
-  for (auto& s : specs) need_oracle |= PolicyRegistry::instance().get(s.name).needs_oracle;
+  for (auto& s : specs) need_oracle |= PolicyRegistry::instance().get(s.name).needs_future;
   Oracle oracle;
   if (need_oracle) oracle = compute_oracle(trace);
   Progress progress("bench " + label);

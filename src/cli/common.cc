@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::cli {
 

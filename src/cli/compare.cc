@@ -8,8 +8,8 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sim.h"
 #include "report.h"
 
 namespace kvpolicy::cli {
@@ -75,7 +75,7 @@ void print_tables(const Trace& trace, const TraceFacts& facts, const std::vector
   auto name_of = [&](const Row& r) {
     std::string n = r.spec.label();
     if (&r == lru) n += " (baseline)";
-    if (PolicyRegistry::instance().get(r.spec.name).needs_oracle && &r != opt) n += " (offline)";
+    if (PolicyRegistry::instance().get(r.spec.name).needs_future && &r != opt) n += " (offline)";
     return n;
   };
 

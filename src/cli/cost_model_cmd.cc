@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "command.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy::cli {
 namespace {

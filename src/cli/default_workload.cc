@@ -1,6 +1,6 @@
 // The built-in workload of `kvpolicy compare` and `make run`: synthetic multi-turn chat.
 #include "common.h"
-#include "kvpolicy/generators.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy::cli {
 

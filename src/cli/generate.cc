@@ -6,10 +6,10 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "command.h"
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy::cli {
 std::vector<Command>& commands() {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/policy/policy.h"
 
 namespace kvpolicy::cli {
 namespace {
@@ -12,7 +12,7 @@ void add(CLI::App& app) {
   cmd->callback([] {
     for (auto& p : PolicyRegistry::instance().all()) {
       fmt::print("{}\n  {}\n  source: {}{}{}\n", p.name, p.summary, p.paper,
-                 p.needs_oracle ? "\n  offline: reads the trace's future" : "",
+                 p.needs_future ? "\n  offline: reads the trace's future" : "",
                  p.randomized ? "\n  randomized: --seed sets its choices" : "");
       for (auto& s : p.params) fmt::print("  {}={:<10} {}\n", s.name, s.default_value, s.help);
       fmt::print("\n");

@@ -7,9 +7,9 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/key_map.h"
-#include "kvpolicy/predictor.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/core/key_map.h"
+#include "kvpolicy/predict/predictor.h"
+#include "kvpolicy/sim/sim.h"
 
 namespace kvpolicy::cli {
 namespace {
@@ -37,7 +37,7 @@ void predictor_alone(const Trace& trace, const Oracle& oracle, const GbmConfig& 
                      uint64_t seed) {
   auto owned = std::make_unique<GbmPredictor>(cfg, trace.block_tokens);
   GbmPredictor* gbm = owned.get();
-  AuditedPredictor audited(std::move(owned), trace, oracle, seed);
+  AuditedPredictor audited(std::move(owned), oracle.view(trace), seed);
   KeyMap ids(trace.num_block_accesses() / 2 + 16);
   NodeId next_id = 0;
   std::vector<NodeId> path;
@@ -57,7 +57,7 @@ void predictor_alone(const Trace& trace, const Oracle& oracle, const GbmConfig& 
       if (fresh) ++next_id;
       info.access = a;
       info.position = uint32_t(a - trace.block_offset[r]);
-      info.hit = !fresh;
+      info.kind = fresh ? AccessKind::kInserted : AccessKind::kReused;
       audited.on_access(id, info);
       path.push_back(id);
     }

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "common.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/sweep.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sweep.h"
 
 namespace kvpolicy::cli {
 

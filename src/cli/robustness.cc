@@ -1,6 +1,6 @@
 // `kvpolicy robustness`: hit rate of LRU, FPB, HF, LARU and Belady as the noisy oracle's
 // corruption probability grows (the LCR paper's Figures 5 and 13).
-#include "kvpolicy/robustness.h"
+#include "kvpolicy/sim/robustness.h"
 
 #include <fmt/format.h>
 

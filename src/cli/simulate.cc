@@ -3,8 +3,8 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/sim/sim.h"
 #include "report.h"
 
 namespace kvpolicy::cli {

@@ -1,5 +1,5 @@
 // `kvpolicy tail`: the T-LRU paper's Tables 1-3 and Figure 5 on a trace.
-#include "kvpolicy/tail.h"
+#include "kvpolicy/sim/tail.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
 namespace {

@@ -3,9 +3,9 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/text_trace.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/text_trace.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
 namespace {

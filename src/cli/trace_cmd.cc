@@ -9,12 +9,12 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/characterize.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace_io.h"
-#include "kvpolicy/trace_stats.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/characterize.h"
+#include "kvpolicy/trace/trace_io.h"
+#include "kvpolicy/trace/trace_stats.h"
 
 namespace kvpolicy::cli {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "command.h"
 #include "common.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sim.h"
 #include "report.h"
 
 namespace kvpolicy::cli {

@@ -1,4 +1,4 @@
-#include "kvpolicy/cost_model.h"
+#include "kvpolicy/core/cost_model.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 

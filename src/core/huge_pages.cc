@@ -1,4 +1,4 @@
-#include "kvpolicy/huge_pages.h"
+#include "kvpolicy/core/huge_pages.h"
 
 #include <sys/mman.h>
 

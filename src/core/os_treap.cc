@@ -1,4 +1,4 @@
-#include "kvpolicy/order/os_treap.h"
+#include "kvpolicy/core/order/os_treap.h"
 
 #include <algorithm>
 #include <string>

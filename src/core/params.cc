@@ -1,9 +1,9 @@
-#include "kvpolicy/params.h"
+#include "kvpolicy/core/params.h"
 
 #include <charconv>
 #include <cmath>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 

@@ -1,9 +1,9 @@
-#include "kvpolicy/tree.h"
+#include "kvpolicy/core/tree.h"
 
 #include <algorithm>
 #include <string>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 

@@ -3,25 +3,22 @@
 // Cost: O(1) per access, O(log n) per eviction and per leaf change (indexed heap of leaves).
 #include "belady.h"
 
-#include "cache_access.h"
+#include "kvpolicy/policy/walk.h"
 
 namespace kvpolicy {
 namespace {
 
 class Belady final : public InlinedPolicy<Belady, BeladyOrder> {
  public:
+  static constexpr PolicyHooks kHooks{};
   explicit Belady(const PolicyContext& ctx) : InlinedPolicy(ctx, "belady", /*marks=*/false) {}
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Belady>({
     .name = "belady",
     .summary = "evicts the leaf used furthest in the future (offline optimum for hit rate)",
     .paper = "Belady, IBM Systems Journal 1966",
-    .params = {},
-    .needs_oracle = true,
-    .make = [](const PolicyContext& ctx, const Params&) -> std::unique_ptr<Policy> {
-      return std::make_unique<Belady>(ctx);
-    },
+    .needs_future = true,
 });
 
 }  // namespace

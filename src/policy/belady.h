@@ -6,11 +6,10 @@
 #include <cstdint>
 #include <string>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/order/indexed_heap.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/trace.h"
-#include "kvpolicy/tree.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/order/indexed_heap.h"
+#include "kvpolicy/core/tree.h"
+#include "kvpolicy/policy/policy.h"
 
 namespace kvpolicy {
 
@@ -26,22 +25,20 @@ class BeladyOrder : public Policy {
  public:
   // `marks`: mark_first is used, so keys keep their top bit free.
   BeladyOrder(const PolicyContext& ctx, const std::string& name, bool marks) : tree_(*ctx.tree) {
-    if (!ctx.trace || !ctx.oracle) throw ConfigError(name + " needs the trace's future (oracle)");
-    const Trace& t = *ctx.trace;
-    next_ = ctx.oracle->next_request.data();
-    never_ = t.size();
-    uint64_t longest = 0;  // a block's depth is below its prompts' lengths
-    for (size_t r = 0; r < t.size(); ++r) longest = std::max<uint64_t>(longest, t.prompt_blocks(r));
-    if (never_ + longest > (marks ? kMark : uint64_t{1} << 32))
+    if (!ctx.future) throw ConfigError(name + " needs the trace's future (oracle)");
+    next_ = ctx.future->next_request.data();
+    never_ = ctx.future->requests();
+    // A block's depth is below its prompts' lengths.
+    if (never_ + ctx.future->longest_prompt_blocks > (marks ? kMark : uint64_t{1} << 32))
       throw ConfigError(name + ": requests + longest prompt exceed its 32-bit keys");
   }
 
+  void reserve_ids(size_t ids) override { heap_.resize(ids); }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= heap_.ids()) heap_.resize(tree_.id_limit());
     uint32_t next = next_[info.access];
     // n is pinned, so out of the heap.
     heap_.stored_key(n) =
-        next != Oracle::kNoNext ? next : static_cast<uint32_t>(never_ + tree_.depth(n));
+        next != OracleView::kNoNext ? next : static_cast<uint32_t>(never_ + tree_.depth(n));
   }
   void on_evictable(NodeId n) override {
     if (!heap_.contains(n)) heap_.push(n);
@@ -50,7 +47,7 @@ class BeladyOrder : public Policy {
     if (heap_.contains(n)) heap_.erase(n);
   }
   NodeId victim(Time) override { return heap_.empty() ? kNoNode : heap_.top(); }
-  void on_removed(NodeId n) override {
+  void on_removed(NodeId n, Removal) override {
     if (heap_.contains(n)) heap_.erase(n);
   }
   size_t memory_bytes() const override { return heap_.memory_bytes(); }

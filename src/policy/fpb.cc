@@ -1,32 +1,29 @@
 // FPB ("follow predictions blindly"): evicts the evictable leaf with the largest predicted
 // next access. Source: LCR paper's baseline (as in LRB, 3L-Cache, Raven; "blindoracle").
 // Cost: O(1) per access plus one prediction; O(log n) per eviction (indexed heap of leaves).
-#include "cache_access.h"
+#include "kvpolicy/policy/walk.h"
 #include "learned_common.h"
 
 namespace kvpolicy {
 namespace {
 
-class Fpb final : public InlinedPolicy<Fpb, learned::LearnedPolicy> {
+class Fpb final : public InlinedPolicy<Fpb, learned::LearnedPolicy<learned::kHeap>> {
  public:
-  Fpb(const PolicyContext& ctx, const Params& params) : InlinedPolicy(ctx, params, kHeap) {}
+  static constexpr PolicyHooks kHooks{};
+  using InlinedPolicy::InlinedPolicy;
   NodeId victim(Time) override {
     if (evictable() == 0) return kNoNode;
-    count_eviction();
     return choose(evictable());
   }
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Fpb>({
     .name = "fpb",
     .summary = "follow predictions blindly: the leaf with the furthest predicted next access",
     .paper = "LCR paper baseline (as in LRB, 3L-Cache, Raven)",
     .params = learned::common_params(),
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
-    .needs_oracle = true,
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<Fpb>(ctx, p);
-    },
+    .needs_future = true,
 });
 
 }  // namespace

@@ -5,10 +5,10 @@
 #include <bit>
 #include <compare>
 
-#include "cache_access.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/policy/walk.h"
 #include "leaf_heap.h"
 
 namespace kvpolicy {
@@ -34,6 +34,7 @@ static_assert(sizeof(HeapEntry<GdsfKey>) == 20);
 // are the same for every block, attention grows with the context before it).
 class Gdsf final : public InlinedPolicy<Gdsf> {
  public:
+  static constexpr PolicyHooks kHooks{};
   Gdsf(const PolicyContext& ctx, const Params& p) : tree_(ctx.tree), heap_({ctx.tree}) {
     std::string cost = p.get_string("cost");
     if (p.get_double("attention_ratio") < 0)
@@ -51,21 +52,21 @@ class Gdsf final : public InlinedPolicy<Gdsf> {
     }
   }
 
+  void reserve_ids(size_t ids) override { heap_.resize(ids); }
   void on_request_begin(const RequestView&) override { ++clock_; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= heap_.ids()) heap_.resize(tree_->id_limit());
     GdsfKey& k = heap_.stored_key(n);  // n is pinned
-    k.freq = info.hit ? k.freq + 1 : 1;
+    k.freq = info.reused() ? k.freq + 1 : 1;
     k.priority = std::bit_cast<uint64_t>(inflation_ + k.freq * cost(tree_->depth(n)));
     k.last = clock_;
   }
   void on_evictable(NodeId n) override { heap_.insert(n); }
   void on_unevictable(NodeId n) override { heap_.erase(n); }
   NodeId victim(Time) override { return heap_.top(); }
-  void on_removed(NodeId n) override {
-    // The clock moves to each victim's priority (the minimum, so it never decreases); a block
-    // leaving without being the victim (a DRAM block promoted to HBM) does not move it.
-    if (heap_.top() == n) inflation_ = std::bit_cast<double>(heap_.key(n).priority);
+  void on_removed(NodeId n, Removal why) override {
+    // The clock moves to each victim's priority (the minimum, so it never decreases); a DRAM
+    // block promoted to HBM was no victim and does not move it.
+    if (why != Removal::kPromoted) inflation_ = std::bit_cast<double>(heap_.key(n).priority);
     heap_.erase(n);
   }
   size_t memory_bytes() const override { return heap_.memory_bytes(); }
@@ -94,7 +95,7 @@ class Gdsf final : public InlinedPolicy<Gdsf> {
   LeafHeap<GdsfKey, DeeperOnTies<GdsfKey>> heap_;
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Gdsf>({
     .name = "gdsf",
     .summary = "lowest clock + frequency x cost / size (deeper first on ties)",
     .paper = "Cherkasova, Greedy-Dual-Size-Frequency, HP Labs HPL-98-69 (1998)",
@@ -102,9 +103,6 @@ PolicyRegistrar registrar({
                 "block cost: model = the cost model's prefill FLOPs of the block at its depth "
                 "(relative to the first block), depth = 1 + attention_ratio x depth, uniform = 1"},
                {"attention_ratio", "0.05", "attention cost per block of context (cost=depth)"}},
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<Gdsf>(ctx, p);
-    },
 });
 
 }  // namespace

@@ -2,33 +2,39 @@
 // recently used evictable leaves. Source: LCR paper's baseline (as in HALP, MAT; c = 4).
 // Cost: O(1) per access plus one prediction; O(c) per eviction (recency list), O(log n) for a
 // c above `list_max` (order-statistic treap).
-#include "cache_access.h"
+#include "kvpolicy/policy/walk.h"
 #include "learned_common.h"
 
 namespace kvpolicy {
 namespace {
 
-class Hf final : public InlinedPolicy<Hf, learned::LearnedPolicy> {
+// kIndex: a recency list for a small c, an order-statistic treap for a large one (the victims
+// are the same).
+template <learned::LeafIndex kIndex>
+class Hf final : public InlinedPolicy<Hf<kIndex>, learned::LearnedPolicy<kIndex>> {
  public:
+  static constexpr PolicyHooks kHooks{};
   Hf(const PolicyContext& ctx, const Params& params)
-      : InlinedPolicy(ctx, params, index_for(params)), c_(size_t(params.get_int("c"))) {}
+      : InlinedPolicy<Hf, learned::LearnedPolicy<kIndex>>(ctx, params),
+        c_(size_t(params.get_int("c"))) {}
   NodeId victim(Time) override {
-    if (evictable() == 0) return kNoNode;
-    count_eviction();
-    return choose(c_);
+    if (this->evictable() == 0) return kNoNode;
+    return this->choose(c_);
   }
 
  private:
-  static unsigned index_for(const Params& params) {
-    int64_t c = params.get_int("c"), list_max = params.get_int("list_max");
-    if (c < 1) throw ConfigError("hf: c must be at least 1");
-    if (list_max < 0) throw ConfigError("hf: list_max must be >= 0");
-    return c <= list_max ? kList : kTreap;
-  }
   size_t c_;
 };
 
-PolicyRegistrar registrar({
+std::unique_ptr<Policy> make_hf(const PolicyContext& ctx, const Params& params) {
+  int64_t c = params.get_int("c"), list_max = params.get_int("list_max");
+  if (c < 1) throw ConfigError("hf: c must be at least 1");
+  if (list_max < 0) throw ConfigError("hf: list_max must be >= 0");
+  if (c <= list_max) return std::make_unique<Hf<learned::kList>>(ctx, params);
+  return std::make_unique<Hf<learned::kTreap>>(ctx, params);
+}
+
+const bool registered = register_policy<Hf<learned::kList>>({
     .name = "hf",
     .summary = "heuristic-filtered: the furthest predicted next access among the c LRU leaves",
     .paper = "LCR paper baseline (as in HALP, MAT)",
@@ -39,10 +45,8 @@ PolicyRegistrar registrar({
           "c up to this walks a recency list of leaves (O(c)); a larger c uses a treap "
           "(O(log n)); the victims are the same"}}),
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
-    .needs_oracle = true,
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<Hf>(ctx, p);
-    },
+    .needs_future = true,
+    .make = make_hf,
 });
 
 }  // namespace

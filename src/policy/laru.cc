@@ -3,7 +3,7 @@
 // Cost: O(1) per access + 1 prediction; O(log n) per eviction (heap at lambda = 1, else treap).
 #include <cmath>
 
-#include "cache_access.h"
+#include "kvpolicy/policy/walk.h"
 #include "learned_common.h"
 
 namespace kvpolicy {
@@ -13,10 +13,12 @@ namespace {
 // stamp (the phase of its last request or insertion) is older than the current phase, so a new
 // phase (O := every cached block) costs O(1). E, the blocks evicted by prediction in this
 // phase, holds block keys (they are no longer in the tree), cleared per phase.
-class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
+class Laru final
+    : public InlinedPolicy<Laru, learned::LearnedPolicy<learned::kHeap | learned::kLazyTreap>> {
  public:
+  static constexpr PolicyHooks kHooks{};
   Laru(const PolicyContext& ctx, const Params& params)
-      : InlinedPolicy(ctx, params, kHeap | kLazyTreap), b_(params.get_double("b")) {
+      : InlinedPolicy(ctx, params), b_(params.get_double("b")) {
     if (!(b_ > 1)) throw ConfigError("laru: b must be greater than 1");
     int64_t h = params.get_int("halve_every");
     if (h < 0) throw ConfigError("laru: halve_every must be >= 0 (0 = k/32)");
@@ -26,6 +28,11 @@ class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
       throw ConfigError("laru: phase must be old or count, not '" + phase + "'");
     count_phases_ = phase == "count";
     capacity_ = ctx.capacity_blocks;
+  }
+
+  void reserve_ids(size_t ids) override {
+    LearnedPolicy::reserve_ids(ids);
+    stamp_.resize(ids, 0);
   }
 
   void on_request_begin(const RequestView& r) override {
@@ -54,28 +61,16 @@ class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
       evicted_by_prediction_.clear();
       misses_in_phase_ = 0;
     }
-    count_eviction();
+    // A prediction-induced miss: one LRU eviction (and, once it leaves, less trust).
     BlockKey x;
     if (incoming(&x) && evicted_by_prediction_.contains(x)) {
-      // A prediction-induced miss: one LRU eviction, and less trust in predictions.
-      ++prediction_induced_misses_;
-      if (++misses_in_phase_ % halve_every_ == 0) {
-        lambda_ /= b_;
-        ++halvings_;
-      }
-      ++lru_evictions_;
+      choice_ = Choice::kInducedLru;
       return lru();
     }
     size_t n = evictable();
     size_t l = std::max<size_t>(size_t(std::floor(lambda_ * double(n))), 1);
-    if (l == 1) {
-      ++lru_evictions_;
-      return lru();
-    }
-    NodeId v = choose(l);
-    evicted_by_prediction_.insert(tree_.key(v));
-    ++prediction_evictions_;
-    return v;
+    choice_ = l == 1 ? Choice::kLru : Choice::kPredicted;
+    return l == 1 ? lru() : choose(l);
   }
 
   size_t memory_bytes() const override {
@@ -85,7 +80,6 @@ class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
 
  private:
   void note_access(NodeId n, bool hit) override {
-    if (n >= stamp_.size()) stamp_.resize(std::max<size_t>(tree_.id_limit(), size_t{n} + 1), 0);
     if (hit && stamp_[n] < phase_) --old_count_;  // requested: no longer old
     if (!hit || stamp_[n] != phase_) ++touched_in_phase_;
     stamp_[n] = phase_;
@@ -102,8 +96,27 @@ class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
       if (incoming(&next, k)) evicted_by_prediction_.prefetch(next);
     missed_ = true;
   }
-  void note_removed(NodeId n) override {
+  // The commit of victim()'s choice.
+  void note_removed(NodeId n, Removal why) override {
     if (stamp_[n] < phase_) --old_count_;
+    if (why == Removal::kPromoted) return;
+    switch (choice_) {
+      case Choice::kInducedLru:
+        ++prediction_induced_misses_;
+        if (++misses_in_phase_ % halve_every_ == 0) {
+          lambda_ /= b_;
+          ++halvings_;
+        }
+        ++lru_evictions_;
+        break;
+      case Choice::kLru:
+        ++lru_evictions_;
+        break;
+      case Choice::kPredicted:
+        evicted_by_prediction_.insert(tree_.key(n));
+        ++prediction_evictions_;
+        break;
+    }
   }
   void add_stats(PolicyStats& s) const override {
     s.push_back({"phases", double(phase_)});
@@ -114,8 +127,13 @@ class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
     s.push_back({"lru_evictions", double(lru_evictions_)});
   }
 
+  // How the last victim was chosen: by LRU after a prediction-induced miss, by LRU (l = 1), or
+  // by prediction among the l oldest.
+  enum class Choice { kInducedLru, kLru, kPredicted };
+
   double b_;
   uint64_t halve_every_;
+  Choice choice_ = Choice::kLru;
   bool count_phases_;
   size_t capacity_;
   size_t touched_in_phase_ = 0;  // phase=count: blocks inserted or first hit in this phase
@@ -131,7 +149,7 @@ class Laru final : public InlinedPolicy<Laru, learned::LearnedPolicy> {
            lru_evictions_ = 0;
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Laru>({
     .name = "laru",
     .summary = "learning-augmented LRU: max predicted next access among the l LRU leaves, "
                "l shrinking on prediction-induced misses (1-consistent, O(k)-robust)",
@@ -145,10 +163,7 @@ PolicyRegistrar registrar({
           "old: a phase ends when every old block was requested or evicted (Algorithm 1); "
           "count: after k blocks were touched (the authors' SGLang code)"}}),
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
-    .needs_oracle = true,
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<Laru>(ctx, p);
-    },
+    .needs_future = true,
 });
 
 }  // namespace

@@ -5,9 +5,9 @@
 #include <compare>
 #include <cstddef>
 
-#include "kvpolicy/order/indexed_heap.h"
-#include "kvpolicy/tree.h"
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/order/indexed_heap.h"
+#include "kvpolicy/core/tree.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
 

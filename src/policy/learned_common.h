@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/order/indexed_heap.h"
-#include "kvpolicy/order/intrusive_list.h"
-#include "kvpolicy/order/os_treap.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/predictor.h"
-#include "kvpolicy/tree.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/order/indexed_heap.h"
+#include "kvpolicy/core/order/intrusive_list.h"
+#include "kvpolicy/core/order/os_treap.h"
+#include "kvpolicy/core/tree.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/predict/predictor.h"
 
 namespace kvpolicy::learned {
 
@@ -146,24 +146,33 @@ struct RankFirst {
 // - a recency list answers "the l oldest" in O(l) for HF's small c (see list_insert).
 // Each block's recency key and P are kept once, by one of them: in the heap's slots (FPB,
 // LARU), the treap's nodes (HF with a large c), or late_'s slots and p_ (HF's list).
+//
+// The indexes a policy uses are a template argument (LeafIndex flags), so each policy's code
+// holds only its own.
+enum LeafIndex : unsigned { kHeap = 1, kTreap = 2, kLazyTreap = 4, kList = 8 };
+
+template <unsigned kIndexes>
 class LearnedPolicy : public Policy {
  public:
-  enum Index : unsigned { kHeap = 1, kTreap = 2, kLazyTreap = 4, kList = 8 };
-
-  LearnedPolicy(const PolicyContext& ctx, const Params& params, unsigned indexes)
-      : tree_(*ctx.tree),
-        use_heap_(indexes & kHeap),
-        use_list_(indexes & kList),
-        lazy_treap_(indexes & kLazyTreap),
-        treap_active_(indexes & kTreap),
-        treap_(ctx.seed) {
+  LearnedPolicy(const PolicyContext& ctx, const Params& params)
+      : tree_(*ctx.tree), treap_active_(kIndexes & kTreap), treap_(ctx.seed) {
     PredictorContext pc;
     pc.block_tokens = ctx.block_tokens;
     pc.seed = ctx.seed;
-    pc.trace = ctx.trace;
-    pc.oracle = ctx.oracle;
+    pc.future = ctx.future;
     predictor_ = make_predictor(predictor_config(params), pc);
     seen_version_ = predictor_->version();
+  }
+
+  void reserve_ids(size_t ids) override {
+    flags_.resize(ids, 0);
+    if constexpr (kUseHeap) heap_.resize(ids);
+    if (treap_active_) treap_.resize(ids);
+    if constexpr (kUseList) {
+      list_.resize(ids);
+      late_.resize(ids);
+      p_.resize(ids, 0);
+    }
   }
 
   void on_request_begin(const RequestView& r) override {
@@ -175,10 +184,8 @@ class LearnedPolicy : public Policy {
     next_pos_ = 0;
   }
 
-  // The per-block hooks are always_inline into the replay (InlinedPolicy): FPB and LARU measured
-  // about 10 % faster so on the Mooncake trace.
+  // The per-block hooks are always_inline into the replay (InlinedPolicy; docs/experiments.md).
   [[gnu::always_inline]] void on_access(NodeId n, const AccessInfo& info) override {
-    grow(n);
     // A block demoted into this (DRAM) tier is new here; several can be demoted in one request,
     // at any depths, so they are ordered by demotion (the first demoted is the oldest, as HBM
     // evicted it first). Keys must be unique: the treap cannot hold equal keys. A request
@@ -191,27 +198,35 @@ class LearnedPolicy : public Policy {
       pending_.push_back(n);
     }
     next_pos_ = info.position + 1;
-    note_access(n, info.hit);
+    note_access(n, info.reused());
   }
 
   void on_request_end(const RequestView&, std::span<const NodeId>) override { flush(); }
 
   [[gnu::always_inline]] void on_evictable(NodeId n) override {
-    grow(n);
     if (flags_[n] & kPending) flush();  // only when driven outside PrefixCache's request cycle
     if (flags_[n] & kLeaf) return;
     flags_[n] |= kLeaf;
     ++leaves_;
-    if (use_heap_) heap_.push(n);
+    if constexpr (kUseHeap) heap_.push(n);
     if (treap_active_) treap_insert(n);
-    if (use_list_) list_insert(n);
+    if constexpr (kUseList) list_insert(n);
   }
   [[gnu::always_inline]] void on_unevictable(NodeId n) override { leave(n); }
-  [[gnu::always_inline]] void on_removed(NodeId n) override {
+  // The commit of a victim (see policy.h) records the eviction and its decision's predictions.
+  [[gnu::always_inline]] void on_removed(NodeId n, Removal why) override {
     leave(n);
     flags_[n] &= ~kPending;
     predictor_->on_removed(n);
-    note_removed(n);
+    if (why != Removal::kPromoted) {
+      ++evictions_;
+      if (decision_scored_ > 0) {
+        ++prediction_decisions_;
+        candidates_scored_ += decision_scored_;
+      }
+      decision_scored_ = 0;
+    }
+    note_removed(n, why);
   }
 
   size_t memory_bytes() const override {
@@ -238,66 +253,65 @@ class LearnedPolicy : public Policy {
     *key = blocks_[next_pos_ + ahead];
     return true;
   }
-  // The victim with the largest P among the l least recently used evictable leaves. Counts
-  // l predictions requested: what the paper's sync mode would ask its predictor for.
+  // The victim with the largest P among the l least recently used evictable leaves. If it
+  // leaves, l predictions are counted as requested: what the paper's sync mode would ask its
+  // predictor for.
   NodeId choose(size_t l) {
     if (predictor_->version() != seen_version_) flush();  // a new model: re-predict all
-    ++prediction_decisions_;
-    candidates_scored_ += std::min(l, leaves_);
-    if (l >= leaves_ && use_heap_) return heap_.top();
-    if (use_list_) return list_choose(l);
-    ensure_treap();
-    return treap_.max_among_oldest(l);
+    decision_scored_ = std::min(l, leaves_);
+    if constexpr (kUseHeap) {
+      if (l >= leaves_) return heap_.top();
+    }
+    if constexpr (kUseList) {
+      return list_choose(l);
+    } else {
+      ensure_treap();
+      return treap_.max_among_oldest(l);
+    }
   }
   NodeId lru() {
-    if (use_list_) return list_choose(0);
-    ensure_treap();
-    return treap_.oldest();
+    decision_scored_ = 0;
+    if constexpr (kUseList) {
+      return list_choose(0);
+    } else {
+      ensure_treap();
+      return treap_.oldest();
+    }
   }
   size_t evictable() const { return leaves_; }
-  void count_eviction() { ++evictions_; }
   // LARU: lambda is back to 1, so the treap is not needed until it drops again.
   void release_treap() {
-    if (lazy_treap_) treap_active_ = false;
+    if constexpr (kLazyTreap) treap_active_ = false;
   }
 
-  virtual void note_access(NodeId, bool /*hit*/) {}
-  virtual void note_removed(NodeId) {}
+  virtual void note_access(NodeId, bool /*reused*/) {}
+  virtual void note_removed(NodeId, Removal) {}
   virtual void add_stats(PolicyStats&) const {}
 
   const PrefixTree& tree_;
 
  private:
+  static constexpr bool kUseHeap = kIndexes & kHeap, kUseList = kIndexes & kList;
+  static constexpr bool kLazyTreap = kIndexes & learned::kLazyTreap;
   static constexpr uint8_t kLeaf = 1;     // an evictable leaf (in the indexes)
   static constexpr uint8_t kPending = 2;  // accessed since the last prediction batch
 
-  void grow(NodeId n) {
-    if (n < flags_.size()) return;
-    size_t ids = std::max<size_t>(tree_.id_limit(), size_t{n} + 1);
-    flags_.resize(ids, 0);
-    if (use_heap_) heap_.resize(ids);
-    if (treap_active_) treap_.resize(ids);
-    if (use_list_) {
-      list_.resize(ids);
-      late_.resize(ids);
-      p_.resize(ids, 0);
-    }
-  }
-
   // Where each block's recency key and P are kept (see the class comment).
   uint32_t key(NodeId n) const {
-    if (use_heap_) return heap_.key(n).key;
-    return use_list_ ? late_.key(n) : static_cast<uint32_t>(treap_.key(n));
+    if constexpr (kUseHeap) return heap_.key(n).key;
+    if constexpr (kUseList) return late_.key(n);
+    return static_cast<uint32_t>(treap_.key(n));
   }
   Time p(NodeId n) const {
-    if (use_heap_) return heap_.key(n).p;
-    return use_list_ ? p_[n] : treap_.p(n);
+    if constexpr (kUseHeap) return heap_.key(n).p;
+    if constexpr (kUseList) return p_[n];
+    return treap_.p(n);
   }
   // n is not an evictable leaf (it is being accessed), so in none of the indexes.
   void set_key(NodeId n, uint32_t k) {
-    if (use_heap_) {
+    if constexpr (kUseHeap) {
       heap_.stored_key(n).key = k;
-    } else if (use_list_) {
+    } else if constexpr (kUseList) {
       late_.stored_key(n) = k;
     } else {
       treap_.set_key(n, k);
@@ -308,9 +322,9 @@ class LearnedPolicy : public Policy {
     if (!(flags_[n] & kLeaf)) return;
     flags_[n] &= ~kLeaf;
     --leaves_;
-    if (use_heap_) heap_.erase(n);
+    if constexpr (kUseHeap) heap_.erase(n);
     if (treap_active_) treap_.erase(n);
-    if (use_list_) list_erase(n);
+    if constexpr (kUseList) list_erase(n);
   }
 
   void treap_insert(NodeId n) {
@@ -384,16 +398,16 @@ class LearnedPolicy : public Policy {
   }
 
   void set_p(NodeId n, Time p) {
-    if (use_list_) p_[n] = p;
+    if constexpr (kUseList) p_[n] = p;
     if (!(flags_[n] & kLeaf)) {  // in no index: only the store changes
-      if (use_heap_) {
+      if constexpr (kUseHeap) {
         heap_.stored_key(n).p = p;
-      } else if (!use_list_) {
+      } else if constexpr (!kUseList) {
         treap_.set_p(n, p);
       }
       return;
     }
-    if (use_heap_) heap_.update_key(n, [&](Rank& r) { r.p = p; });
+    if constexpr (kUseHeap) heap_.update_key(n, [&](Rank& r) { r.p = p; });
     if (treap_active_) treap_.set_p(n, p);
   }
 
@@ -419,7 +433,7 @@ class LearnedPolicy : public Policy {
     for (size_t i = 0; i < batch_.size(); ++i) set_p(batch_[i], out_[i]);
   }
 
-  bool use_heap_, use_list_, lazy_treap_, treap_active_;
+  bool treap_active_;
   OsTreap treap_;
   IndexedHeap<Rank, ByKey<RankFirst>> heap_;
   IntrusiveList list_;
@@ -437,6 +451,7 @@ class LearnedPolicy : public Policy {
   size_t next_pos_ = 0;
   std::vector<NodeId> pending_, batch_;
   std::vector<Time> out_;
+  size_t decision_scored_ = 0;  // candidates scored by the last victim(), 0 for an LRU choice
   uint64_t candidates_scored_ = 0, prediction_decisions_ = 0, evictions_ = 0, treap_builds_ = 0;
 };
 

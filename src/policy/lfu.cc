@@ -1,8 +1,8 @@
 // LFU: evicts the evictable leaf with the fewest accesses; ties by least recent access, then
 // the deeper block. Source: classic; SGLang's `lfu` (hit count, last access), with hits counted.
 // Cost: O(1) per access; O(log n) per eviction and per leaf change, O(1) down a chain.
-#include "cache_access.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/policy/walk.h"
 #include "leaf_heap.h"
 
 namespace kvpolicy {
@@ -16,20 +16,21 @@ using LfuKey = uint64_t;
 // Per block only that key is kept, in the heap's slots.
 class Lfu final : public InlinedPolicy<Lfu> {
  public:
+  static constexpr PolicyHooks kHooks{};
   explicit Lfu(const PolicyContext& ctx) : tree_(ctx.tree), heap_({ctx.tree}) {}
+  void reserve_ids(size_t ids) override { heap_.resize(ids); }
 
   void on_request_begin(const RequestView&) override { ++clock_; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= heap_.ids()) heap_.resize(tree_->id_limit());
     LfuKey& k = heap_.stored_key(n);  // n is pinned
     // An evicted block comes back with no history.
-    uint32_t count = info.hit ? static_cast<uint32_t>(k >> 32) + 1 : 1;
+    uint32_t count = info.reused() ? static_cast<uint32_t>(k >> 32) + 1 : 1;
     k = (LfuKey{count} << 32) | clock_;
   }
   void on_evictable(NodeId n) override { heap_.insert(n); }
   void on_unevictable(NodeId n) override { heap_.erase(n); }
   NodeId victim(Time) override { return heap_.top(); }
-  void on_removed(NodeId n) override { heap_.erase(n); }
+  void on_removed(NodeId n, Removal) override { heap_.erase(n); }
   size_t memory_bytes() const override { return heap_.memory_bytes(); }
 
  private:
@@ -38,12 +39,10 @@ class Lfu final : public InlinedPolicy<Lfu> {
   LeafHeap<LfuKey, DeeperOnTies<LfuKey>> heap_;
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Lfu>({
     .name = "lfu",
     .summary = "fewest accesses, ties by least recent access, then deeper first",
     .paper = "classic; SGLang radix-cache lfu (hit count, last access)",
-    .params = {},
-    .make = [](const PolicyContext& ctx, const Params&) { return std::make_unique<Lfu>(ctx); },
 });
 
 }  // namespace

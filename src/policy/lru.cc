@@ -1,9 +1,9 @@
 // LRU: evicts the least recently accessed evictable leaf, deeper first on ties.
 // Source: the default of vLLM, SGLang and Dynamo (ALGORITHMS.md section 1).
 // Cost: O(1) per access; O(1) per eviction in replay (see victim()).
-#include "cache_access.h"
-#include "kvpolicy/order/intrusive_list.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/core/order/intrusive_list.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/policy/walk.h"
 
 namespace kvpolicy {
 namespace {
@@ -13,11 +13,12 @@ namespace {
 // parent: the list's head is always a leaf, and ties in recency go to the deeper block.
 class Lru final : public InlinedPolicy<Lru> {
  public:
+  static constexpr PolicyHooks kHooks{.prefetch_for_access = true};
   explicit Lru(const PolicyContext& ctx) : tree_(*ctx.tree) {}
+  void reserve_ids(size_t ids) override { list_.resize(ids); }
 
-  // The hooks are always_inline into the replay (InlinedPolicy): 12-14 % faster on Mooncake.
+  // The hooks are always_inline into the replay (InlinedPolicy); see docs/experiments.md.
   [[gnu::always_inline]] void on_access(NodeId n, const AccessInfo& info) override {
-    list_.resize(tree_.id_limit());
     if (list_.contains(n)) list_.erase(n);
     NodeId parent = tree_.parent(n);
     // The parent is absent only when it is in another tier (n was demoted to this one).
@@ -27,9 +28,7 @@ class Lru final : public InlinedPolicy<Lru> {
       list_.insert_before(n, parent);
     }
   }
-  [[gnu::always_inline]] void prefetch_for_access(NodeId n) const {
-    if (n < list_.ids()) list_.prefetch(n);
-  }
+  [[gnu::always_inline]] void prefetch_for_access(NodeId n) const { list_.prefetch(n); }
   void on_evictable(NodeId) override {}
   void on_unevictable(NodeId) override {}
   // Only pinned blocks (and their ancestors) can stand before the first evictable leaf; in
@@ -39,7 +38,7 @@ class Lru final : public InlinedPolicy<Lru> {
       if (tree_.is_evictable(n)) return n;
     return kNoNode;
   }
-  [[gnu::always_inline]] void on_removed(NodeId n) override {
+  [[gnu::always_inline]] void on_removed(NodeId n, Removal) override {
     prefetch_next_victims(tree_, list_, n);
     list_.erase(n);
   }
@@ -50,12 +49,10 @@ class Lru final : public InlinedPolicy<Lru> {
   IntrusiveList list_;
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Lru>({
     .name = "lru",
     .summary = "least recently used evictable leaf (deeper first on ties)",
     .paper = "classic; default of vLLM, SGLang, Dynamo",
-    .params = {},
-    .make = [](const PolicyContext& ctx, const Params&) { return std::make_unique<Lru>(ctx); },
 });
 
 }  // namespace

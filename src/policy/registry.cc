@@ -1,7 +1,7 @@
 #include <algorithm>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/policy/policy.h"
 
 namespace kvpolicy {
 
@@ -59,7 +59,7 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text) {
 std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext& ctx) {
   const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
   Params params = Params::parse(spec.params, info.params, "policy " + spec.name);
-  if (info.needs_oracle && (!ctx.trace || !ctx.oracle))
+  if (info.needs_future && !ctx.future)
     throw ConfigError("policy " + spec.name + " needs the trace's future (an oracle)");
   return info.make(ctx, params);
 }

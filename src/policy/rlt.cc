@@ -5,11 +5,11 @@
 // Cost: O(1) per access and per eviction; a new phase costs O(evictable leaves + path length).
 #include <random>
 
-#include "cache_access.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/order/random_set.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/order/random_set.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/policy/walk.h"
 
 namespace kvpolicy {
 namespace {
@@ -18,6 +18,7 @@ namespace {
 // kept in two random sets by mark, and a new phase moves the marked ones over.
 class Rlt final : public InlinedPolicy<Rlt> {
  public:
+  static constexpr PolicyHooks kHooks{};
   Rlt(const PolicyContext& ctx, const Params& p)
       : tree_(ctx.tree), capacity_(ctx.capacity_blocks), rng_(ctx.seed) {
     std::string mark = p.get_string("mark");
@@ -30,15 +31,15 @@ class Rlt final : public InlinedPolicy<Rlt> {
     }
   }
 
+  void reserve_ids(size_t ids) override {
+    stamp_.resize(ids, 0);
+    unmarked_.resize(ids);
+    marked_.resize(ids);
+  }
   void on_request_begin(const RequestView&) override { last_ = kNoNode; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= stamp_.size()) {
-      stamp_.resize(tree_->id_limit(), 0);
-      unmarked_.resize(tree_->id_limit());
-      marked_.resize(tree_->id_limit());
-    }
     last_ = n;
-    if (!info.hit || mark_hits_) {
+    if (!info.reused() || mark_hits_) {
       if (!is_marked(n)) {
         mark(n);
         if (marked_count_ >= capacity_) new_phase();
@@ -49,31 +50,19 @@ class Rlt final : public InlinedPolicy<Rlt> {
   // it when its mark changes), so a block leaving is looked for in that set alone.
   void on_evictable(NodeId n) override { set_of(n).insert(n); }
   void on_unevictable(NodeId n) override { set_of(n).erase(n); }
+  // A phase ends when every evictable leaf is marked; the draw is spent only when the victim
+  // leaves (on_removed), so asking again names the same block.
   NodeId victim(Time) override {
     if (unmarked_.empty()) new_phase();
     if (unmarked_.empty()) return kNoNode;
-    // The draws are made three calls ahead (the same sequence, one per choice), and what the
-    // coming victims touch is fetched in stages: the entry the third draw would pick; the
-    // block the second picks (its entry fetched a call ago); and for the block the next draw
-    // picks (its node fetched a call ago), its hash slot, parent and mark. The set changes a
-    // little between calls, so a fetch may miss; the choice itself is always made afresh.
     if (!drawn_) ahead_[0] = rng_(), ahead_[1] = rng_(), ahead_[2] = rng_(), drawn_ = true;
-    NodeId v = unmarked_.pick(ahead_[0]);
-    ahead_[0] = ahead_[1];
-    ahead_[1] = ahead_[2];
-    ahead_[2] = rng_();
-    NodeId next = unmarked_.pick(ahead_[0]);
-    tree_->prefetch_removal(next);
-    __builtin_prefetch(&stamp_[next]);
-    unmarked_.prefetch(next);
-    tree_->prefetch_node_id(unmarked_.pick(ahead_[1]));
-    unmarked_.prefetch_pick(ahead_[2]);
-    return v;
+    return unmarked_.pick(ahead_[0]);
   }
-  void on_removed(NodeId n) override {
+  void on_removed(NodeId n, Removal why) override {
     set_of(n).erase(n);
     if (is_marked(n)) --marked_count_;
     stamp_[n] = 0;
+    if (why != Removal::kPromoted) spend_draw();
   }
   size_t memory_bytes() const override {
     // Each random set holds a 4-byte position per id plus its members.
@@ -81,6 +70,23 @@ class Rlt final : public InlinedPolicy<Rlt> {
   }
 
  private:
+  // The draws are made three choices ahead (the same sequence, one per victim), and what the
+  // coming victims touch is fetched in stages: the entry the third draw would pick; the block
+  // the second picks (its entry fetched a victim ago); and for the block the next draw picks
+  // (its node fetched a victim ago), its hash slot, parent and mark. The set changes a little
+  // between victims, so a fetch may miss; the choice itself is always made afresh.
+  void spend_draw() {
+    ahead_[0] = ahead_[1];
+    ahead_[1] = ahead_[2];
+    ahead_[2] = rng_();
+    if (unmarked_.empty()) return;
+    NodeId next = unmarked_.pick(ahead_[0]);
+    tree_->prefetch_removal(next);
+    __builtin_prefetch(&stamp_[next]);
+    unmarked_.prefetch(next);
+    tree_->prefetch_node_id(unmarked_.pick(ahead_[1]));
+    unmarked_.prefetch_pick(ahead_[2]);
+  }
   bool is_marked(NodeId n) const { return stamp_[n] == phase_; }
   RandomSet& set_of(NodeId n) { return is_marked(n) ? marked_ : unmarked_; }
   void mark(NodeId n) {  // n is unmarked
@@ -116,15 +122,12 @@ class Rlt final : public InlinedPolicy<Rlt> {
   bool drawn_ = false;
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Rlt>({
     .name = "rlt",
     .summary = "random unmarked evictable leaf; marks reset when k blocks are marked",
     .paper = "Randomization Boosts KV Caching, Learning Balances Query Load (RLT), 2025",
     .params = {{"mark", "both", "mark blocks on insert only, or on insert and hit (paper text)"}},
     .randomized = true,
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<Rlt>(ctx, p);
-    },
 });
 
 }  // namespace

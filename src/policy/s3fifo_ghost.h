@@ -12,9 +12,9 @@
 #include <emmintrin.h>
 #endif
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy::s3fifo {
 

@@ -2,10 +2,10 @@
 // clearing visited bits and evicting the first unvisited evictable leaf it meets.
 // Source: Zhang et al., "SIEVE is Simpler than LRU", NSDI'24. Cost: O(1) per access; amortized
 // O(1) per eviction (the hand passes each entry once per lap; see below for interior blocks).
-#include "cache_access.h"
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/order/intrusive_list.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/order/intrusive_list.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/policy/walk.h"
 
 namespace kvpolicy {
 namespace {
@@ -20,15 +20,16 @@ namespace {
 // stopped, as in the paper, so a lap costs at most one pass over the cache.
 class Sieve final : public InlinedPolicy<Sieve> {
  public:
+  static constexpr PolicyHooks kHooks{};
   explicit Sieve(const PolicyContext& ctx) : tree_(ctx.tree) {}
+  void reserve_ids(size_t ids) override {
+    visited_.resize(ids, 0);
+    queue_.resize(ids);
+  }
 
   void on_request_begin(const RequestView&) override { last_new_ = kNoNode; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    if (n >= visited_.size()) {
-      visited_.resize(tree_->id_limit(), 0);
-      queue_.resize(tree_->id_limit());
-    }
-    if (info.hit) {
+    if (info.reused()) {
       visited_[n] = 1;
       return;
     }
@@ -60,14 +61,13 @@ class Sieve final : public InlinedPolicy<Sieve> {
     }
     return kNoNode;
   }
-  // A victim is evictable; a block leaving without being evictable (a pinned DRAM block
-  // promoted to HBM) was not counted.
-  void on_removed(NodeId n) override {
+  // A victim is evictable; a promoted block is pinned, so it was not counted.
+  void on_removed(NodeId n, Removal why) override {
     // The entries after the hand are the likely next victims.
     if (hand_ == n) prefetch_next_victims(*tree_, queue_, n);
     if (hand_ == n) hand_ = queue_.next(n);
     queue_.erase(n);
-    if (tree_->is_evictable(n)) --evictable_;
+    if (why != Removal::kPromoted) --evictable_;
   }
   size_t memory_bytes() const override { return visited_.capacity() + queue_.memory_bytes(); }
 
@@ -80,12 +80,10 @@ class Sieve final : public InlinedPolicy<Sieve> {
   IntrusiveList queue_;
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Sieve>({
     .name = "sieve",
     .summary = "FIFO with a visited bit and a moving hand, over evictable leaves",
     .paper = "Zhang et al., SIEVE is Simpler than LRU, NSDI'24",
-    .params = {},
-    .make = [](const PolicyContext& ctx, const Params&) { return std::make_unique<Sieve>(ctx); },
 });
 
 }  // namespace

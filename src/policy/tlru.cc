@@ -11,12 +11,11 @@
 #include <vector>
 
 #include "belady.h"
-#include "cache_access.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/order/intrusive_list.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/order/intrusive_list.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/policy/walk.h"
 
 namespace kvpolicy {
 namespace {
@@ -58,10 +57,8 @@ class TailBudget {
     if (alpha == 0) throw ConfigError("T-LRU: alpha must be > 0");
     safe_tokens_ = std::max(0.0, (xi - base) / alpha);
     if (mode_ != NextTurn::kEstimate) {
-      if (!ctx.trace || !ctx.oracle)
-        throw ConfigError("T-LRU oracle variants need the trace's future (oracle)");
-      trace_ = ctx.trace;
-      oracle_ = ctx.oracle;
+      if (!ctx.future) throw ConfigError("T-LRU oracle variants need the trace's future (oracle)");
+      future_ = *ctx.future;
     }
   }
 
@@ -73,10 +70,10 @@ class TailBudget {
     if (mode_ == NextTurn::kEstimate) {
       next_tokens = history + qhat_tokens();
     } else {
-      uint32_t next = oracle_->next_in_session[r.index];
-      if (next == Oracle::kNoNext) return 0;
+      uint32_t next = future_.next_in_session[r.index];
+      if (next == OracleView::kNoNext) return 0;
       next_tokens =
-          mode_ == NextTurn::kExact ? double(trace_->prompt_tokens[next]) : history + qhat_tokens();
+          mode_ == NextTurn::kExact ? double(future_.prompt_tokens[next]) : history + qhat_tokens();
     }
     double needed = next_tokens - safe_tokens_;
     if (needed <= 0) return 0;
@@ -117,8 +114,7 @@ class TailBudget {
   uint32_t block_tokens_;
   double qhat_blocks_ = -1;
   double safe_tokens_ = 0;
-  const Trace* trace_ = nullptr;
-  const Oracle* oracle_ = nullptr;
+  OracleView future_;
   std::vector<double> last_history_;  // per session: prompt + answer tokens of its last turn
   double increment_sum_ = 0, first_sum_ = 0;
   uint64_t increments_ = 0, firsts_ = 0;
@@ -131,11 +127,13 @@ class TailBudget {
 class MarkedLru : public Policy {
  public:
   explicit MarkedLru(const PolicyContext& ctx) : tree_(*ctx.tree) {}
+  void reserve_ids(size_t ids) override {
+    plain_.resize(ids);
+    marked_.resize(ids);
+  }
 
   void on_request_begin(const RequestView&) override { hits_ = 0; }
   void on_access(NodeId n, const AccessInfo& info) override {
-    plain_.resize(tree_.id_limit());
-    marked_.resize(tree_.id_limit());
     if (marked_.contains(n)) {
       marked_.erase(n);
     } else if (plain_.contains(n)) {
@@ -147,7 +145,7 @@ class MarkedLru : public Policy {
     } else {
       plain_.insert_before(n, parent);
     }
-    if (info.hit) ++hits_;
+    if (info.reused()) ++hits_;
   }
   void on_evictable(NodeId) override {}
   void on_unevictable(NodeId) override {}
@@ -158,7 +156,7 @@ class MarkedLru : public Policy {
       if (tree_.is_evictable(n)) return n;
     return kNoNode;
   }
-  void on_removed(NodeId n) override {
+  void on_removed(NodeId n, Removal) override {
     if (marked_.contains(n)) {
       marked_.erase(n);
     } else if (plain_.contains(n)) {
@@ -184,13 +182,15 @@ class MarkedLru : public Policy {
   IntrusiveList plain_, marked_;
 };
 
-class TLru final : public InlinedPolicy<TLru, MarkedLru> {
+template <NextTurn kMode>
+class TLru final : public InlinedPolicy<TLru<kMode>, MarkedLru> {
  public:
-  TLru(const PolicyContext& ctx, const Params& p, NextTurn mode)
-      : InlinedPolicy(ctx), budget_(ctx, p, mode) {}
+  static constexpr PolicyHooks kHooks{};
+  TLru(const PolicyContext& ctx, const Params& p)
+      : InlinedPolicy<TLru<kMode>, MarkedLru>(ctx), budget_(ctx, p, kMode) {}
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
     uint32_t keep = budget_.budget(r);
-    if (keep < path.size()) mark_from(path, keep);
+    if (keep < path.size()) this->mark_from(path, keep);
   }
   size_t memory_bytes() const override {
     return MarkedLru::memory_bytes() + budget_.memory_bytes();
@@ -205,6 +205,7 @@ class TLru final : public InlinedPolicy<TLru, MarkedLru> {
 // cached, while the blocks it hit are refreshed as in LRU. Longer turns are plain LRU.
 class ThresholdLru final : public InlinedPolicy<ThresholdLru, MarkedLru> {
  public:
+  static constexpr PolicyHooks kHooks{};
   ThresholdLru(const PolicyContext& ctx, const Params& p) : InlinedPolicy(ctx) {
     int64_t t = p.get_int("threshold_tokens");
     if (t < 0) throw ConfigError("threshold_lru: threshold_tokens must be >= 0");
@@ -223,6 +224,7 @@ class ThresholdLru final : public InlinedPolicy<ThresholdLru, MarkedLru> {
 // furthest next use first, deeper first on ties.
 class TailBelady final : public InlinedPolicy<TailBelady, BeladyOrder> {
  public:
+  static constexpr PolicyHooks kHooks{};
   TailBelady(const PolicyContext& ctx, const Params& p)
       : InlinedPolicy(ctx, "tail_belady", /*marks=*/true), budget_(ctx, p, NextTurn::kExact) {}
 
@@ -249,61 +251,46 @@ std::vector<ParamSpec> tail_params() {
 
 constexpr const char* kPaper = "Tail-Optimized Caching for LLM Inference (T-LRU), arXiv 2025";
 
-PolicyRegistrar tlru_registrar({
+const bool tlru_registered = register_policy<TLru<NextTurn::kEstimate>>({
     .name = "tlru",
     .summary = "Tail-Optimized LRU: evicts TEL-safe blocks (not needed to meet xi next turn) "
                "first, then LRU",
     .paper = kPaper,
     .params = tail_params(),
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<TLru>(ctx, p, NextTurn::kEstimate);
-    },
 });
 
-PolicyRegistrar tlru_end_registrar({
+const bool tlru_end_registered = register_policy<TLru<NextTurn::kEndAware>>({
     .name = "tlru_end",
     .summary = "End-aware T-LRU (oracle): as tlru, and a conversation with no next turn keeps "
                "nothing",
     .paper = kPaper,
     .params = tail_params(),
-    .needs_oracle = true,
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<TLru>(ctx, p, NextTurn::kEndAware);
-    },
+    .needs_future = true,
 });
 
-PolicyRegistrar tlru_length_registrar({
+const bool tlru_length_registered = register_policy<TLru<NextTurn::kExact>>({
     .name = "tlru_length",
     .summary = "Length-aware T-LRU (oracle): the true next prompt instead of Q-hat, and ends",
     .paper = kPaper,
     .params = tail_params(),
-    .needs_oracle = true,
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<TLru>(ctx, p, NextTurn::kExact);
-    },
+    .needs_future = true,
 });
 
-PolicyRegistrar tail_belady_registrar({
+const bool tail_belady_registered = register_policy<TailBelady>({
     .name = "tail_belady",
     .summary = "Tail-Optimized Belady (oracle): TEL-safe trimming with true next prompts, then "
                "Belady",
     .paper = kPaper,
     .params = tail_params(),
-    .needs_oracle = true,
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<TailBelady>(ctx, p);
-    },
+    .needs_future = true,
 });
 
-PolicyRegistrar threshold_registrar({
+const bool threshold_registered = register_policy<ThresholdLru>({
     .name = "threshold_lru",
     .summary = "caches a turn only if its history (prompt + answer) has >= threshold tokens; "
                "LRU otherwise",
     .paper = "OpenAI prompt caching (1024-token minimum), as the baseline of the T-LRU paper",
     .params = {{"threshold_tokens", "1024", "minimum history to cache, tokens"}},
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<ThresholdLru>(ctx, p);
-    },
 });
 
 }  // namespace

@@ -15,11 +15,11 @@
 #include <span>
 #include <utility>
 
-#include "cache_access.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/order/grouped_lru.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/order/grouped_lru.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/policy/walk.h"
 
 namespace kvpolicy {
 namespace {
@@ -526,6 +526,7 @@ struct Key {
 
 class Wa final : public InlinedPolicy<Wa> {
  public:
+  static constexpr PolicyHooks kHooks{};
   Wa(const PolicyContext& ctx, const Params& p) : tree_(*ctx.tree) {
     window_ = seconds_param(p, "window_s");
     refit_ = seconds_param(p, "refit_s");
@@ -577,11 +578,12 @@ class Wa final : public InlinedPolicy<Wa> {
   // (every request holding a block holds its prefix): once one has no instance in the window,
   // no later block of the request has one, and the ghost map is not asked again.
 
+  void reserve_ids(size_t ids) override { lists_.resize(ids); }
+
   void on_request_begin(const RequestView& r) override {
     cur_time_ = advance(r.time);
     ++seq_;
     cur_group_ = group_of(r.category, r.turn);
-    cur_blocks_ = r.blocks;
     ensure_groups(cur_group_ + 1);
     dead_ = false;
     if (times_.size() == times_.capacity()) make_room_for_stamps();
@@ -596,13 +598,9 @@ class Wa final : public InlinedPolicy<Wa> {
   }
 
   void on_access(NodeId n, const AccessInfo& info) override {
-    ensure_ids();
     BlockKey key = tree_.key(n);
-    // A block of the current prompt, or (two tiers, DRAM policy) one demoted to us. Outside a
-    // request (a driver without on_request_begin) every access is real.
-    bool real = cur_blocks_.empty() ||
-                (info.position < cur_blocks_.size() && cur_blocks_[info.position] == key);
-    if (real) {
+    // A block of the current prompt, or (two tiers, DRAM policy) one demoted to us.
+    if (info.kind != AccessKind::kDemoted) {
       // A block of the current request: it becomes the newest of the request's category.
       if (lists_.contains(n)) {
         uint32_t prev = lists_.stamp(n);
@@ -625,7 +623,6 @@ class Wa final : public InlinedPolicy<Wa> {
   // on_access (two tiers: the other tier's, and DRAM hits left unpromoted), then the prompt's
   // blocks that stayed uncached (all else pinned).
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
-    ensure_ids();
     for (NodeId n : path) {
       if (lists_.stamp(n) == seq_) continue;  // seen in on_access
       BlockKey key = tree_.key(n);
@@ -650,7 +647,6 @@ class Wa final : public InlinedPolicy<Wa> {
       close_ghost_instance(key);
       add_ghost(key, seq_);
     }
-    cur_blocks_ = {};
   }
 
   // ---- the evictable set ---------------------------------------------------------------------
@@ -667,7 +663,7 @@ class Wa final : public InlinedPolicy<Wa> {
     if (h.first == n) h.first = kNoNode;
   }
   // The block leaves this tier: its last access goes to the ghost map while in the window.
-  void on_removed(NodeId n) override {
+  void on_removed(NodeId n, Removal) override {
     if (!lists_.contains(n)) return;
     prefetch_next_victims(tree_, lists_, n);  // the category's next blocks
     uint32_t prev = lists_.stamp(n);
@@ -816,10 +812,6 @@ class Wa final : public InlinedPolicy<Wa> {
     return now_;
   }
 
-  void ensure_ids() {
-    size_t ids = tree_.id_limit();
-    if (ids > lists_.ids()) lists_.resize(ids);
-  }
   void ensure_groups(size_t groups) {
     if (groups <= heads_.size()) return;
     lists_.ensure_groups(groups);
@@ -1073,7 +1065,6 @@ class Wa final : public InlinedPolicy<Wa> {
   Time now_ = 0, cur_time_ = 0;
   uint32_t seq_ = 0;
   Group cur_group_ = 0;
-  std::span<const BlockKey> cur_blocks_;
   bool dead_ = false;  // no later block of the current request has an instance in the window
 
   // Reuse statistics.
@@ -1091,7 +1082,7 @@ class Wa final : public InlinedPolicy<Wa> {
   uint64_t refits_ = 0, victim_calls_ = 0, scan_steps_ = 0;
 };
 
-PolicyRegistrar registrar({
+const bool registered = register_policy<Wa>({
     .name = "wa",
     .summary = "lowest reuse probability within the category's lifespan (request type x turn), "
                "fitted online; deeper first on ties",
@@ -1110,9 +1101,6 @@ PolicyRegistrar registrar({
             {"sample", "1",
              "share of block keys the fits track (a hash sample; below 1 is faster, approximate)"},
         },
-    .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
-      return std::make_unique<Wa>(ctx, p);
-    },
 });
 
 }  // namespace

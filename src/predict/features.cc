@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kvpolicy/predictor.h"
+#include "kvpolicy/predict/predictor.h"
 
 namespace kvpolicy {
 

@@ -14,8 +14,8 @@
 #include <mutex>
 #include <thread>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/predictor.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/predict/predictor.h"
 
 namespace kvpolicy {
 namespace {
@@ -286,7 +286,8 @@ void GbmPredictor::on_access(NodeId n, const AccessInfo& info) {
   float row[kF];
   float label;
   uint32_t depth_tokens = (info.position + 1) * impl_->block_tokens;
-  if (impl_->features.on_access(n, info.now, depth_tokens, info.category, !info.hit, row, &label))
+  if (impl_->features.on_access(n, info.now, depth_tokens, info.category, !info.reused(), row,
+                                &label))
     impl_->add_sample(row, label);
 }
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kvpolicy/predictor.h"
+#include "kvpolicy/predict/predictor.h"
 
 namespace kvpolicy {
 
@@ -10,9 +10,9 @@ namespace {
 double unit(uint64_t x) { return double(mix64(x) >> 11) * 0x1.0p-53; }  // [0, 1)
 }  // namespace
 
-NoisyPredictor::NoisyPredictor(const Trace& trace, const Oracle& oracle, double p, NoiseKind kind,
-                               double sigma, uint64_t seed)
-    : OraclePredictor(trace, oracle), p_(p), sigma_(sigma), kind_(kind), seed_(mix64(seed)) {}
+NoisyPredictor::NoisyPredictor(const OracleView& future, double p, NoiseKind kind, double sigma,
+                               uint64_t seed)
+    : OraclePredictor(future), p_(p), sigma_(sigma), kind_(kind), seed_(mix64(seed)) {}
 
 void NoisyPredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> out) {
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -1,20 +1,19 @@
 // The perfect next-access predictor: the trace's true next use of each block (offline).
 #include <algorithm>
 
-#include "kvpolicy/predictor.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/predict/predictor.h"
 
 namespace kvpolicy {
 
-std::vector<Time> strict_request_times(const Trace& trace) {
-  std::vector<Time> t(trace.size());
+std::vector<Time> strict_request_times(std::span<const Time> request_time) {
+  std::vector<Time> t(request_time.size());
   for (size_t r = 0; r < t.size(); ++r)
-    t[r] = r ? std::max(trace.time[r], t[r - 1] + 1) : trace.time[r];
+    t[r] = r ? std::max(request_time[r], t[r - 1] + 1) : request_time[r];
   return t;
 }
 
-OraclePredictor::OraclePredictor(const Trace& trace, const Oracle& oracle)
-    : oracle_(oracle), strict_(strict_request_times(trace)) {}
+OraclePredictor::OraclePredictor(const OracleView& future)
+    : future_(future), strict_(strict_request_times(future.request_time)) {}
 
 void OraclePredictor::on_access(NodeId n, const AccessInfo& info) {
   if (n >= last_access_.size())
@@ -23,8 +22,8 @@ void OraclePredictor::on_access(NodeId n, const AccessInfo& info) {
 }
 
 Time OraclePredictor::true_next(NodeId n) const {
-  uint32_t r = oracle_.next_request[last_access_[n]];
-  return r == Oracle::kNoNext ? kNever : strict_[r];
+  uint32_t r = future_.next_request[last_access_[n]];
+  return r == OracleView::kNoNext ? kNever : strict_[r];
 }
 
 void OraclePredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> out) {

@@ -1,11 +1,10 @@
 // The predictor base (counting, timing), the audit wrapper and the factory.
-#include "kvpolicy/predictor.h"
+#include "kvpolicy/predict/predictor.h"
 
 #include <chrono>
 #include <cmath>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 
@@ -27,9 +26,9 @@ PolicyStats NextAccessPredictor::stats() const {
 
 // --- AuditedPredictor -----------------------------------------------------------------------
 
-AuditedPredictor::AuditedPredictor(std::unique_ptr<NextAccessPredictor> inner, const Trace& trace,
-                                   const Oracle& oracle, uint64_t seed)
-    : inner_(std::move(inner)), trace_(trace), oracle_(oracle), rng_(mix64(seed ^ 0xa0d17ULL)) {
+AuditedPredictor::AuditedPredictor(std::unique_ptr<NextAccessPredictor> inner,
+                                   const OracleView& future, uint64_t seed)
+    : inner_(std::move(inner)), future_(future), rng_(mix64(seed ^ 0xa0d17ULL)) {
   ring_.reserve(4096);
 }
 
@@ -47,8 +46,8 @@ void AuditedPredictor::do_predict(std::span<const NodeId> nodes, std::span<Time>
   inner_->predict(nodes, out);
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeId n = nodes[i];
-    Time now = trace_.time[last_req_[n]];
-    Time truth = oracle_.next_time(trace_, last_access_[n]);
+    Time now = future_.request_time[last_req_[n]];
+    Time truth = future_.next_time(last_access_[n]);
     Time pred = out[i];
     ++scored_;
     if (pred == kNever) ++far_;
@@ -158,15 +157,15 @@ std::unique_ptr<NextAccessPredictor> make_predictor(const PredictorConfig& c,
                                                     const PredictorContext& ctx) {
   std::unique_ptr<NextAccessPredictor> p;
   bool needs_future = c.kind == "oracle" || c.kind == "noisy" || c.audit;
-  if (needs_future && (!ctx.trace || !ctx.oracle))
+  if (needs_future && !ctx.future)
     throw ConfigError("predictor '" + c.kind + "'" + (c.audit ? " with audit" : "") +
                       " needs the trace's oracle");
   if (c.kind == "oracle") {
-    p = std::make_unique<OraclePredictor>(*ctx.trace, *ctx.oracle);
+    p = std::make_unique<OraclePredictor>(*ctx.future);
   } else if (c.kind == "noisy") {
     if (!(c.p >= 0 && c.p <= 1)) throw ConfigError("noise probability p must be in [0, 1]");
     if (!(c.sigma >= 0)) throw ConfigError("sigma must be >= 0");
-    p = std::make_unique<NoisyPredictor>(*ctx.trace, *ctx.oracle, c.p, c.noise, c.sigma, ctx.seed);
+    p = std::make_unique<NoisyPredictor>(*ctx.future, c.p, c.noise, c.sigma, ctx.seed);
   } else if (c.kind == "gbm") {
     const GbmConfig& g = c.gbm;
     if (g.window < 10) throw ConfigError("gbm window must be at least 10 samples");
@@ -180,8 +179,7 @@ std::unique_ptr<NextAccessPredictor> make_predictor(const PredictorConfig& c,
   } else {
     throw ConfigError("unknown predictor '" + c.kind + "' (known: oracle, noisy, gbm)");
   }
-  if (c.audit)
-    p = std::make_unique<AuditedPredictor>(std::move(p), *ctx.trace, *ctx.oracle, ctx.seed);
+  if (c.audit) p = std::make_unique<AuditedPredictor>(std::move(p), *ctx.future, ctx.seed);
   return p;
 }
 

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <ctime>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/json_writer.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/tail.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/sim/tail.h"
 
 namespace kvpolicy {
 
@@ -85,8 +85,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   PolicyContext ctx;
   ctx.block_tokens = trace.block_tokens;
   ctx.seed = opts.seed;
-  ctx.trace = &trace;
-  ctx.oracle = oracle;
+  if (oracle) ctx.future = oracle->view(trace);
   const CostModel cost = replay_cost_model(trace, opts);
   ctx.cost_model = &cost;
   PrefixCache cache(capacity_blocks, spec, ctx, opts.dram_capacity_blocks, opts.dram_policy);

@@ -1,11 +1,11 @@
-#include "kvpolicy/robustness.h"
+#include "kvpolicy/sim/robustness.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdlib>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 

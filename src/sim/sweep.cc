@@ -1,4 +1,4 @@
-#include "kvpolicy/sweep.h"
+#include "kvpolicy/sim/sweep.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 
@@ -119,9 +119,9 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
                                     const SweepOptions& options) {
   bool need_oracle = false;
   for (auto& c : configs) {
-    need_oracle |= PolicyRegistry::instance().get(c.policy.name).needs_oracle;
+    need_oracle |= PolicyRegistry::instance().get(c.policy.name).needs_future;
     need_oracle |= c.options.dram_capacity_blocks > 0 &&
-                   PolicyRegistry::instance().get(c.options.dram_policy.name).needs_oracle;
+                   PolicyRegistry::instance().get(c.options.dram_policy.name).needs_future;
   }
   Oracle oracle;
   if (need_oracle) oracle = compute_oracle(trace);

@@ -1,4 +1,4 @@
-#include "kvpolicy/tail.h"
+#include "kvpolicy/sim/tail.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 

@@ -1,4 +1,4 @@
-#include "kvpolicy/characterize.h"
+#include "kvpolicy/trace/characterize.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/key_map.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/key_map.h"
 
 namespace kvpolicy {
 namespace {

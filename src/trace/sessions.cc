@@ -1,8 +1,8 @@
 // Session inference from shared prompt prefixes, for traces that carry no session ids.
 #include <algorithm>
 
-#include "kvpolicy/key_map.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/core/key_map.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "kvpolicy/key_map.h"
-#include "kvpolicy/percentile.h"
-#include "kvpolicy/trace_stats.h"
+#include "kvpolicy/core/key_map.h"
+#include "kvpolicy/core/percentile.h"
+#include "kvpolicy/trace/trace_stats.h"
 
 namespace kvpolicy {
 

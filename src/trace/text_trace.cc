@@ -1,6 +1,6 @@
 // Text conversations to replayable traces: dataset readers, the chat template, arrival times,
 // and the Alibaba-schema JSONL writer.
-#include "kvpolicy/text_trace.h"
+#include "kvpolicy/trace/text_trace.h"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "formats/jsonl.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 namespace {

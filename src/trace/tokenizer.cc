@@ -8,9 +8,9 @@
 #include <limits>
 #include <unordered_map>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/text_trace.h"
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/types.h"
+#include "kvpolicy/trace/text_trace.h"
 
 namespace kvpolicy {
 namespace {

@@ -1,12 +1,12 @@
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/key_map.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/key_map.h"
 
 namespace kvpolicy {
 
@@ -101,6 +101,32 @@ size_t count_unique_blocks(const Trace& trace) {
     seen.get_or_insert(keys[a], 0);
   }
   return seen.size();
+}
+
+RequestView request_view(const Trace& trace, size_t r) {
+  RequestView v;
+  v.index = static_cast<RequestIndex>(r);
+  v.time = trace.time[r];
+  v.session = trace.session[r];
+  v.turn = trace.turn[r];
+  v.category = trace.category[r];
+  v.prompt_tokens = trace.prompt_tokens[r];
+  v.output_tokens = trace.output_tokens[r];
+  v.first_access = trace.block_offset[r];
+  v.blocks = trace.prompt(r);
+  return v;
+}
+
+OracleView Oracle::view(const Trace& trace) const {
+  OracleView v;
+  v.next_request = next_request;
+  v.prev_request = prev_request;
+  v.next_in_session = next_in_session;
+  v.request_time = trace.time;
+  v.prompt_tokens = trace.prompt_tokens;
+  for (size_t r = 0; r < trace.size(); ++r)
+    v.longest_prompt_blocks = std::max(v.longest_prompt_blocks, trace.prompt_blocks(r));
+  return v;
 }
 
 Oracle compute_oracle(const Trace& trace) {

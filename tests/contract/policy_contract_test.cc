@@ -6,9 +6,9 @@
 #include <cctype>
 #include <string>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/trace/trace.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -35,9 +35,8 @@ class PolicyContract : public ::testing::TestWithParam<std::string> {
     PolicyContext ctx;
     ctx.block_tokens = trace.block_tokens;
     ctx.seed = seed;
-    if (info().needs_oracle) {  // others get no future, so reading it would crash here
-      ctx.trace = &trace;
-      ctx.oracle = &oracle;
+    if (info().needs_future) {  // others get no future, so reading it would crash here
+      ctx.future = oracle.view(trace);
     }
     PolicySpec spec{GetParam(), ""};
     PrefixCache cache(capacity, spec, ctx, dram_capacity, spec);
@@ -126,8 +125,7 @@ TEST_P(PolicyContract, InlinedAndVirtualReplaysAgree) {
   PolicyContext ctx;
   ctx.block_tokens = trace.block_tokens;
   ctx.seed = 5;
-  ctx.trace = &trace;
-  ctx.oracle = &oracle;
+  ctx.future = oracle.view(trace);
   PolicySpec spec{GetParam(), ""};
   PrefixCache inlined(cap, spec, ctx);
   auto tree = std::make_unique<PrefixTree>(cap);
@@ -155,8 +153,7 @@ TEST_P(PolicyContract, DeclaredParametersParseWithDefaults) {
   Oracle oracle = compute_oracle(trace);
   PolicyContext ctx;
   ctx.seed = 3;
-  ctx.trace = &trace;
-  ctx.oracle = &oracle;
+  ctx.future = oracle.view(trace);
   PrefixCache cache(64, PolicySpec{GetParam(), params}, ctx);
   for (size_t r = 0; r < trace.size(); ++r) cache.access(request_view(trace, r));
   EXPECT_EQ(cache.tree().check_invariants(), "");

@@ -1,10 +1,10 @@
-#include "kvpolicy/cost_model.h"
+#include "kvpolicy/core/cost_model.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvpolicy/order/grouped_lru.h"
+#include "kvpolicy/core/order/grouped_lru.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "kvpolicy/tree.h"
+#include "kvpolicy/core/tree.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "kvpolicy/policy.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/trace.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -18,7 +18,7 @@ using testing::random_workload;
 std::vector<const PolicyInfo*> online_policies() {
   std::vector<const PolicyInfo*> out;
   for (auto& p : PolicyRegistry::instance().all())
-    if (!p.needs_oracle) out.push_back(&p);
+    if (!p.needs_future) out.push_back(&p);
   return out;
 }
 

@@ -1,8 +1,8 @@
 // GDSF on hand-made sequences, priorities worked out in the comments (H = L + freq x cost).
 #include <gtest/gtest.h>
 
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {

@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <map>
 
-#include "kvpolicy/policy.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/trace.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy {
 namespace {

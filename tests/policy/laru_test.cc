@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "../../src/policy/learned_common.h"
-#include "kvpolicy/cache.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/trace.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -59,8 +59,7 @@ class Stepper {
   Stepper(const Trace& trace, const std::string& spec, size_t cap)
       : trace_(trace), oracle_(compute_oracle(trace)) {
     PolicyContext ctx;
-    ctx.trace = &trace_;
-    ctx.oracle = &oracle_;
+    ctx.future = oracle_.view(trace_);
     ctx.block_tokens = trace.block_tokens;
     cache_ = std::make_unique<PrefixCache>(cap, parse_policy_spec(spec), ctx);
     cache_->set_checking(true);
@@ -148,8 +147,7 @@ std::vector<BlockKey> victims_of(const Trace& trace, const Oracle& oracle, const
   ctx.tree = tree.get();
   ctx.capacity_blocks = cap;
   ctx.block_tokens = trace.block_tokens;
-  ctx.trace = &trace;
-  ctx.oracle = &oracle;
+  ctx.future = oracle.view(trace);
   std::vector<BlockKey> victims;
   auto policy = std::make_unique<testing::VictimKeyRecorder>(
       make_policy(parse_policy_spec(spec), ctx), *tree, &victims);

@@ -10,9 +10,9 @@
 #include <list>
 #include <tuple>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/policy.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/policy/policy.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -35,7 +35,7 @@ class ReferencePolicy final : public Policy {
       count_.resize(n + 1);
     }
     last_[n] = clock_;
-    if (!info.hit) {
+    if (!info.reused()) {
       inserted_[n] = clock_;
       count_[n] = 0;
     }
@@ -68,7 +68,8 @@ class ReferencePolicy final : public Policy {
     }
     return best;
   }
-  void on_removed(NodeId) override {}
+  void on_removed(NodeId, Removal) override {}
+  void reserve_ids(size_t) override {}  // grows on access: a reference, not a fast path
 
  private:
   const PrefixTree& tree_;
@@ -90,7 +91,7 @@ class ReferenceGdsf final : public Policy {
       priority_.resize(n + 1);
       last_.resize(n + 1);
     }
-    freq_[n] = info.hit ? freq_[n] + 1 : 1;
+    freq_[n] = info.reused() ? freq_[n] + 1 : 1;
     priority_[n] = inflation_ + freq_[n] * cost_(tree_.depth(n));
     last_[n] = clock_;
   }
@@ -107,7 +108,8 @@ class ReferenceGdsf final : public Policy {
     }
     return best;
   }
-  void on_removed(NodeId n) override { inflation_ = priority_[n]; }
+  void reserve_ids(size_t) override {}
+  void on_removed(NodeId n, Removal) override { inflation_ = priority_[n]; }
 
  private:
   const PrefixTree& tree_;
@@ -127,7 +129,7 @@ class ReferenceSieve final : public Policy {
   void on_request_begin(const RequestView&) override { last_new_ = kNoNode; }
   void on_access(NodeId n, const AccessInfo& info) override {
     if (n >= visited_.size()) visited_.resize(n + 1);
-    if (info.hit) {
+    if (info.reused()) {
       visited_[n] = true;
       return;
     }
@@ -152,7 +154,8 @@ class ReferenceSieve final : public Policy {
       ++hand_;
     }
   }
-  void on_removed(NodeId n) override {
+  void reserve_ids(size_t) override {}
+  void on_removed(NodeId n, Removal) override {
     auto it = find(n);
     if (it == hand_) ++hand_;
     queue_.erase(it);
@@ -176,13 +179,17 @@ class ReferenceS3Fifo final : public Policy {
     main_cap_ = k > small_cap_ ? k - small_cap_ : 0;
     ghost_cap_ = static_cast<size_t>(k * 0.9);
   }
-  void on_request_begin(const RequestView&) override { last_new_ = kNoNode; }
+  void on_request_begin(const RequestView&) override {
+    chosen_ = kNoNode;
+    last_new_ = kNoNode;
+  }
   void on_access(NodeId n, const AccessInfo& info) override {
+    chosen_ = kNoNode;
     if (n >= freq_.size()) {
       freq_.resize(n + 1);
       in_main_.resize(n + 1);
     }
-    if (info.hit) {
+    if (info.reused()) {
       freq_[n] = std::min(freq_[n] + 1, 3);
       return;
     }
@@ -202,9 +209,14 @@ class ReferenceS3Fifo final : public Policy {
     in_main_[n] = main;
     last_new_ = n;
   }
-  void on_evictable(NodeId) override {}
-  void on_unevictable(NodeId) override {}
+  void on_evictable(NodeId) override { chosen_ = kNoNode; }
+  void on_unevictable(NodeId) override { chosen_ = kNoNode; }
+  // Its scans move blocks, so it keeps its choice until told anything, as s3fifo does.
   NodeId victim(Time) override {
+    if (chosen_ == kNoNode) chosen_ = scan();
+    return chosen_;
+  }
+  NodeId scan() {
     if (count_evictable(small_) + count_evictable(main_) == 0) return kNoNode;
     for (;;) {
       bool main = main_.size() > main_cap_ || small_.empty();
@@ -240,7 +252,9 @@ class ReferenceS3Fifo final : public Policy {
       }
     }
   }
-  void on_removed(NodeId n) override {
+  void reserve_ids(size_t) override {}
+  void on_removed(NodeId n, Removal) override {
+    chosen_ = kNoNode;
     has_evicted_ = true;
     if (in_main_[n]) {
       main_.remove(n);
@@ -252,6 +266,7 @@ class ReferenceS3Fifo final : public Policy {
   }
 
  private:
+  NodeId chosen_ = kNoNode;
   size_t count_evictable(const std::list<NodeId>& q) const {
     return std::count_if(q.begin(), q.end(), [&](NodeId n) { return tree_.is_evictable(n); });
   }

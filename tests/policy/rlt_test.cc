@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sim.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {

@@ -9,9 +9,9 @@
 #include <list>
 
 #include "../../src/policy/s3fifo_ghost.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/generators.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {

@@ -14,8 +14,8 @@
 #include <mutex>
 #include <thread>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/sim/sim.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {

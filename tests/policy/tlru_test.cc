@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <memory>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/generators.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/tail.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/sim/tail.h"
+#include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/trace.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -35,9 +35,8 @@ Recorded record(const Trace& trace, const Oracle& oracle, const std::string& nam
   ctx.capacity_blocks = capacity;
   ctx.block_tokens = trace.block_tokens;
   ctx.cost_model = cost;
-  if (PolicyRegistry::instance().get(name).needs_oracle) {
-    ctx.trace = &trace;
-    ctx.oracle = &oracle;
+  if (PolicyRegistry::instance().get(name).needs_future) {
+    ctx.future = oracle.view(trace);
   }
   Recorded out;
   auto recorder = std::make_unique<testing::VictimKeyRecorder>(
@@ -254,7 +253,8 @@ class RandomLeaf final : public Policy {
       if (tree_.contains(n) && tree_.is_evictable(n)) leaves.push_back(n);
     return leaves.empty() ? kNoNode : leaves[rng_.below(leaves.size())];
   }
-  void on_removed(NodeId) override {}
+  void on_removed(NodeId, Removal) override {}
+  void reserve_ids(size_t) override {}
 
  private:
   const PrefixTree& tree_;

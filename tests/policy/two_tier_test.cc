@@ -2,8 +2,8 @@
 // exclusive-hierarchy identities that pin its behaviour down.
 #include <gtest/gtest.h>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/sim.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/sim/sim.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -58,8 +58,7 @@ TEST(TwoTier, ConservationAndClosureEveryRequest) {
     Oracle o = compute_oracle(t);
     for (const char* p : {"lru", "belady", "fifo"}) {
       PolicyContext ctx;
-      ctx.trace = &t;
-      ctx.oracle = &o;
+      ctx.future = o.view(t);
       PrefixCache cache(12, {p, ""}, ctx, 9, {"lru", ""});
       cache.set_checking(true);
       for (size_t r = 0; r < t.size(); ++r) {

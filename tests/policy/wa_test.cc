@@ -9,10 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/error.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/trace/trace.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -75,8 +75,11 @@ class Recorder final : public ForwardingPolicy {
       EXPECT_EQ(v, want) << "at time " << now << " after " << victims.size() << " victims";
       if (v != want) mismatches++;
     }
-    if (v != kNoNode) victims.push_back(tree_.key(v));
     return v;
+  }
+  void on_removed(NodeId n, Removal why) override {
+    if (why != Removal::kPromoted) victims.push_back(tree_.key(n));
+    inner().on_removed(n, why);
   }
   std::vector<BlockKey> victims;
   uint64_t fitted_candidates = 0;

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <queue>
 
-#include "kvpolicy/generators.h"
-#include "kvpolicy/predictor.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/predict/predictor.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 namespace {
@@ -52,7 +52,7 @@ class PeriodicStream {
 AccessInfo info_at(Time t, bool hit, uint32_t position = 3) {
   AccessInfo a;
   a.now = t;
-  a.hit = hit;
+  a.kind = hit ? AccessKind::kReused : AccessKind::kInserted;
   a.position = position;
   return a;
 }

@@ -1,12 +1,12 @@
 // The oracle and noisy predictors, the feature tracker and the audit wrapper.
-#include "kvpolicy/predictor.h"
+#include "kvpolicy/predict/predictor.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 namespace {
@@ -24,13 +24,13 @@ AccessInfo access_of(const Trace& t, size_t r, bool hit) {
   a.now = t.time[r];
   a.req = RequestIndex(r);
   a.access = t.block_offset[r];
-  a.hit = hit;
+  a.kind = hit ? AccessKind::kReused : AccessKind::kInserted;
   return a;
 }
 
 TEST(StrictTimes, SharedTimestampsBecomeDistinctInRequestOrder) {
   Trace t = flat({{0, 1}, {0, 2}, {0, 3}, {5, 1}, {5, 2}});
-  std::vector<Time> s = strict_request_times(t);
+  std::vector<Time> s = strict_request_times(t.time);
   EXPECT_EQ(s, (std::vector<Time>{0, 1, 2, 5'000'000, 5'000'001}));
 }
 
@@ -39,7 +39,7 @@ TEST(OraclePredictor, AnswersTheNextRequestOfTheKey) {
   // still look sooner (Belady's order).
   Trace t = flat({{0, 1}, {1, 2}, {2, 3}, {7, 2}, {7, 1}});
   Oracle o = compute_oracle(t);
-  OraclePredictor p(t, o);
+  OraclePredictor p(o.view(t));
   p.on_access(0, access_of(t, 0, false));  // node 0 holds item 1
   p.on_access(1, access_of(t, 1, false));  // node 1 holds item 2
   p.on_access(2, access_of(t, 2, false));  // node 2 holds item 3, never used again
@@ -66,9 +66,9 @@ Trace long_flat(size_t n) {
 TEST(NoisyPredictor, ZeroNoiseIsTheOracleFullAdversarialIsItsNegation) {
   Trace t = long_flat(400);
   Oracle o = compute_oracle(t);
-  OraclePredictor exact(t, o);
-  NoisyPredictor clean(t, o, 0.0, NoiseKind::kAdversarial, 1, 7);
-  NoisyPredictor adv(t, o, 1.0, NoiseKind::kAdversarial, 1, 7);
+  OraclePredictor exact(o.view(t));
+  NoisyPredictor clean(o.view(t), 0.0, NoiseKind::kAdversarial, 1, 7);
+  NoisyPredictor adv(o.view(t), 1.0, NoiseKind::kAdversarial, 1, 7);
   for (size_t r = 0; r < t.size(); ++r) {
     NodeId n = NodeId(r);
     for (NextAccessPredictor* p :
@@ -87,10 +87,10 @@ TEST(NoisyPredictor, ZeroNoiseIsTheOracleFullAdversarialIsItsNegation) {
 TEST(NoisyPredictor, CorruptsAboutAShareP_DeterministicallyPerAccess) {
   Trace t = long_flat(4000);
   Oracle o = compute_oracle(t);
-  OraclePredictor exact(t, o);
-  NoisyPredictor noisy(t, o, 0.3, NoiseKind::kAdversarial, 1, 11);
-  NoisyPredictor again(t, o, 0.3, NoiseKind::kAdversarial, 1, 11);
-  NoisyPredictor other_seed(t, o, 0.3, NoiseKind::kAdversarial, 1, 12);
+  OraclePredictor exact(o.view(t));
+  NoisyPredictor noisy(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 11);
+  NoisyPredictor again(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 11);
+  NoisyPredictor other_seed(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 12);
   size_t corrupted = 0, differ_by_seed = 0;
   for (size_t r = 0; r < t.size(); ++r) {
     NodeId n = 0;
@@ -119,8 +119,8 @@ TEST(NoisyPredictor, CorruptsAboutAShareP_DeterministicallyPerAccess) {
 TEST(NoisyPredictor, LogNormalNoiseDelaysByAboutSigmaInSeconds) {
   Trace t = long_flat(3000);
   Oracle o = compute_oracle(t);
-  OraclePredictor exact(t, o);
-  NoisyPredictor noisy(t, o, 1.0, NoiseKind::kLogNormal, 0.5, 3);
+  OraclePredictor exact(o.view(t));
+  NoisyPredictor noisy(o.view(t), 1.0, NoiseKind::kLogNormal, 0.5, 3);
   double sum_log = 0, sum_sq = 0;
   size_t finite = 0;
   for (size_t r = 0; r < t.size(); ++r) {
@@ -179,7 +179,7 @@ TEST(FeatureTracker, GapsAndDecayedCountersFollowTheirDefinitions) {
 TEST(AuditedPredictor, ScoresThePerfectOracleAsPerfect) {
   Trace t = long_flat(2000);
   Oracle o = compute_oracle(t);
-  AuditedPredictor p(std::make_unique<OraclePredictor>(t, o), t, o, 1);
+  AuditedPredictor p(std::make_unique<OraclePredictor>(o.view(t)), o.view(t), 1);
   for (size_t r = 0; r < t.size(); ++r) {
     NodeId n = NodeId(r % 37);
     p.on_access(n, access_of(t, r, r >= 37));
@@ -196,8 +196,9 @@ TEST(AuditedPredictor, ScoresThePerfectOracleAsPerfect) {
   EXPECT_GT(get("audit_pairs"), 1000);
   EXPECT_EQ(get("audit_ranking_accuracy"), 1.0);
   // The adversarial predictor ranks every pair backwards.
-  AuditedPredictor q(std::make_unique<NoisyPredictor>(t, o, 1.0, NoiseKind::kAdversarial, 1, 1), t,
-                     o, 1);
+  AuditedPredictor q(
+      std::make_unique<NoisyPredictor>(o.view(t), 1.0, NoiseKind::kAdversarial, 1, 1), o.view(t),
+      1);
   for (size_t r = 0; r < t.size(); ++r) {
     NodeId n = NodeId(r % 37);
     q.on_access(n, access_of(t, r, r >= 37));

@@ -1,4 +1,4 @@
-#include "kvpolicy/sweep.h"
+#include "kvpolicy/sim/sweep.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {

@@ -1,11 +1,11 @@
-#include "kvpolicy/tail.h"
+#include "kvpolicy/sim/tail.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
-#include "kvpolicy/generators.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 namespace {

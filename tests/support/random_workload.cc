@@ -104,14 +104,13 @@ class ScriptedCache::Recorder final : public ForwardingPolicy {
  public:
   Recorder(ScriptedCache& owner, const PrefixTree& tree, std::unique_ptr<Policy> inner)
       : ForwardingPolicy(std::move(inner)), owner_(owner), tree_(tree) {}
-  NodeId victim(Time now) override {
-    NodeId v = inner().victim(now);
-    if (v != kNoNode) {
-      BlockKey key = tree_.key(v);
+  void on_removed(NodeId n, Removal why) override {
+    if (why != Removal::kPromoted) {
+      BlockKey key = tree_.key(n);
       for (auto& [k, path] : owner_.paths_)
         if (k == key) owner_.victims_.push_back(path);
     }
-    return v;
+    inner().on_removed(n, why);
   }
 
  private:

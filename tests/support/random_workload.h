@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/cache.h"
-#include "kvpolicy/policy.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/cache/cache.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::testing {
 
@@ -38,16 +38,16 @@ std::vector<uint32_t> infinite_cache_hits(const Trace& trace);
 // Longest prompt of the trace, in blocks.
 uint32_t longest_prompt(const Trace& trace);
 
-// Forwards to a policy and appends the key of every victim it picks to `out`.
+// Forwards to a policy and appends the key of every victim that leaves (evicted or demoted:
+// the commit of a victim() choice) to `out`.
 class VictimKeyRecorder final : public ForwardingPolicy {
  public:
   VictimKeyRecorder(std::unique_ptr<Policy> inner, const PrefixTree& tree,
                     std::vector<BlockKey>* out)
       : ForwardingPolicy(std::move(inner)), tree_(tree), out_(out) {}
-  NodeId victim(Time now) override {
-    NodeId v = inner().victim(now);
-    if (v != kNoNode) out_->push_back(tree_.key(v));
-    return v;
+  void on_removed(NodeId n, Removal why) override {
+    if (why != Removal::kPromoted) out_->push_back(tree_.key(n));
+    inner().on_removed(n, why);
   }
 
  private:

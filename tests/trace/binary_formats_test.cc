@@ -7,8 +7,8 @@
 #include <fstream>
 #include <random>
 
-#include "kvpolicy/trace.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/trace/trace.h"
+#include "kvpolicy/trace/trace_io.h"
 #include "trace_test_util.h"
 
 namespace kvpolicy {

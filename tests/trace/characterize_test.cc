@@ -1,5 +1,5 @@
 // Trace characterization on hand-made traces whose answers are worked out below.
-#include "kvpolicy/characterize.h"
+#include "kvpolicy/trace/characterize.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 #include "trace_test_util.h"
 
 namespace kvpolicy {

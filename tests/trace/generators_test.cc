@@ -1,4 +1,4 @@
-#include "kvpolicy/generators.h"
+#include "kvpolicy/trace/generators.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
 namespace {

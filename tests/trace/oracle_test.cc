@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {

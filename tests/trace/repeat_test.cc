@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/trace.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {

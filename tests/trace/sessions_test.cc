@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <random>
 
-#include "kvpolicy/trace.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/trace/trace.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy {
 namespace {

@@ -1,11 +1,11 @@
-#include "kvpolicy/text_trace.h"
+#include "kvpolicy/trace/text_trace.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 #include "trace/trace_test_util.h"
 
 namespace kvpolicy {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "kvpolicy/error.h"
+#include "kvpolicy/core/error.h"
 
 namespace kvpolicy::testing {
 

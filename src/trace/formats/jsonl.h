@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::jsonl {
 

@@ -13,8 +13,8 @@
 #include <limits>
 #include <memory>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy {
 

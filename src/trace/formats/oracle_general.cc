@@ -8,9 +8,9 @@
 #include <cstring>
 #include <memory>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/key_map.h"
-#include "kvpolicy/trace_io.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/key_map.h"
+#include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy {
 

@@ -6,8 +6,8 @@
 #include <functional>
 #include <queue>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 

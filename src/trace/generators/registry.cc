@@ -1,6 +1,6 @@
 // The workload generators by name, for `kvpolicy trace generate`.
-#include "kvpolicy/error.h"
-#include "kvpolicy/generators.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
 

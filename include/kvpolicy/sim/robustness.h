@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/sim.h"
+#include "kvpolicy/sim/sim.h"
 
 namespace kvpolicy {
 

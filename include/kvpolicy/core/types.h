@@ -14,6 +14,9 @@ using RequestIndex = uint32_t;
 using SessionId = uint32_t;
 using CategoryId = uint16_t;
 
+// Where a cached block lives: GPU memory, or host memory behind it (the second tier).
+enum class Tier : uint8_t { kHbm = 0, kDram = 1 };
+
 inline constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
 inline constexpr SessionId kNoSession = std::numeric_limits<SessionId>::max();
 inline constexpr RequestIndex kNoRequest = std::numeric_limits<RequestIndex>::max();

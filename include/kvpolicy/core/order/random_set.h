@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 

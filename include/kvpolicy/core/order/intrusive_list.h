@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/params.h"
-#include "kvpolicy/trace.h"
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/params.h"
+#include "kvpolicy/core/types.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 

@@ -6,12 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/huge_pages.h"
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/huge_pages.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
-
-enum class Tier : uint8_t { kHbm = 0, kDram = 1 };
 
 // Prefix-closed store of block nodes with pins and incremental leaf tracking. It knows no
 // policy: operations report the evictable transitions they cause and the caller (PrefixCache)

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 

@@ -12,32 +12,31 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "kvpolicy/policy.h"  // AccessInfo, PolicyStats
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/access.h"
+#include "kvpolicy/core/oracle_view.h"
+#include "kvpolicy/core/params.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
 
-struct Trace;
-struct Oracle;
-
-// What a predictor may read when built. Only the oracle and noisy predictors use the trace and
-// its oracle (the future); the GBM learns from the accesses it is told of.
+// What a predictor may read when built. Only the oracle and noisy predictors (and the audit)
+// read the future; the GBM learns from the accesses it is told of.
 struct PredictorContext {
   uint32_t block_tokens = 16;
   uint64_t seed = 1;
-  const Trace* trace = nullptr;
-  const Oracle* oracle = nullptr;
+  std::optional<OracleView> future;  // copied by the predictors that read it
 };
 
 class NextAccessPredictor {
  public:
   virtual ~NextAccessPredictor() = default;
-  // Every block access, root first. info.hit == false: the node id was just given to a newly
-  // inserted block, so whatever the predictor knew under this id is reset.
+  // Every block access, root first. Unless info.reused(), the node id is new to this tier
+  // (inserted, promoted or demoted into it), so whatever the predictor knew under it is reset.
   virtual void on_access(NodeId n, const AccessInfo& info) = 0;
   virtual void on_removed(NodeId) {}
   // Predicted absolute next-access time of each node (microseconds; kNever = not again, or
@@ -62,13 +61,13 @@ class NextAccessPredictor {
 // requests sharing a timestamp (the Mooncake trace has about ten per 3 s step) still have
 // distinct next-use times in request order: the order Belady uses. Drift is one microsecond per
 // request sharing a timestamp.
-std::vector<Time> strict_request_times(const Trace& trace);
+std::vector<Time> strict_request_times(std::span<const Time> request_time);
 
 // The trace's true next use: the (strict) time of the next request holding the block's key,
 // kNever if none.
 class OraclePredictor : public NextAccessPredictor {
  public:
-  OraclePredictor(const Trace& trace, const Oracle& oracle);
+  explicit OraclePredictor(const OracleView& future);
   void on_access(NodeId n, const AccessInfo& info) override;
   // True next-use time of n's last access (strict clock).
   Time true_next(NodeId n) const;
@@ -78,7 +77,7 @@ class OraclePredictor : public NextAccessPredictor {
   void do_predict(std::span<const NodeId> nodes, std::span<Time> out) override;
 
  private:
-  const Oracle& oracle_;
+  OracleView future_;
   std::vector<Time> strict_;
   std::vector<uint64_t> last_access_;  // flat access index of each node's last access
 };
@@ -91,8 +90,7 @@ enum class NoiseKind { kAdversarial, kLogNormal };
 //   lognormal:   true next + LogNormal(0, sigma) seconds (kNever stays kNever).
 class NoisyPredictor : public OraclePredictor {
  public:
-  NoisyPredictor(const Trace& trace, const Oracle& oracle, double p, NoiseKind kind, double sigma,
-                 uint64_t seed);
+  NoisyPredictor(const OracleView& future, double p, NoiseKind kind, double sigma, uint64_t seed);
   PolicyStats stats() const override;
 
  protected:
@@ -192,8 +190,8 @@ class GbmPredictor : public NextAccessPredictor {
 // the predicted next-access times are ordered as the true ones (ties in prediction: half).
 class AuditedPredictor : public NextAccessPredictor {
  public:
-  AuditedPredictor(std::unique_ptr<NextAccessPredictor> inner, const Trace& trace,
-                   const Oracle& oracle, uint64_t seed);
+  AuditedPredictor(std::unique_ptr<NextAccessPredictor> inner, const OracleView& future,
+                   uint64_t seed);
   void on_access(NodeId n, const AccessInfo& info) override;
   void on_removed(NodeId n) override { inner_->on_removed(n); }
   uint64_t version() const override { return inner_->version(); }
@@ -208,8 +206,7 @@ class AuditedPredictor : public NextAccessPredictor {
     RequestIndex req;
   };
   std::unique_ptr<NextAccessPredictor> inner_;
-  const Trace& trace_;
-  const Oracle& oracle_;
+  OracleView future_;
   std::vector<uint64_t> last_access_;
   std::vector<RequestIndex> last_req_;
   std::vector<Seen> ring_;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/policy.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/policy/policy.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kvpolicy/trace.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/types.h"
+#include "kvpolicy/core/access.h"
+#include "kvpolicy/core/oracle_view.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
 
@@ -56,12 +58,15 @@ struct Trace {
   void validate() const;
 };
 
+// Request r of `trace` as a cache sees it.
+RequestView request_view(const Trace& trace, size_t r);
+
 // Distinct block keys in the trace (the size of an infinite cache).
 size_t count_unique_blocks(const Trace& trace);
 
 // Next use of every block access, from the trace's future.
 struct Oracle {
-  static constexpr uint32_t kNoNext = UINT32_MAX;
+  static constexpr uint32_t kNoNext = OracleView::kNoNext;
   // Per flat block access: index of the next request whose prompt holds the same key.
   std::vector<uint32_t> next_request;
   // Per flat block access: previous request holding the same key (kNoNext if first).
@@ -69,10 +74,8 @@ struct Oracle {
   // Per request: index of the next request of the same session (kNoNext if none).
   std::vector<uint32_t> next_in_session;
 
-  Time next_time(const Trace& trace, uint64_t access) const {
-    uint32_t r = next_request[access];
-    return r == kNoNext ? kNever : trace.time[r];
-  }
+  // What policies and predictors may read of it; valid while this oracle and `trace` live.
+  OracleView view(const Trace& trace) const;
 };
 
 Oracle compute_oracle(const Trace& trace);

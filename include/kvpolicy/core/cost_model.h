@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/params.h"
-#include "kvpolicy/tree.h"
+#include "kvpolicy/core/params.h"
+#include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/cost_model.h"
-#include "kvpolicy/percentile.h"
-#include "kvpolicy/sim.h"
-#include "kvpolicy/trace.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/percentile.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 

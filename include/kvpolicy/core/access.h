@@ -1,0 +1,65 @@
+// The vocabulary a cache driver and its policies share: what one request looks like, why a
+// policy hears of a block, and why a block leaves a tier.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvpolicy/core/types.h"
+
+namespace kvpolicy {
+
+// Why a policy hears of a block in on_access. Everything but kReused means the block is new to
+// this policy's tier, so whatever the policy knew under that node id belongs to another block.
+enum class AccessKind : uint8_t {
+  kReused,    // a prompt block found cached in this tier
+  kInserted,  // a prompt block just computed and placed in this tier
+  kPromoted,  // moved up into this tier (a DRAM hit brought back to HBM)
+  kDemoted,   // moved down into this tier (an HBM victim kept in DRAM)
+};
+
+// Why a block leaves a policy's tier (on_removed). kEvicted and kDemoted follow the policy's own
+// victim() choice: they are its commit. kPromoted never does.
+enum class Removal : uint8_t {
+  kEvicted,   // dropped from the cache
+  kDemoted,   // moved down to the next tier (HBM -> DRAM)
+  kPromoted,  // moved up to the tier above (DRAM -> HBM): a hit, not a victim
+};
+
+// Told to a policy on every block access; the cache fills it from the request.
+struct AccessInfo {
+  Time now = 0;
+  RequestIndex req = 0;  // index in the trace
+  // Flat index of this block access in the trace (oracle lookups); for a demoted block, the
+  // index of its last access.
+  uint64_t access = 0;
+  SessionId session = kNoSession;
+  uint32_t turn = 1;
+  CategoryId category = 0;
+  uint32_t position = 0;  // block index in the prompt, 0 = first
+  uint32_t prompt_blocks = 0;
+  AccessKind kind = AccessKind::kReused;
+
+  bool reused() const { return kind == AccessKind::kReused; }
+};
+
+// One request as the cache sees it.
+struct RequestView {
+  RequestIndex index = 0;
+  Time time = 0;
+  SessionId session = kNoSession;
+  uint32_t turn = 1;
+  CategoryId category = 0;
+  uint32_t prompt_tokens = 0;
+  uint32_t output_tokens = 0;
+  uint64_t first_access = 0;  // flat index of the first prompt block
+  std::span<const BlockKey> blocks;
+};
+
+// Named counters a policy or predictor reports after a run (e.g. predictor calls, phases).
+using PolicyStats = std::vector<std::pair<std::string, double>>;
+
+}  // namespace kvpolicy
