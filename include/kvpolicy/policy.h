@@ -156,7 +156,8 @@ std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext&
 // the next victims are likely the entries after the one leaving. Their misses overlap with this
 // eviction's work, in stages: the next one's slot and parent (its node came two evictions ago),
 // and the node and links of the third, whose links tell the next call its third (the list needs
-// next() and prefetch()). Two stages ahead, not one: on the Zipf workload LRU ran 4-16 % faster.
+// next() and prefetch()). Two stages ahead, not one: LRU ran faster so on the Zipf workload
+// (measured: docs/experiments.md, The replay loop).
 template <typename List>
 [[gnu::always_inline]] inline void prefetch_next_victims(const PrefixTree& tree, const List& list,
                                                          NodeId leaving) {
