@@ -15,7 +15,7 @@ class Belady final : public InlinedPolicy<Belady, BeladyOrder> {
 
 PolicyRegistrar registrar({
     .name = "belady",
-    .summary = "evicts the leaf used furthest in the future (offline optimum for hit rate)",
+    .summary = "the leaf used furthest in the future (offline optimum for hit rate)",
     .paper = "Belady, IBM Systems Journal 1966",
     .params = {},
     .needs_oracle = true,

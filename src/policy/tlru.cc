@@ -251,8 +251,8 @@ constexpr const char* kPaper = "Tail-Optimized Caching for LLM Inference (T-LRU)
 
 PolicyRegistrar tlru_registrar({
     .name = "tlru",
-    .summary = "Tail-Optimized LRU: evicts TEL-safe blocks (not needed to meet xi next turn) "
-               "first, then LRU",
+    .summary = "Tail-Optimized LRU: first the blocks the next turn does not need to meet the TTFT "
+               "threshold xi (TEL-safe), then LRU",
     .paper = kPaper,
     .params = tail_params(),
     .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
@@ -274,7 +274,8 @@ PolicyRegistrar tlru_end_registrar({
 
 PolicyRegistrar tlru_length_registrar({
     .name = "tlru_length",
-    .summary = "Length-aware T-LRU (oracle): the true next prompt instead of Q-hat, and ends",
+    .summary = "Length-aware T-LRU (oracle): as tlru_end, with the true next prompt length "
+               "instead of its estimate",
     .paper = kPaper,
     .params = tail_params(),
     .needs_oracle = true,
@@ -297,8 +298,8 @@ PolicyRegistrar tail_belady_registrar({
 
 PolicyRegistrar threshold_registrar({
     .name = "threshold_lru",
-    .summary = "caches a turn only if its history (prompt + answer) has >= threshold tokens; "
-               "LRU otherwise",
+    .summary = "first the new blocks of turns whose history (prompt + answer) is under "
+               "threshold_tokens, then LRU",
     .paper = "OpenAI prompt caching (1024-token minimum), as the baseline of the T-LRU paper",
     .params = {{"threshold_tokens", "1024", "minimum history to cache, tokens"}},
     .make = [](const PolicyContext& ctx, const Params& p) -> std::unique_ptr<Policy> {
