@@ -16,7 +16,7 @@ class Belady final : public InlinedPolicy<Belady, BeladyOrder> {
 
 const bool registered = register_policy<Belady>({
     .name = "belady",
-    .summary = "evicts the leaf used furthest in the future (offline optimum for hit rate)",
+    .summary = "the leaf used furthest in the future (offline optimum for hit rate)",
     .paper = "Belady, IBM Systems Journal 1966",
     .needs_future = true,
 });

@@ -17,7 +17,8 @@ class Lru final : public InlinedPolicy<Lru> {
   explicit Lru(const PolicyContext& ctx) : tree_(*ctx.tree) {}
   void reserve_ids(size_t ids) override { list_.resize(ids); }
 
-  // The hooks are always_inline into the replay (InlinedPolicy); see docs/experiments.md.
+  // The hooks are always_inline into the replay (InlinedPolicy): faster than virtual calls
+  // (measured: docs/experiments.md, The replay loop).
   [[gnu::always_inline]] void on_access(NodeId n, const AccessInfo& info) override {
     if (list_.contains(n)) list_.erase(n);
     NodeId parent = tree_.parent(n);

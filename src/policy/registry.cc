@@ -30,6 +30,22 @@ std::vector<std::string> PolicyRegistry::names() const {
   return out;
 }
 
+std::string policy_table_markdown() {
+  // A '|' inside a cell would end it.
+  auto cell = [](const std::string& text) {
+    std::string out;
+    for (char c : text) {
+      if (c == '|') out += '\\';
+      out += c;
+    }
+    return out;
+  };
+  std::string out = "| name | evicts | source |\n|---|---|---|\n";
+  for (auto& p : PolicyRegistry::instance().all())
+    out += "| `" + p.name + "` | " + cell(p.summary) + " | " + cell(p.paper) + " |\n";
+  return out;
+}
+
 PolicySpec parse_policy_spec(const std::string& text) {
   size_t colon = text.find(':');
   if (colon == std::string::npos) return {text, ""};

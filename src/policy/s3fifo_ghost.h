@@ -116,8 +116,8 @@ class GhostFifo {
   static constexpr int kWays = 8;
   static constexpr int kMaxKicks = 500;
   // Full ghost: 70 % of the ways hold live entries. Fuller tables need many more cuckoo moves,
-  // each a miss on a bucket nobody fetched ahead: on Mooncake 0.27 per insertion at 85 %, 0.03 at
-  // 70 %.
+  // each a miss on a bucket nobody fetched ahead (measured at 85 % and 70 %: docs/experiments.md,
+  // S3-FIFO).
   static constexpr size_t kLoadPercent = 70;
   // A way without an entry holds fingerprint 0 (never a key's) and a number below oldest_.
   struct alignas(64) Bucket {

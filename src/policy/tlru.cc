@@ -253,8 +253,8 @@ constexpr const char* kPaper = "Tail-Optimized Caching for LLM Inference (T-LRU)
 
 const bool tlru_registered = register_policy<TLru<NextTurn::kEstimate>>({
     .name = "tlru",
-    .summary = "Tail-Optimized LRU: evicts TEL-safe blocks (not needed to meet xi next turn) "
-               "first, then LRU",
+    .summary = "Tail-Optimized LRU: first the blocks the next turn does not need to meet the TTFT "
+               "threshold xi (TEL-safe), then LRU",
     .paper = kPaper,
     .params = tail_params(),
 });
@@ -270,7 +270,8 @@ const bool tlru_end_registered = register_policy<TLru<NextTurn::kEndAware>>({
 
 const bool tlru_length_registered = register_policy<TLru<NextTurn::kExact>>({
     .name = "tlru_length",
-    .summary = "Length-aware T-LRU (oracle): the true next prompt instead of Q-hat, and ends",
+    .summary = "Length-aware T-LRU (oracle): as tlru_end, with the true next prompt length "
+               "instead of its estimate",
     .paper = kPaper,
     .params = tail_params(),
     .needs_future = true,
@@ -287,8 +288,8 @@ const bool tail_belady_registered = register_policy<TailBelady>({
 
 const bool threshold_registered = register_policy<ThresholdLru>({
     .name = "threshold_lru",
-    .summary = "caches a turn only if its history (prompt + answer) has >= threshold tokens; "
-               "LRU otherwise",
+    .summary = "first the new blocks of turns whose history (prompt + answer) is under "
+               "threshold_tokens, then LRU",
     .paper = "OpenAI prompt caching (1024-token minimum), as the baseline of the T-LRU paper",
     .params = {{"threshold_tokens", "1024", "minimum history to cache, tokens"}},
 });

@@ -193,6 +193,10 @@ bool register_policy(PolicyInfo info) {
   return true;
 }
 
+// The README's policy table, one row `| name | evicts | source |` per registered policy from its
+// summary and paper: `kvpolicy policies --markdown` prints it and a test keeps README.md equal.
+std::string policy_table_markdown();
+
 // A policy spec is "name" or "name:key=value,key=value".
 struct PolicySpec {
   std::string name;
