@@ -26,8 +26,9 @@ test: build
 test-sanitize: deps
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKVPOLICY_SANITIZE=address -DKVPOLICY_BENCH=OFF
 	cmake --build $(BUILD)-asan -j $(JOBS) --target kvpolicy_tests
-	# The whole-trace Mooncake replays (goldens) run in `make test`; at -O0 they take minutes.
-	cd $(BUILD)-asan && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS) -E Mooncake
+	# The whole-trace Mooncake replays (goldens) and the README tour (which needs the kvpolicy
+	# binary) run in `make test`; at -O0 the replays take minutes.
+	cd $(BUILD)-asan && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS) -E 'Mooncake|ReadmeTour'
 
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPOLICY_SANITIZE=thread -DKVPOLICY_BENCH=OFF

@@ -1,3 +1,5 @@
+// The policy registry: policies join it at static-initialisation time (register_policy),
+// specs are parsed and policies built from it, and README's policy table is rendered from it.
 #include <algorithm>
 
 #include "kvpolicy/core/error.h"
