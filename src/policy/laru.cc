@@ -144,7 +144,7 @@ class Laru final
   BlockVector<uint32_t> stamp_;
   std::vector<NodeId> request_path_;  // blocks of the current request touched so far
   bool missed_ = false;               // the current request has missed a block
-  learned::KeySet evicted_by_prediction_;
+  KeySet evicted_by_prediction_;
   uint64_t prediction_induced_misses_ = 0, halvings_ = 0, prediction_evictions_ = 0,
            lru_evictions_ = 0;
 };

@@ -373,7 +373,7 @@ TEST(Laru, MooncakeOracleEqualsBeladyAdversarialNearLru) {
 TEST(Laru, EvictedSetMatchesAReferenceAcrossPhases) {
   // LARU's E: exact membership through growth, delayed inserts, repeats, key 0 and clears
   // (shrinking after a long phase).
-  learned::KeySet e;
+  KeySet e;
   std::set<BlockKey> ref;
   Rng rng(3);
   for (int phase = 0; phase < 600; ++phase) {
