@@ -1,6 +1,6 @@
 // Shared machinery of the learned policies LARU, FPB and HF (ALGORITHMS.md section 2): the
 // indexes of evictable leaves by recency and predicted next access P (heap, treap, recency
-// list), LARU's set E, the predictor plumbing, and their common parameters. Internal to
+// list), the predictor plumbing, and their common parameters. Internal to
 // src/policy.
 #pragma once
 
