@@ -100,6 +100,7 @@ const bool registered = register_policy<Gdsf>({
                             "attention_ratio x depth, uniform = 1"),
                param_double("attention_ratio", 0.05, {.min = 0},
                             "attention cost per block of context (cost=depth)")},
+    .variants = {"cost=uniform", "cost=depth"},
 });
 
 }  // namespace

@@ -42,6 +42,7 @@ const bool registered = register_policy<Hf<learned::kList>>({
          param_int("list_max", 32, {.min = 0},
                    "c up to this walks a recency list of leaves (O(c)); a larger c uses a treap "
                    "(O(log n)); the victims are the same")}),
+    .variants = {"list_max=0", "c=1", "predictor=noisy,p=0.3"},
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
     .make = make_hf,

@@ -159,6 +159,7 @@ const bool registered = register_policy<Laru>({
                       "old: a phase ends when every old block was requested or evicted "
                       "(Algorithm 1); count: after k blocks were touched (the authors' SGLang "
                       "code)")}),
+    .variants = {"phase=count", "halve_every=0", "predictor=noisy,p=0.3"},
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
 });

@@ -120,6 +120,7 @@ const bool registered = register_policy<Rlt>({
     .paper = "Randomization Boosts KV Caching, Learning Balances Query Load (RLT), 2025",
     .params = {param_choice("mark", "both", {"insert", "both"},
                             "mark blocks on insert only, or on insert and hit (paper text)")},
+    .variants = {"mark=insert"},
     .randomized = true,
 });
 

@@ -192,6 +192,7 @@ const bool registered = register_policy<S3Fifo>({
                // Up to kMaxFreq, the main queue's 2-bit counter.
                param_int("move_threshold", 2, {.min = 1, .max = 3},
                          "hits in small needed to be promoted to main")},
+    .variants = {"ghost_ratio=0", "move_threshold=1"},
 });
 
 }  // namespace

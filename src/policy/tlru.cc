@@ -254,6 +254,7 @@ const bool tlru_registered = register_policy<TLru<NextTurn::kEstimate>>({
                "threshold xi (TEL-safe), then LRU",
     .paper = kPaper,
     .params = tail_params(),
+    .variants = {"qhat=2"},
 });
 
 const bool tlru_end_registered = register_policy<TLru<NextTurn::kEndAware>>({

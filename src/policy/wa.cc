@@ -344,6 +344,7 @@ const bool registered = register_policy<Wa>({
                "fitted online; deeper first on ties",
     .paper = "Wang et al., KVCache Cache in the Wild, USENIX ATC'25 (section 4.2)",
     .params = wa_param_specs(),
+    .variants = {"life=none", "categories=single", "sample=0.5"},
 });
 
 }  // namespace
