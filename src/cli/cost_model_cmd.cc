@@ -1,11 +1,10 @@
 // `kvpolicy cost-model`: the numbers a cost-model preset derives (FLOPs, bytes, times).
 #include <fmt/format.h>
 
-#include <sstream>
-
 #include "command.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 
 namespace kvpolicy::cli {
 namespace {
@@ -21,10 +20,7 @@ struct CostArgs {
 
 std::vector<uint64_t> parse_tokens(const std::string& text) {
   std::vector<uint64_t> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(text)) {
     char* end = nullptr;
     unsigned long long v = std::strtoull(item.c_str(), &end, 10);
     if (end != item.c_str() + item.size() || item[0] == '-')

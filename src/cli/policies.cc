@@ -22,7 +22,10 @@ void add(CLI::App& app) {
       fmt::print("{}\n  {}\n  source: {}{}{}\n", p.name, p.summary, p.paper,
                  p.needs_future ? "\n  offline: reads the trace's future" : "",
                  p.randomized ? "\n  randomized: --seed sets its choices" : "");
-      for (auto& s : p.params) fmt::print("  {}={:<10} {}\n", s.name, s.default_value, s.help);
+      // From each declaration: name, type, default, what it accepts, then the help.
+      for (auto& s : p.params)
+        fmt::print("  {} ({}, default {}): {}\n      {}\n", s.name, s.type_name(), s.default_value,
+                   s.allowed(), s.help);
       fmt::print("\n");
     }
   });

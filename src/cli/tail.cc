@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <sstream>
 
 #include "command.h"
 #include "common.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
@@ -29,15 +29,6 @@ struct TailArgs {
   std::string json;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 bool strip_suffix(std::string& s, const std::string& suffix) {
   if (s.size() <= suffix.size() || s.compare(s.size() - suffix.size(), suffix.size(), suffix))
     return false;
@@ -57,7 +48,7 @@ double number(const std::string& s, const std::string& what) {
 // block) and tokens ("10000t", as the paper's capacities), both turned into whole blocks.
 std::vector<Capacity> parse_tail_capacities(const std::string& text, const CostModel& cost) {
   std::vector<Capacity> out;
-  for (std::string item : split(text)) {
+  for (std::string item : split_list(text)) {
     double bytes = -1, tokens = -1;
     if (strip_suffix(item, "GiB"))
       bytes = number(item, "capacity") * double(1ull << 30);
@@ -165,7 +156,7 @@ void run(const TailArgs& a) {
   TailStudyOptions o;
   o.cost = CostModel::make(a.model, a.gpu, a.cost_params);
   o.xi_ms.clear();
-  for (auto& x : split(a.xi)) o.xi_ms.push_back(number(x, "--xi"));
+  for (auto& x : split_list(a.xi)) o.xi_ms.push_back(number(x, "--xi"));
   if (o.xi_ms.empty()) throw ConfigError("--xi: no threshold given");
   o.slo_ms = a.slo_ms;
   o.figure_xi_ms = a.figure_xi_ms;

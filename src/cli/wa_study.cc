@@ -10,6 +10,7 @@
 #include "common.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 #include "kvpolicy/sim/sim.h"
 #include "report.h"
 
@@ -31,12 +32,7 @@ struct StudyArgs {
 
 std::vector<double> parse_ratios(const std::string& text) {
   std::vector<double> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(text)) {
     char* end = nullptr;
     double v = std::strtod(item.c_str(), &end);
     if (end != item.c_str() + item.size() || !std::isfinite(v) || v < 0)

@@ -106,18 +106,22 @@ CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode
 }
 
 std::vector<ParamSpec> CostModel::param_specs() {
+  // The constructors check these too: they also take Options built in code.
+  const ParamRange kShare{.min = 0, .max = 1, .min_exclusive = true},
+      kPositive{.min = 0, .min_exclusive = true}, kNonNegative{.min = 0};
   return {
-      {"mfu", "0.5", "model FLOP utilisation in prefill (0, 1]"},
-      {"mbu", "0.7", "memory-bandwidth utilisation (0, 1]"},
-      {"pcie_gbps", "32", "host-to-GPU bandwidth for DRAM hits, GB/s"},
-      {"overhead_ms", "0", "fixed time per forward pass, ms"},
-      {"block_tokens", "16", "tokens per KV block"},
-      {"a_ms", "0", "linear mode: TTFT intercept, ms"},
-      {"b_ms", "0.1", "linear mode: ms per uncached token"},
-      {"c_ms", "0", "linear mode: ms per uncached token per context token"},
-      {"decode_a_ms", "10", "linear mode: decode step intercept, ms"},
-      {"decode_b_ms", "0", "linear mode: decode step ms per context token"},
-      {"kv_bytes", "131072", "linear mode: KV bytes per token (Llama-3.1-8B's)"},
+      param_double("mfu", 0.5, kShare, "model FLOP utilisation in prefill"),
+      param_double("mbu", 0.7, kShare, "memory-bandwidth utilisation"),
+      param_double("pcie_gbps", 32, kPositive, "host-to-GPU bandwidth for DRAM hits, GB/s"),
+      param_double("overhead_ms", 0, kNonNegative, "fixed time per forward pass, ms"),
+      param_int("block_tokens", 16, {.min = 1, .max = 1 << 20}, "tokens per KV block"),
+      param_double("a_ms", 0, kNonNegative, "linear mode: TTFT intercept, ms"),
+      param_double("b_ms", 0.1, kNonNegative, "linear mode: ms per uncached token"),
+      param_double("c_ms", 0, kNonNegative, "linear mode: ms per uncached token per context token"),
+      param_double("decode_a_ms", 10, kNonNegative, "linear mode: decode step intercept, ms"),
+      param_double("decode_b_ms", 0, kNonNegative, "linear mode: decode step ms per context token"),
+      param_double("kv_bytes", 131072, kPositive,
+                   "linear mode: KV bytes per token (Llama-3.1-8B's)"),
   };
 }
 
@@ -129,9 +133,7 @@ CostModel CostModel::make(const std::string& model, const std::string& gpu,
   o.mbu = p.get_double("mbu");
   o.pcie_bytes_per_s = p.get_double("pcie_gbps") * 1e9;
   o.overhead_s = p.get_double("overhead_ms") * 1e-3;
-  int64_t bt = p.get_int("block_tokens");
-  if (bt <= 0 || bt > (1 << 20)) throw ConfigError("cost model: block_tokens must be positive");
-  o.block_tokens = static_cast<uint32_t>(bt);
+  o.block_tokens = static_cast<uint32_t>(p.get_int("block_tokens"));
   if (lower(model) == "linear")
     return linear(p.get_double("a_ms"), p.get_double("b_ms"), p.get_double("c_ms"),
                   p.get_double("decode_a_ms"), p.get_double("decode_b_ms"),

@@ -1,35 +1,177 @@
 #include "kvpolicy/core/params.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
+
+namespace {
+
+std::optional<int64_t> to_int(const std::string& s) {
+  int64_t v;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> to_double(const std::string& s) {
+  double v;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> to_bool(const std::string& s) {
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+  return std::nullopt;
+}
+
+bool in_range(double v, const ParamRange& r) {
+  for (double s : r.special)
+    if (v == s) return true;
+  if (r.min && (r.min_exclusive ? v <= *r.min : v < *r.min)) return false;
+  if (r.max && (r.max_exclusive ? v >= *r.max : v > *r.max)) return false;
+  return true;
+}
+
+// ">= 1", "in (0, 1]", "> 0, or -1"; empty when any number goes.
+std::string range_text(const ParamRange& r) {
+  std::string out;
+  if (r.min && r.max) {
+    out = fmt::format("in {}{}, {}{}", r.min_exclusive ? '(' : '[', *r.min, *r.max,
+                      r.max_exclusive ? ')' : ']');
+  } else if (r.min) {
+    out = fmt::format("{} {}", r.min_exclusive ? ">" : ">=", *r.min);
+  } else if (r.max) {
+    out = fmt::format("{} {}", r.max_exclusive ? "<" : "<=", *r.max);
+  }
+  for (double s : r.special) out += fmt::format("{}{}", out.empty() ? "" : ", or ", s);
+  return out;
+}
+
+std::string number_text(const char* noun, const ParamRange& r) {
+  std::string range = range_text(r);
+  return range.empty() ? noun : std::string(noun) + " " + range;
+}
+
+}  // namespace
+
+std::string ParamSpec::type_name() const {
+  switch (kind) {
+    case ParamKind::kInt:
+      return "int";
+    case ParamKind::kDouble:
+      return "double";
+    case ParamKind::kBool:
+      return "bool";
+    case ParamKind::kString:
+      return "string";
+    case ParamKind::kChoice:
+      return "choice";
+  }
+  return "?";
+}
+
+std::string ParamSpec::allowed() const {
+  switch (kind) {
+    case ParamKind::kInt:
+      return number_text("an integer", range.value_or(ParamRange{}));
+    case ParamKind::kDouble:
+      return number_text("a number", range.value_or(ParamRange{}));
+    case ParamKind::kBool:
+      return "a boolean (1, 0, true, false, yes, no, on, off)";
+    case ParamKind::kString:
+      return "a string";
+    case ParamKind::kChoice: {
+      std::string out = "one of ";
+      for (size_t i = 0; i < choices.size(); ++i) out += (i ? ", " : "") + choices[i];
+      if (range) out += ", or " + number_text("a number", *range);
+      return out;
+    }
+  }
+  return "?";
+}
+
+bool ParamSpec::accepts(const std::string& value) const {
+  ParamRange any;
+  switch (kind) {
+    case ParamKind::kInt: {
+      std::optional<int64_t> v = to_int(value);
+      return v && in_range(double(*v), range.value_or(any));
+    }
+    case ParamKind::kDouble: {
+      std::optional<double> v = to_double(value);
+      return v && in_range(*v, range.value_or(any));
+    }
+    case ParamKind::kBool:
+      return to_bool(value).has_value();
+    case ParamKind::kString:
+      return true;
+    case ParamKind::kChoice: {
+      for (auto& c : choices)
+        if (value == c) return true;
+      std::optional<double> v = range ? to_double(value) : std::nullopt;
+      return v && in_range(*v, *range);
+    }
+  }
+  return false;
+}
+
+ParamSpec param_int(std::string name, int64_t default_value, ParamRange range, std::string help) {
+  return {std::move(name), ParamKind::kInt, std::to_string(default_value), std::move(help),
+          std::move(range)};
+}
+
+ParamSpec param_double(std::string name, double default_value, ParamRange range, std::string help) {
+  // fmt's shortest round-trip form: 0.1 stays "0.1", 1800 is "1800".
+  return {std::move(name), ParamKind::kDouble, fmt::format("{}", default_value), std::move(help),
+          std::move(range)};
+}
+
+ParamSpec param_bool(std::string name, bool default_value, std::string help) {
+  return {std::move(name), ParamKind::kBool, default_value ? "1" : "0", std::move(help)};
+}
+
+ParamSpec param_string(std::string name, std::string default_value, std::string help) {
+  return {std::move(name), ParamKind::kString, std::move(default_value), std::move(help)};
+}
+
+ParamSpec param_choice(std::string name, std::string default_value,
+                       std::vector<std::string> choices, std::string help,
+                       std::optional<ParamRange> or_number) {
+  return {std::move(name), ParamKind::kChoice,   std::move(default_value),
+          std::move(help), std::move(or_number), std::move(choices)};
+}
 
 Params Params::parse(const std::string& text, const std::vector<ParamSpec>& spec,
                      const std::string& owner) {
   Params p;
   p.owner_ = owner;
   for (auto& s : spec) p.values_[s.name] = s.default_value;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() : comma + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(text)) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw ConfigError(owner + ": parameter '" + item + "' is not key=value");
-    std::string key = item.substr(0, eq);
-    if (!p.values_.count(key)) {
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    auto it = std::find_if(spec.begin(), spec.end(), [&](auto& s) { return s.name == key; });
+    std::string problem;
+    if (it == spec.end()) {
       std::string known;
       for (auto& s : spec) known += (known.empty() ? "" : ", ") + s.name;
-      throw ConfigError(owner + ": unknown parameter '" + key + "'" +
-                        (known.empty() ? " (it takes none)" : " (known: " + known + ")"));
+      problem = known.empty() ? "is unknown (it takes none)" : "is unknown (known: " + known + ")";
+    } else if (!it->accepts(value)) {
+      problem = "must be " + it->allowed();
     }
-    p.values_[key] = item.substr(eq + 1);
+    if (!problem.empty())
+      throw ConfigError(owner + ": parameter " + key + " = '" + value + "' " + problem);
+    p.values_[key] = value;
   }
   return p;
 }
@@ -40,31 +182,28 @@ const std::string& Params::raw(const std::string& name) const {
   return it->second;
 }
 
+// The getters convert what parse accepted; they throw only when a value is read as another kind
+// than its declaration's (a bug in the reader).
 std::string Params::get_string(const std::string& name) const { return raw(name); }
 
 double Params::get_double(const std::string& name) const {
-  const std::string& s = raw(name);
-  double v;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
-    throw ConfigError(owner_ + ": parameter '" + name + "' = '" + s + "' is not a number");
-  return v;
+  std::optional<double> v = to_double(raw(name));
+  if (!v) throw ConfigError(owner_ + ": parameter " + name + " = '" + raw(name) + "' is no number");
+  return *v;
 }
 
 int64_t Params::get_int(const std::string& name) const {
-  const std::string& s = raw(name);
-  int64_t v;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size())
-    throw ConfigError(owner_ + ": parameter '" + name + "' = '" + s + "' is not an integer");
-  return v;
+  std::optional<int64_t> v = to_int(raw(name));
+  if (!v)
+    throw ConfigError(owner_ + ": parameter " + name + " = '" + raw(name) + "' is no integer");
+  return *v;
 }
 
 bool Params::get_bool(const std::string& name) const {
-  const std::string& s = raw(name);
-  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
-  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
-  throw ConfigError(owner_ + ": parameter '" + name + "' = '" + s + "' is not a boolean");
+  std::optional<bool> v = to_bool(raw(name));
+  if (!v)
+    throw ConfigError(owner_ + ": parameter " + name + " = '" + raw(name) + "' is no boolean");
+  return *v;
 }
 
 std::string Params::canonical() const {

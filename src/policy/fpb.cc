@@ -22,6 +22,8 @@ const bool registered = register_policy<Fpb>({
     .summary = "follow predictions blindly: the leaf with the furthest predicted next access",
     .paper = "LCR paper baseline (as in LRB, 3L-Cache, Raven)",
     .params = learned::common_params(),
+    // gbm's window and retrain interval small enough that it trains within the contract suite.
+    .variants = {"predictor=noisy,p=0.3", "predictor=gbm,retrain=200,window=400"},
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
 });

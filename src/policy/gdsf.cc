@@ -6,7 +6,6 @@
 #include <compare>
 
 #include "kvpolicy/core/cost_model.h"
-#include "kvpolicy/core/error.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/policy/walk.h"
 #include "leaf_heap.h"
@@ -37,18 +36,14 @@ class Gdsf final : public InlinedPolicy<Gdsf> {
   static constexpr PolicyHooks kHooks{};
   Gdsf(const PolicyContext& ctx, const Params& p) : tree_(ctx.tree), heap_({ctx.tree}) {
     std::string cost = p.get_string("cost");
-    if (p.get_double("attention_ratio") < 0)
-      throw ConfigError("gdsf: attention_ratio must be >= 0");
     if (cost == "model") {
       model_ = ctx.cost_model ? *ctx.cost_model : CostModel();
       block_tokens_ = ctx.block_tokens;
       use_model_ = true;
     } else if (cost == "uniform") {
       attention_ratio_ = 0;
-    } else if (cost == "depth") {
+    } else {  // depth
       attention_ratio_ = p.get_double("attention_ratio");
-    } else {
-      throw ConfigError("gdsf: cost must be model, depth or uniform, not '" + cost + "'");
     }
   }
 
@@ -99,10 +94,13 @@ const bool registered = register_policy<Gdsf>({
     .name = "gdsf",
     .summary = "lowest clock + frequency x cost / size (deeper first on ties)",
     .paper = "Cherkasova, Greedy-Dual-Size-Frequency, HP Labs HPL-98-69 (1998)",
-    .params = {{"cost", "model",
-                "block cost: model = the cost model's prefill FLOPs of the block at its depth "
-                "(relative to the first block), depth = 1 + attention_ratio x depth, uniform = 1"},
-               {"attention_ratio", "0.05", "attention cost per block of context (cost=depth)"}},
+    .params = {param_choice("cost", "model", {"model", "depth", "uniform"},
+                            "block cost: model = the cost model's prefill FLOPs of the block at "
+                            "its depth (relative to the first block), depth = 1 + "
+                            "attention_ratio x depth, uniform = 1"),
+               param_double("attention_ratio", 0.05, {.min = 0},
+                            "attention cost per block of context (cost=depth)")},
+    .variants = {"cost=uniform", "cost=depth"},
 });
 
 }  // namespace

@@ -27,10 +27,8 @@ class Hf final : public InlinedPolicy<Hf<kIndex>, learned::LearnedPolicy<kIndex>
 };
 
 std::unique_ptr<Policy> make_hf(const PolicyContext& ctx, const Params& params) {
-  int64_t c = params.get_int("c"), list_max = params.get_int("list_max");
-  if (c < 1) throw ConfigError("hf: c must be at least 1");
-  if (list_max < 0) throw ConfigError("hf: list_max must be >= 0");
-  if (c <= list_max) return std::make_unique<Hf<learned::kList>>(ctx, params);
+  if (params.get_int("c") <= params.get_int("list_max"))
+    return std::make_unique<Hf<learned::kList>>(ctx, params);
   return std::make_unique<Hf<learned::kTreap>>(ctx, params);
 }
 
@@ -40,10 +38,11 @@ const bool registered = register_policy<Hf<learned::kList>>({
     .paper = "LCR paper baseline (as in HALP, MAT)",
     .params = learned::with(
         learned::common_params(),
-        {{"c", "4", "LRU candidates scored per eviction (HALP's 4)"},
-         {"list_max", "32",
-          "c up to this walks a recency list of leaves (O(c)); a larger c uses a treap "
-          "(O(log n)); the victims are the same"}}),
+        {param_int("c", 4, {.min = 1}, "LRU candidates scored per eviction (HALP's 4)"),
+         param_int("list_max", 32, {.min = 0},
+                   "c up to this walks a recency list of leaves (O(c)); a larger c uses a treap "
+                   "(O(log n)); the victims are the same")}),
+    .variants = {"list_max=0", "c=1", "predictor=noisy,p=0.3"},
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
     .make = make_hf,

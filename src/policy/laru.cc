@@ -19,14 +19,9 @@ class Laru final
   static constexpr PolicyHooks kHooks{};
   Laru(const PolicyContext& ctx, const Params& params)
       : InlinedPolicy(ctx, params), b_(params.get_double("b")) {
-    if (!(b_ > 1)) throw ConfigError("laru: b must be greater than 1");
     int64_t h = params.get_int("halve_every");
-    if (h < 0) throw ConfigError("laru: halve_every must be >= 0 (0 = k/32)");
     halve_every_ = h == 0 ? std::max<uint64_t>(1, ctx.capacity_blocks / 32) : uint64_t(h);
-    std::string phase = params.get_string("phase");
-    if (phase != "old" && phase != "count")
-      throw ConfigError("laru: phase must be old or count, not '" + phase + "'");
-    count_phases_ = phase == "count";
+    count_phases_ = params.get_string("phase") == "count";
     capacity_ = ctx.capacity_blocks;
   }
 
@@ -156,12 +151,15 @@ const bool registered = register_policy<Laru>({
     .paper = "LCR: robust learned GPU caching (LARU, Algorithm 1)",
     .params = learned::with(
         learned::common_params(),
-        {{"b", "2", "lambda is divided by b on prediction-induced misses"},
-         {"halve_every", "1",
-          "divide lambda every this many such misses (0 = k/32, the paper's LLM setting)"},
-         {"phase", "old",
-          "old: a phase ends when every old block was requested or evicted (Algorithm 1); "
-          "count: after k blocks were touched (the authors' SGLang code)"}}),
+        {param_double("b", 2, {.min = 1, .min_exclusive = true},
+                      "lambda is divided by b on prediction-induced misses"),
+         param_int("halve_every", 1, {.min = 0},
+                   "divide lambda every this many such misses (0 = k/32, the paper's LLM setting)"),
+         param_choice("phase", "old", {"old", "count"},
+                      "old: a phase ends when every old block was requested or evicted "
+                      "(Algorithm 1); count: after k blocks were touched (the authors' SGLang "
+                      "code)")}),
+    .variants = {"phase=count", "halve_every=0", "predictor=noisy,p=0.3"},
     // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
 });

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 #include "kvpolicy/policy/policy.h"
 
 namespace kvpolicy {
@@ -56,13 +57,7 @@ PolicySpec parse_policy_spec(const std::string& text) {
 
 std::vector<PolicySpec> parse_policy_list(const std::string& text) {
   std::vector<PolicySpec> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(text)) {
     if (item.find('=') != std::string::npos && item.find(':') == std::string::npos &&
         !out.empty()) {
       out.back().params += (out.back().params.empty() ? "" : ",") + item;

@@ -5,7 +5,6 @@
 // Cost: O(1) per access and per eviction; a new phase costs O(evictable leaves + path length).
 #include <random>
 
-#include "kvpolicy/core/error.h"
 #include "kvpolicy/core/huge_pages.h"
 #include "kvpolicy/core/order/random_set.h"
 #include "kvpolicy/policy/policy.h"
@@ -21,14 +20,7 @@ class Rlt final : public InlinedPolicy<Rlt> {
   static constexpr PolicyHooks kHooks{};
   Rlt(const PolicyContext& ctx, const Params& p)
       : tree_(ctx.tree), capacity_(ctx.capacity_blocks), rng_(ctx.seed) {
-    std::string mark = p.get_string("mark");
-    if (mark == "both") {
-      mark_hits_ = true;
-    } else if (mark == "insert") {
-      mark_hits_ = false;
-    } else {
-      throw ConfigError("rlt: mark must be insert or both, not '" + mark + "'");
-    }
+    mark_hits_ = p.get_string("mark") == "both";
   }
 
   void reserve_ids(size_t ids) override {
@@ -126,7 +118,9 @@ const bool registered = register_policy<Rlt>({
     .name = "rlt",
     .summary = "random unmarked evictable leaf; marks reset when k blocks are marked",
     .paper = "Randomization Boosts KV Caching, Learning Balances Query Load (RLT), 2025",
-    .params = {{"mark", "both", "mark blocks on insert only, or on insert and hit (paper text)"}},
+    .params = {param_choice("mark", "both", {"insert", "both"},
+                            "mark blocks on insert only, or on insert and hit (paper text)")},
+    .variants = {"mark=insert"},
     .randomized = true,
 });
 

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <vector>
 
-#include "kvpolicy/core/error.h"
 #include "kvpolicy/core/order/two_queues.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/policy/walk.h"
@@ -32,9 +31,6 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
         threshold_(static_cast<int>(p.get_int("move_threshold"))),
         ghost_(ghost_size(ctx, p)) {
     double small = p.get_double("small_ratio");
-    if (!(small > 0 && small < 1)) throw ConfigError("s3fifo: small_ratio must be in (0, 1)");
-    if (threshold_ < 1 || threshold_ > kMaxFreq)
-      throw ConfigError("s3fifo: move_threshold must be in 1..3");
     // libCacheSim floors the small size; a cache of under ten blocks still needs one slot.
     small_cap_ = std::max<size_t>(1, static_cast<size_t>(ctx.capacity_blocks * small));
     main_cap_ = ctx.capacity_blocks > small_cap_ ? ctx.capacity_blocks - small_cap_ : 0;
@@ -124,7 +120,6 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
 
   static size_t ghost_size(const PolicyContext& ctx, const Params& p) {
     double ratio = p.get_double("ghost_ratio");
-    if (ratio < 0 || ratio > 100) throw ConfigError("s3fifo: ghost_ratio must be in [0, 100]");
     return static_cast<size_t>(std::floor(double(ctx.capacity_blocks) * ratio));
   }
 
@@ -188,10 +183,16 @@ const bool registered = register_policy<S3Fifo>({
     .name = "s3fifo",
     .summary = "small FIFO + main clock + ghost FIFO, over evictable leaves",
     .paper = "Yang et al., FIFO queues are all you need for cache eviction, SOSP'23",
-    .params = {{"small_ratio", "0.1", "small FIFO's share of the capacity"},
-               {"ghost_ratio", "0.9",
-                "ghost FIFO's size as a share of the capacity (8-byte fingerprint entries)"},
-               {"move_threshold", "2", "hits in small needed to be promoted to main (1..3)"}},
+    .params = {param_double("small_ratio", 0.1,
+                            {.min = 0, .max = 1, .min_exclusive = true, .max_exclusive = true},
+                            "small FIFO's share of the capacity"),
+               param_double("ghost_ratio", 0.9, {.min = 0, .max = 100},
+                            "ghost FIFO's size as a share of the capacity (8-byte fingerprint "
+                            "entries)"),
+               // Up to kMaxFreq, the main queue's 2-bit counter.
+               param_int("move_threshold", 2, {.min = 1, .max = 3},
+                         "hits in small needed to be promoted to main")},
+    .variants = {"ghost_ratio=0", "move_threshold=1"},
 });
 
 }  // namespace

@@ -42,11 +42,6 @@ class TailBudget {
     double alpha = p.get_double("alpha");
     double base = p.get_double("base_ms");
     qhat_blocks_ = p.get_double("qhat");
-    if (xi < 0) throw ConfigError("T-LRU: xi_ms must be >= 0");
-    if (alpha < 0 && alpha != -1) throw ConfigError("T-LRU: alpha must be > 0 (or -1 = auto)");
-    if (base < 0 && base != -1) throw ConfigError("T-LRU: base_ms must be >= 0 (or -1 = auto)");
-    if (qhat_blocks_ < 0 && qhat_blocks_ != -1)
-      throw ConfigError("T-LRU: qhat must be >= 0 blocks (or -1 = running mean)");
     if (alpha == -1 || base == -1) {
       // Defaults from the cost model's linear fit, as the paper fits alpha to measured TTFT.
       CostModel fallback;
@@ -54,6 +49,7 @@ class TailBudget {
       if (alpha == -1) alpha = fit.slope_ms_per_token;
       if (base == -1) base = std::max(0.0, fit.intercept_ms);
     }
+    // The declaration excludes 0; a cost model's fit can still give it.
     if (alpha == 0) throw ConfigError("T-LRU: alpha must be > 0");
     safe_tokens_ = std::max(0.0, (xi - base) / alpha);
     if (mode_ != NextTurn::kEstimate) {
@@ -207,9 +203,7 @@ class ThresholdLru final : public InlinedPolicy<ThresholdLru, MarkedLru> {
  public:
   static constexpr PolicyHooks kHooks{};
   ThresholdLru(const PolicyContext& ctx, const Params& p) : InlinedPolicy(ctx) {
-    int64_t t = p.get_int("threshold_tokens");
-    if (t < 0) throw ConfigError("threshold_lru: threshold_tokens must be >= 0");
-    threshold_ = static_cast<uint64_t>(t);
+    threshold_ = static_cast<uint64_t>(p.get_int("threshold_tokens"));
   }
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
     if (uint64_t{r.prompt_tokens} + r.output_tokens < threshold_) mark_from(path, hits_);
@@ -242,10 +236,13 @@ class TailBelady final : public InlinedPolicy<TailBelady, BeladyOrder> {
 
 std::vector<ParamSpec> tail_params() {
   return {
-      {"xi_ms", "200", "latency threshold xi of TEL, ms"},
-      {"alpha", "-1", "ms per uncached token (-1 = the cost model's linear slope)"},
-      {"base_ms", "-1", "TTFT of an all-cached prompt, ms (-1 = the cost model's intercept)"},
-      {"qhat", "-1", "next user prompt, blocks (-1 = running mean of prompt increments)"},
+      param_double("xi_ms", 200, {.min = 0}, "latency threshold xi of TEL, ms"),
+      param_double("alpha", -1, {.min = 0, .min_exclusive = true, .special = {-1}},
+                   "ms per uncached token (-1 = the cost model's linear slope)"),
+      param_double("base_ms", -1, {.min = 0, .special = {-1}},
+                   "TTFT of an all-cached prompt, ms (-1 = the cost model's intercept)"),
+      param_double("qhat", -1, {.min = 0, .special = {-1}},
+                   "next user prompt, blocks (-1 = running mean of prompt increments)"),
   };
 }
 
@@ -257,6 +254,7 @@ const bool tlru_registered = register_policy<TLru<NextTurn::kEstimate>>({
                "threshold xi (TEL-safe), then LRU",
     .paper = kPaper,
     .params = tail_params(),
+    .variants = {"qhat=2"},
 });
 
 const bool tlru_end_registered = register_policy<TLru<NextTurn::kEndAware>>({
@@ -291,7 +289,7 @@ const bool threshold_registered = register_policy<ThresholdLru>({
     .summary = "first the new blocks of turns whose history (prompt + answer) is under "
                "threshold_tokens, then LRU",
     .paper = "OpenAI prompt caching (1024-token minimum), as the baseline of the T-LRU paper",
-    .params = {{"threshold_tokens", "1024", "minimum history to cache, tokens"}},
+    .params = {param_int("threshold_tokens", 1024, {.min = 0}, "minimum history to cache, tokens")},
 });
 
 }  // namespace

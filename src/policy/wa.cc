@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "kvpolicy/core/error.h"
 #include "kvpolicy/core/order/grouped_lru.h"
 #include "kvpolicy/core/order/stamp_table.h"
 #include "kvpolicy/policy/policy.h"
@@ -39,17 +38,9 @@ struct Key {
 class Wa final : public InlinedPolicy<Wa> {
  public:
   static constexpr PolicyHooks kHooks{};
-  Wa(const PolicyContext& ctx, const Params& p)
-      : tree_(*ctx.tree), fitter_(reuse_fit_options(p, "wa")) {
-    int64_t buckets = p.get_int("turn_buckets");
-    if (buckets < 1 || buckets > 64) throw ConfigError("wa: turn_buckets must be in 1..64");
-    turn_buckets_ = static_cast<uint32_t>(buckets);
-    std::string cats = p.get_string("categories");
-    if (cats == "typed") {
-      typed_ = true;
-    } else if (cats != "single") {
-      throw ConfigError("wa: categories must be typed or single, not '" + cats + "'");
-    }
+  Wa(const PolicyContext& ctx, const Params& p) : tree_(*ctx.tree), fitter_(reuse_fit_options(p)) {
+    turn_buckets_ = static_cast<uint32_t>(p.get_int("turn_buckets"));
+    typed_ = p.get_string("categories") == "typed";
     ensure_groups(1);
   }
 
@@ -338,8 +329,10 @@ class Wa final : public InlinedPolicy<Wa> {
 // WA's own parameters, then the reuse fit's.
 std::vector<ParamSpec> wa_param_specs() {
   std::vector<ParamSpec> specs = {
-      {"turn_buckets", "5", "turn buckets of a category: 1, 2, ..., n+ (typed only)"},
-      {"categories", "typed", "typed = request type x turn bucket, single = one category"},
+      param_int("turn_buckets", 5, {.min = 1, .max = 64},
+                "turn buckets of a category: 1, 2, ..., n+ (typed only)"),
+      param_choice("categories", "typed", {"typed", "single"},
+                   "typed = request type x turn bucket, single = one category"),
   };
   for (ParamSpec& spec : reuse_fit_param_specs()) specs.push_back(std::move(spec));
   return specs;
@@ -351,6 +344,7 @@ const bool registered = register_policy<Wa>({
                "fitted online; deeper first on ties",
     .paper = "Wang et al., KVCache Cache in the Wild, USENIX ATC'25 (section 4.2)",
     .params = wa_param_specs(),
+    .variants = {"life=none", "categories=single", "sample=0.5"},
 });
 
 }  // namespace

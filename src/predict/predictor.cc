@@ -100,20 +100,25 @@ PolicyStats AuditedPredictor::stats() const {
 
 std::vector<ParamSpec> predictor_param_specs() {
   return {
-      {"predictor", "oracle", "oracle | noisy | gbm (oracle and noisy read the trace's future)"},
-      {"p", "0", "noisy: probability that a block access's prediction is corrupted"},
-      {"noise", "adversarial", "noisy: adversarial (negated true next time) | lognormal"},
-      {"sigma", "1", "noisy, lognormal: next + LogNormal(0, sigma) seconds"},
-      {"mode", "sync", "gbm: sync (retrain inline, deterministic) | async (background thread)"},
-      {"max_lag", "0",
-       "gbm async: retrain intervals the replay may run ahead of an unfinished training before "
-       "it waits (0 = never waits)"},
-      {"window", "30000", "gbm: training samples kept (sliding window)"},
-      {"retrain", "10000", "gbm: new samples between retrains"},
-      {"trees", "300", "gbm: boosting rounds at most (early stopping on a 20% hold-out)"},
-      {"depth", "6", "gbm: tree depth"},
-      {"eta", "0.1", "gbm: learning rate"},
-      {"audit", "0", "1: score predictions against the oracle (stats audit_*)"},
+      param_choice("predictor", "oracle", {"oracle", "noisy", "gbm"},
+                   "oracle and noisy read the trace's future"),
+      param_double("p", 0, {.min = 0, .max = 1},
+                   "noisy: probability that a block access's prediction is corrupted"),
+      param_choice("noise", "adversarial", {"adversarial", "lognormal"},
+                   "noisy: adversarial = negated true next time, lognormal = next + noise"),
+      param_double("sigma", 1, {.min = 0}, "noisy, lognormal: next + LogNormal(0, sigma) seconds"),
+      param_choice("mode", "sync", {"sync", "async"},
+                   "gbm: sync = retrain inline (deterministic), async = background thread"),
+      param_int("max_lag", 0, {.min = 0},
+                "gbm async: retrain intervals the replay may run ahead of an unfinished training "
+                "before it waits (0 = never waits)"),
+      param_int("window", 30000, {.min = 10}, "gbm: training samples kept (sliding window)"),
+      param_int("retrain", 10000, {.min = 1}, "gbm: new samples between retrains"),
+      param_int("trees", 300, {.min = 1},
+                "gbm: boosting rounds at most (early stopping on a 20% hold-out)"),
+      param_int("depth", 6, {.min = 1}, "gbm: tree depth"),
+      param_double("eta", 0.1, {.min = 0, .min_exclusive = true}, "gbm: learning rate"),
+      param_bool("audit", false, "score predictions against the oracle (stats audit_*)"),
   };
 }
 
@@ -121,32 +126,15 @@ PredictorConfig predictor_config(const Params& p) {
   PredictorConfig c;
   c.kind = p.get_string("predictor");
   c.p = p.get_double("p");
-  std::string noise = p.get_string("noise");
-  if (noise == "adversarial") {
-    c.noise = NoiseKind::kAdversarial;
-  } else if (noise == "lognormal") {
-    c.noise = NoiseKind::kLogNormal;
-  } else {
-    throw ConfigError("noise must be adversarial or lognormal, not '" + noise + "'");
-  }
+  c.noise = p.get_string("noise") == "lognormal" ? NoiseKind::kLogNormal : NoiseKind::kAdversarial;
   c.sigma = p.get_double("sigma");
-  std::string mode = p.get_string("mode");
-  if (mode != "sync" && mode != "async")
-    throw ConfigError("mode must be sync or async, not '" + mode + "'");
-  c.gbm.async = mode == "async";
-  auto positive = [&](const char* name) {
-    int64_t v = p.get_int(name);
-    if (v < 1) throw ConfigError(std::string("parameter ") + name + " must be at least 1");
-    return v;
-  };
-  c.gbm.window = size_t(positive("window"));
-  c.gbm.retrain_every = size_t(positive("retrain"));
-  c.gbm.max_rounds = int(positive("trees"));
-  c.gbm.max_depth = int(positive("depth"));
+  c.gbm.async = p.get_string("mode") == "async";
+  c.gbm.window = size_t(p.get_int("window"));
+  c.gbm.retrain_every = size_t(p.get_int("retrain"));
+  c.gbm.max_rounds = int(p.get_int("trees"));
+  c.gbm.max_depth = int(p.get_int("depth"));
   c.gbm.eta = p.get_double("eta");
-  int64_t lag = p.get_int("max_lag");
-  if (lag < 0) throw ConfigError("parameter max_lag must be at least 0");
-  c.gbm.max_lag = size_t(lag);
+  c.gbm.max_lag = size_t(p.get_int("max_lag"));
   c.audit = p.get_bool("audit");
   return c;
 }

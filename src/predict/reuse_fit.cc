@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/core/error.h"
-
 namespace kvpolicy {
 
 // ---- ReuseQuantiles ------------------------------------------------------------------------
@@ -291,29 +289,29 @@ double ReuseFitter::p90_seconds(size_t hist, uint64_t n) {
 
 std::vector<ParamSpec> reuse_fit_param_specs() {
   return {
-      {"window_s", "1800", "history the reuse fits use, seconds of trace time"},
-      {"refit_s", "60", "refit every this many seconds of trace time"},
-      {"life", "p90",
-       "Life_w: p90 = 90th percentile of the category's reuse times, p90_all = of all "
-       "categories' (one Life for all), none = no limit, or seconds"},
-      {"min_samples", "10",
-       "a category with fewer block accesses in the window uses the pooled fit"},
-      {"sample", "1",
-       "share of block keys the fits track (a hash sample; below 1 is faster, approximate)"},
+      // At least one microsecond, the trace's time unit (a shorter span rounds to none).
+      param_double("window_s", 1800, {.min = 1e-6},
+                   "history the reuse fits use, seconds of trace time"),
+      param_double("refit_s", 60, {.min = 1e-6}, "refit every this many seconds of trace time"),
+      param_choice("life", "p90", {"p90", "p90_all", "none"},
+                   "Life_w: p90 = 90th percentile of the category's reuse times, p90_all = of "
+                   "all categories' (one Life for all), none = no limit, or seconds",
+                   ParamRange{.min = 0, .min_exclusive = true}),
+      param_int("min_samples", 10, {.min = 1},
+                "a category with fewer block accesses in the window uses the pooled fit"),
+      param_double("sample", 1, {.min = 0, .max = 1, .min_exclusive = true},
+                   "share of block keys the fits track (a hash sample; below 1 is faster, "
+                   "approximate)"),
   };
 }
 
-ReuseFitter::Options reuse_fit_options(const Params& p, const std::string& owner) {
+ReuseFitter::Options reuse_fit_options(const Params& p) {
   auto seconds = [&](const std::string& name) {
-    double s = p.get_double(name);
-    if (!std::isfinite(s)) throw ConfigError(owner + ": " + name + " must be finite");
-    return static_cast<Time>(std::llround(s * kMicrosPerSecond));
+    return static_cast<Time>(std::llround(p.get_double(name) * kMicrosPerSecond));
   };
   ReuseFitter::Options o;
   o.window = seconds("window_s");
   o.refit_every = seconds("refit_s");
-  if (o.window <= 0 || o.refit_every <= 0)
-    throw ConfigError(owner + ": window_s and refit_s must be > 0");
   std::string life = p.get_string("life");
   if (life == "p90") {
     o.life = ReuseFitter::Life::kP90;
@@ -321,21 +319,12 @@ ReuseFitter::Options reuse_fit_options(const Params& p, const std::string& owner
     o.life = ReuseFitter::Life::kP90All;
   } else if (life == "none") {
     o.life = ReuseFitter::Life::kNone;
-  } else {
-    char* end = nullptr;
-    o.life_fixed_s = std::strtod(life.c_str(), &end);
-    if (end != life.c_str() + life.size() || !(o.life_fixed_s > 0) ||
-        !std::isfinite(o.life_fixed_s))
-      throw ConfigError(owner +
-                        ": life must be p90, p90_all, none or a positive number of seconds, not '" +
-                        life + "'");
+  } else {  // seconds, as the declaration accepts
+    o.life_fixed_s = std::strtod(life.c_str(), nullptr);
     o.life = ReuseFitter::Life::kFixed;
   }
-  int64_t min_samples = p.get_int("min_samples");
-  if (min_samples < 1) throw ConfigError(owner + ": min_samples must be >= 1");
-  o.min_samples = static_cast<uint64_t>(min_samples);
+  o.min_samples = static_cast<uint64_t>(p.get_int("min_samples"));
   o.sample = p.get_double("sample");
-  if (!(o.sample > 0 && o.sample <= 1)) throw ConfigError(owner + ": sample must be in (0, 1]");
   return o;
 }
 

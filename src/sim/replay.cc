@@ -8,6 +8,7 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/core/strings.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/tail.h"
 
@@ -24,13 +25,7 @@ std::string Capacity::label() const {
 
 std::vector<Capacity> parse_capacities(const std::string& text) {
   std::vector<Capacity> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(text)) {
     // "5%" is the same as 0.05.
     bool percent = item.back() == '%';
     std::string number = percent ? item.substr(0, item.size() - 1) : item;

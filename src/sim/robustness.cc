@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
 
@@ -41,14 +42,7 @@ std::vector<double> parse_noise_levels(const std::string& text) {
     for (int i = 0; a + i * step <= b + 1e-9; ++i)
       out.push_back(std::round((a + i * step) * 1e9) / 1e9);
   } else {
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t comma = text.find(',', start);
-      std::string item =
-          text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-      if (!item.empty()) out.push_back(number(item, "noise level"));
-    }
+    for (const std::string& item : split_list(text)) out.push_back(number(item, "noise level"));
   }
   if (out.empty()) throw ConfigError("no noise level given");
   for (double p : out)

@@ -1,9 +1,11 @@
-// The contract every registered policy must keep, run over every name in the registry (a
-// policy added later is covered without touching this file).
+// The contract every registered policy must keep, run over every name in the registry with its
+// defaults and with each parameter variant it declares (a policy or variant added later is
+// covered without touching this file).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
+#include <ostream>
 #include <string>
 
 #include "kvpolicy/cache/cache.h"
@@ -12,6 +14,11 @@
 #include "support/random_workload.h"
 
 namespace kvpolicy {
+
+// gtest prints a failing test's parameter with this (found by ADL, so outside the anonymous
+// namespace).
+void PrintTo(const PolicySpec& spec, std::ostream* os) { *os << spec.label(); }
+
 namespace {
 
 using testing::infinite_cache_hits;
@@ -24,9 +31,19 @@ struct Outcome {
   bool operator==(const Outcome&) const = default;
 };
 
-class PolicyContract : public ::testing::TestWithParam<std::string> {
+// A registered policy with its defaults (params empty) or one of its declared variants.
+std::vector<PolicySpec> policies_and_variants() {
+  std::vector<PolicySpec> out;
+  for (auto& p : PolicyRegistry::instance().all()) {
+    out.push_back({p.name, ""});
+    for (auto& v : p.variants) out.push_back({p.name, v});
+  }
+  return out;
+}
+
+class PolicyContract : public ::testing::TestWithParam<PolicySpec> {
  protected:
-  const PolicyInfo& info() const { return PolicyRegistry::instance().get(GetParam()); }
+  const PolicyInfo& info() const { return PolicyRegistry::instance().get(GetParam().name); }
 
   // Replays `trace` with every check on after every request; returns per-request outcomes.
   // With a DRAM capacity, the policy runs both tiers (HBM victims are demoted to DRAM).
@@ -38,7 +55,7 @@ class PolicyContract : public ::testing::TestWithParam<std::string> {
     if (info().needs_future) {  // others get no future, so reading it would crash here
       ctx.future = oracle.view(trace);
     }
-    PolicySpec spec{GetParam(), ""};
+    const PolicySpec& spec = GetParam();
     PrefixCache cache(capacity, spec, ctx, dram_capacity, spec);
     cache.set_checking(true);  // throws if a victim is not an evictable leaf
     const std::vector<uint32_t> ceiling = infinite_cache_hits(trace);
@@ -126,7 +143,7 @@ TEST_P(PolicyContract, InlinedAndVirtualReplaysAgree) {
   ctx.block_tokens = trace.block_tokens;
   ctx.seed = 5;
   ctx.future = oracle.view(trace);
-  PolicySpec spec{GetParam(), ""};
+  const PolicySpec& spec = GetParam();
   PrefixCache inlined(cap, spec, ctx);
   auto tree = std::make_unique<PrefixTree>(cap);
   ctx.tree = tree.get();
@@ -145,29 +162,43 @@ TEST_P(PolicyContract, InlinedAndVirtualReplaysAgree) {
 }
 
 TEST_P(PolicyContract, DeclaredParametersParseWithDefaults) {
-  // Every declared default must be accepted when given explicitly.
+  // Every declared default must be accepted when given explicitly (the variant's values last).
   std::string params;
   for (auto& p : info().params)
     params += (params.empty() ? "" : ",") + p.name + "=" + p.default_value;
+  if (!GetParam().params.empty()) params += "," + GetParam().params;
   Trace trace = random_workload({.requests = 50});
   Oracle oracle = compute_oracle(trace);
   PolicyContext ctx;
   ctx.seed = 3;
   ctx.future = oracle.view(trace);
-  PrefixCache cache(64, PolicySpec{GetParam(), params}, ctx);
+  PrefixCache cache(64, PolicySpec{GetParam().name, params}, ctx);
   for (size_t r = 0; r < trace.size(); ++r) cache.access(request_view(trace, r));
   EXPECT_EQ(cache.tree().check_invariants(), "");
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& p) {
-  std::string s = p.param;
+// "hf", "hf_list_max_0", "fpb_predictor_noisy_p_0_3".
+std::string test_name(const ::testing::TestParamInfo<PolicySpec>& p) {
+  std::string s = p.param.params.empty() ? p.param.name : p.param.name + "_" + p.param.params;
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPolicies, PolicyContract,
-                         ::testing::ValuesIn(PolicyRegistry::instance().names()), test_name);
+INSTANTIATE_TEST_SUITE_P(AllPolicies, PolicyContract, ::testing::ValuesIn(policies_and_variants()),
+                         test_name);
+
+// A variant must name declared parameters with accepted values, and change something.
+TEST(PolicyVariants, EveryDeclaredVariantParses) {
+  for (auto& p : PolicyRegistry::instance().all()) {
+    for (auto& v : p.variants) {
+      SCOPED_TRACE(p.name + ":" + v);
+      Params params;
+      EXPECT_NO_THROW(params = Params::parse(v, p.params, "policy " + p.name));
+      EXPECT_NE(params.canonical(), Params::parse("", p.params, "").canonical());
+    }
+  }
+}
 
 }  // namespace
 }  // namespace kvpolicy

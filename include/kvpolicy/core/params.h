@@ -1,23 +1,59 @@
-// `key=value,...` parameters of policies, routers and generators, checked against a spec.
+// `key=value,...` parameters of policies, predictors, generators and the cost model. Each
+// parameter declares its kind and what it accepts; Params::parse checks every value against its
+// declaration, so constructors read values that are already valid.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kvpolicy {
 
+enum class ParamKind { kInt, kDouble, kBool, kString, kChoice };
+
+// What a number may be: bounds (unset = unbounded), and special values accepted outside them
+// (T-LRU's `alpha = -1` for "from the cost model").
+struct ParamRange {
+  std::optional<double> min = {}, max = {};
+  bool min_exclusive = false, max_exclusive = false;
+  std::vector<double> special = {};
+};
+
 struct ParamSpec {
   std::string name;
+  ParamKind kind = ParamKind::kString;
   std::string default_value;
   std::string help;
+  // kInt, kDouble: the numbers accepted. kChoice: if set, a number in it is accepted besides the
+  // words (WA's `life` = p90 | p90_all | none | seconds).
+  std::optional<ParamRange> range = {};
+  std::vector<std::string> choices = {};  // kChoice: the words accepted
+
+  // "int", "double", "bool", "string" or "choice".
+  std::string type_name() const;
+  // What a value may be, as error messages and `kvpolicy policies` say it: "an integer >= 1",
+  // "a number in (0, 1)", "one of model, depth, uniform".
+  std::string allowed() const;
+  // Whether `value` is one the declaration accepts.
+  bool accepts(const std::string& value) const;
 };
+
+// One-line declarations: param_int("c", 4, {.min = 1}, "LRU candidates per eviction").
+ParamSpec param_int(std::string name, int64_t default_value, ParamRange range, std::string help);
+ParamSpec param_double(std::string name, double default_value, ParamRange range, std::string help);
+ParamSpec param_bool(std::string name, bool default_value, std::string help);
+ParamSpec param_string(std::string name, std::string default_value, std::string help);
+ParamSpec param_choice(std::string name, std::string default_value,
+                       std::vector<std::string> choices, std::string help,
+                       std::optional<ParamRange> or_number = {});
 
 class Params {
  public:
   Params() = default;
-  // Parses "a=1,b=x"; throws ConfigError on a malformed item or a key not in `spec`.
+  // Parses "a=1,b=x"; throws ConfigError "<owner>: parameter <key> = '<value>' ..." on a
+  // malformed item, a key not in `spec`, or a value its declaration does not accept.
   static Params parse(const std::string& text, const std::vector<ParamSpec>& spec,
                       const std::string& owner);
 

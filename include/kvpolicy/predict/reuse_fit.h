@@ -357,7 +357,7 @@ class ReuseFitter {
 
 // The fitter's parameters as a policy declares them: window_s, refit_s, life, min_samples, sample.
 std::vector<ParamSpec> reuse_fit_param_specs();
-// Options from those parameters; throws ConfigError, naming `owner`, on a bad one.
-ReuseFitter::Options reuse_fit_options(const Params& p, const std::string& owner);
+// Options from those parameters, as Params::parse checked them.
+ReuseFitter::Options reuse_fit_options(const Params& p);
 
 }  // namespace kvpolicy

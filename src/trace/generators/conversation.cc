@@ -136,58 +136,59 @@ Trace generate_conversation(const ConversationParams& p, uint64_t seed) {
 
 std::vector<ParamSpec> conversation_param_specs() {
   ConversationParams d;
-  auto num = [](double v) { return fmt::format("{:g}", v); };
+  const ParamRange count{.min = 1, .max = UINT32_MAX}, positive{.min = 0, .min_exclusive = true},
+      non_negative{.min = 0};
   return {
-      {"sessions", num(d.sessions), "conversations in the trace"},
-      {"session_rate", num(d.session_rate), "Poisson arrivals of conversations per second"},
-      {"max_active", num(d.max_active), "at most this many conversations active at once"},
-      {"system_prompts", num(d.system_prompts), "size of the shared system-prompt pool"},
-      {"system_alpha", num(d.system_alpha), "Zipf exponent of system-prompt popularity"},
-      {"system_tokens", num(d.system_tokens_mean), "mean system-prompt length (log-normal)"},
-      {"system_sigma", num(d.system_tokens_sigma), "sigma of log system-prompt length"},
-      {"turns", num(d.turns_mean), "mean turns per conversation (geometric)"},
-      {"max_turns", num(d.max_turns), "cap on turns per conversation"},
-      {"prompt_tokens", num(d.prompt_tokens_mean), "mean new user-prompt length (log-normal)"},
-      {"prompt_sigma", num(d.prompt_tokens_sigma), "sigma of log user-prompt length"},
-      {"answer_tokens", num(d.answer_tokens_mean), "mean answer length (log-normal)"},
-      {"answer_sigma", num(d.answer_tokens_sigma), "sigma of log answer length"},
-      {"think_s", num(d.think_mean_s), "mean think time after an answer, seconds (exponential)"},
-      {"decode_ms", num(d.decode_ms_per_token), "answer duration per output token, ms"},
-      {"block_tokens", num(d.block_tokens), "tokens per KV block"},
+      param_int("sessions", d.sessions, count, "conversations in the trace"),
+      param_double("session_rate", d.session_rate, positive,
+                   "Poisson arrivals of conversations per second"),
+      param_int("max_active", d.max_active, count,
+                "at most this many conversations active at once"),
+      param_int("system_prompts", d.system_prompts, count, "size of the shared system-prompt pool"),
+      param_double("system_alpha", d.system_alpha, non_negative,
+                   "Zipf exponent of system-prompt popularity"),
+      param_double("system_tokens", d.system_tokens_mean, positive,
+                   "mean system-prompt length (log-normal)"),
+      param_double("system_sigma", d.system_tokens_sigma, non_negative,
+                   "sigma of log system-prompt length"),
+      param_double("turns", d.turns_mean, {.min = 1}, "mean turns per conversation (geometric)"),
+      param_int("max_turns", d.max_turns, count, "cap on turns per conversation"),
+      param_double("prompt_tokens", d.prompt_tokens_mean, positive,
+                   "mean new user-prompt length (log-normal)"),
+      param_double("prompt_sigma", d.prompt_tokens_sigma, non_negative,
+                   "sigma of log user-prompt length"),
+      param_double("answer_tokens", d.answer_tokens_mean, positive,
+                   "mean answer length (log-normal)"),
+      param_double("answer_sigma", d.answer_tokens_sigma, non_negative,
+                   "sigma of log answer length"),
+      param_double("think_s", d.think_mean_s, non_negative,
+                   "mean think time after an answer, seconds (exponential)"),
+      param_double("decode_ms", d.decode_ms_per_token, non_negative,
+                   "answer duration per output token, ms"),
+      param_int("block_tokens", d.block_tokens, count, "tokens per KV block"),
   };
 }
 
 ConversationParams conversation_params(const Params& params) {
-  auto u32 = [&](const std::string& name, int64_t min) {
-    int64_t v = params.get_int(name);
-    if (v < min || v > UINT32_MAX)
-      throw ConfigError(fmt::format("conversation: {} must be an integer >= {}", name, min));
-    return static_cast<uint32_t>(v);
-  };
-  auto real = [&](const std::string& name, double min, bool strict) {
-    double v = params.get_double(name);
-    if (strict ? v <= min : v < min)
-      throw ConfigError(
-          fmt::format("conversation: {} must be {} {:g}", name, strict ? ">" : ">=", min));
-    return v;
-  };
+  // The declarations bound every value; the counts fit 32 bits.
+  auto u32 = [&](const char* name) { return static_cast<uint32_t>(params.get_int(name)); };
   ConversationParams p;
-  p.sessions = u32("sessions", 1);
-  p.session_rate = real("session_rate", 0, true);
-  p.max_active = u32("max_active", 1);
-  p.system_prompts = u32("system_prompts", 1);
-  p.system_alpha = real("system_alpha", 0, false);
-  p.system_tokens_mean = real("system_tokens", 0, true);
-  p.system_tokens_sigma = real("system_sigma", 0, false);
-  p.turns_mean = real("turns", 1, false);
-  p.max_turns = u32("max_turns", 1);
-  p.prompt_tokens_mean = real("prompt_tokens", 0, true);
-  p.prompt_tokens_sigma = real("prompt_sigma", 0, false);
-  p.answer_tokens_mean = real("answer_tokens", 0, true);
-  p.answer_tokens_sigma = real("answer_sigma", 0, false);
-  p.think_mean_s = real("think_s", 0, false);
-  p.decode_ms_per_token = real("decode_ms", 0, false);
-  p.block_tokens = u32("block_tokens", 1);
+  p.sessions = u32("sessions");
+  p.session_rate = params.get_double("session_rate");
+  p.max_active = u32("max_active");
+  p.system_prompts = u32("system_prompts");
+  p.system_alpha = params.get_double("system_alpha");
+  p.system_tokens_mean = params.get_double("system_tokens");
+  p.system_tokens_sigma = params.get_double("system_sigma");
+  p.turns_mean = params.get_double("turns");
+  p.max_turns = u32("max_turns");
+  p.prompt_tokens_mean = params.get_double("prompt_tokens");
+  p.prompt_tokens_sigma = params.get_double("prompt_sigma");
+  p.answer_tokens_mean = params.get_double("answer_tokens");
+  p.answer_tokens_sigma = params.get_double("answer_sigma");
+  p.think_mean_s = params.get_double("think_s");
+  p.decode_ms_per_token = params.get_double("decode_ms");
+  p.block_tokens = u32("block_tokens");
   return p;
 }
 

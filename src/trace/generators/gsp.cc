@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
@@ -67,64 +68,51 @@ Trace generate_gsp(const GspParams& p, uint64_t seed) {
   return t;
 }
 
+namespace {
+const ParamRange kCount{.min = 1, .max = UINT32_MAX};
+}  // namespace
+
 std::vector<ParamSpec> gsp_param_specs() {
   return {
-      {"groups", "128", "prompt groups, each with its own shared prefix"},
-      {"prompts", "32", "prompts per group"},
-      {"lengths", "512/1024/2048/4096/8192", "total prompt tokens; group g uses entry g mod n"},
-      {"shared_fraction", "0.5", "share of a prompt that is the group's prefix"},
-      {"output_tokens", "4", "output tokens per request"},
-      {"rate", "12", "Poisson arrival rate, requests per second"},
-      {"order", "random", "random | round_robin (for each prompt, each group) | grouped"},
-      {"block_tokens", "16", "tokens per KV block"},
+      param_int("groups", 128, kCount, "prompt groups, each with its own shared prefix"),
+      param_int("prompts", 32, kCount, "prompts per group"),
+      param_string("lengths", "512/1024/2048/4096/8192",
+                   "total prompt tokens, '/'-separated; group g uses entry g mod n"),
+      param_double("shared_fraction", 0.5, {.min = 0, .max = 1},
+                   "share of a prompt that is the group's prefix"),
+      param_int("output_tokens", 4, {.min = 0, .max = UINT32_MAX}, "output tokens per request"),
+      param_double("rate", 12, {.min = 0, .min_exclusive = true},
+                   "Poisson arrival rate, requests per second"),
+      // round-robin: the spelling older command lines used.
+      param_choice("order", "random", {"random", "round_robin", "round-robin", "grouped"},
+                   "random; round_robin: for each prompt, each group; grouped"),
+      param_int("block_tokens", 16, kCount, "tokens per KV block"),
   };
 }
 
-namespace {
-uint32_t positive_u32(const Params& params, const std::string& name) {
-  int64_t v = params.get_int(name);
-  if (v <= 0 || v > UINT32_MAX) throw ConfigError("gsp: " + name + " must be a positive integer");
-  return static_cast<uint32_t>(v);
-}
-}  // namespace
-
 GspParams gsp_params(const Params& params) {
+  auto u32 = [&](const char* name) { return static_cast<uint32_t>(params.get_int(name)); };
   GspParams p;
-  p.groups = positive_u32(params, "groups");
-  p.prompts_per_group = positive_u32(params, "prompts");
+  p.groups = u32("groups");
+  p.prompts_per_group = u32("prompts");
   p.lengths.clear();
   std::string list = params.get_string("lengths");
-  for (size_t start = 0; start <= list.size();) {
-    size_t slash = list.find('/', start);
-    std::string item =
-        list.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    start = slash == std::string::npos ? list.size() + 1 : slash + 1;
+  for (const std::string& item : split_list(list, '/')) {
     char* end = nullptr;
     unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v == 0 || v > (1u << 24))
+    if (*end != '\0' || v == 0 || v > (1u << 24))
       throw ConfigError("gsp: lengths must be positive token counts separated by '/', got '" +
                         list + "'");
     p.lengths.push_back(static_cast<uint32_t>(v));
   }
   p.shared_fraction = params.get_double("shared_fraction");
-  if (p.shared_fraction < 0 || p.shared_fraction > 1)
-    throw ConfigError("gsp: shared_fraction must be in [0, 1]");
-  int64_t out = params.get_int("output_tokens");
-  if (out < 0 || out > UINT32_MAX) throw ConfigError("gsp: output_tokens must be >= 0");
-  p.output_tokens = static_cast<uint32_t>(out);
+  p.output_tokens = u32("output_tokens");
   p.rate = params.get_double("rate");
-  if (p.rate <= 0) throw ConfigError("gsp: rate must be positive");
   std::string order = params.get_string("order");
-  if (order == "random") {
-    p.order = GspOrder::kRandom;
-  } else if (order == "round_robin" || order == "round-robin") {
-    p.order = GspOrder::kRoundRobin;
-  } else if (order == "grouped") {
-    p.order = GspOrder::kGrouped;
-  } else {
-    throw ConfigError("gsp: order must be random, round_robin or grouped, got '" + order + "'");
-  }
-  p.block_tokens = positive_u32(params, "block_tokens");
+  p.order = order == "random"    ? GspOrder::kRandom
+            : order == "grouped" ? GspOrder::kGrouped
+                                 : GspOrder::kRoundRobin;
+  p.block_tokens = u32("block_tokens");
   return p;
 }
 

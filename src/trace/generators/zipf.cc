@@ -59,35 +59,32 @@ Trace generate_zipf(const ZipfParams& p, uint64_t seed) {
 
 std::vector<ParamSpec> zipf_param_specs() {
   return {
-      {"requests", "100000", "requests in the trace"},
-      {"prefixes", "10000", "distinct shared prefixes (documents)"},
-      {"alpha", "0.9", "Zipf exponent of prefix popularity (prefix 0 most popular)"},
-      {"prefix_blocks", "16", "blocks per prefix"},
-      {"suffix_blocks", "4", "unique blocks after the prefix in each request"},
-      {"rate", "1000", "requests per second, evenly spaced"},
-      {"block_tokens", "16", "tokens per KV block"},
+      param_int("requests", 100000, {.min = 1, .max = UINT32_MAX - 1}, "requests in the trace"),
+      param_int("prefixes", 10000, {.min = 1, .max = 1 << 30},
+                "distinct shared prefixes (documents)"),
+      param_double("alpha", 0.9, {.min = 0},
+                   "Zipf exponent of prefix popularity (prefix 0 most popular)"),
+      param_int("prefix_blocks", 16, {.min = 0, .max = 1 << 20}, "blocks per prefix"),
+      param_int("suffix_blocks", 4, {.min = 0, .max = 1 << 16},
+                "unique blocks after the prefix in each request"),
+      param_double("rate", 1000, {.min = 0, .min_exclusive = true},
+                   "requests per second, evenly spaced"),
+      param_int("block_tokens", 16, {.min = 1, .max = 1 << 20}, "tokens per KV block"),
   };
 }
 
 ZipfParams zipf_params(const Params& params) {
-  auto integer = [&](const std::string& name, int64_t min, int64_t max) {
-    int64_t v = params.get_int(name);
-    if (v < min || v > max)
-      throw ConfigError(fmt::format("zipf: {} must be in [{}, {}]", name, min, max));
-    return v;
-  };
+  auto u32 = [&](const char* name) { return static_cast<uint32_t>(params.get_int(name)); };
   ZipfParams p;
-  p.requests = integer("requests", 1, UINT32_MAX - 1);
-  p.prefixes = static_cast<uint32_t>(integer("prefixes", 1, 1 << 30));
+  p.requests = static_cast<uint64_t>(params.get_int("requests"));
+  p.prefixes = u32("prefixes");
   p.alpha = params.get_double("alpha");
-  if (p.alpha < 0) throw ConfigError("zipf: alpha must be >= 0");
-  p.prefix_blocks = static_cast<uint32_t>(integer("prefix_blocks", 0, 1 << 20));
-  p.suffix_blocks = static_cast<uint32_t>(integer("suffix_blocks", 0, 1 << 16));
+  p.prefix_blocks = u32("prefix_blocks");
+  p.suffix_blocks = u32("suffix_blocks");
   if (p.prefix_blocks + p.suffix_blocks == 0)
     throw ConfigError("zipf: a request needs at least one block");
   p.rate = params.get_double("rate");
-  if (p.rate <= 0) throw ConfigError("zipf: rate must be positive");
-  p.block_tokens = static_cast<uint32_t>(integer("block_tokens", 1, 1 << 20));
+  p.block_tokens = u32("block_tokens");
   return p;
 }
 

@@ -1,0 +1,17 @@
+#include "kvpolicy/core/strings.h"
+
+namespace kvpolicy {
+
+std::vector<std::string> split_list(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) out.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace kvpolicy
