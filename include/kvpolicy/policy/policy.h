@@ -1,7 +1,7 @@
 // The eviction-policy contract, and the registry policies join by name.
 //
 // A policy orders the cached blocks of one tier (HBM, or DRAM behind it) and names the next to
-// leave. The cache driver (RequestWalk, walk.h) owns the prefix tree and tells the policy what
+// leave. The cache's walk (RequestWalk, walk.h) changes the prefix tree and tells the policy what
 // happens, in this order for each request:
 //
 //   reserve_ids(ids) first, and again whenever the tree's id range grows
@@ -10,12 +10,13 @@
 //     with a transition:                 on_unevictable(n) when the walk pins n
 //     when the tier is full first:       victim() -> v, then on_removed(v, kEvicted|kDemoted)
 //                                        and on_evictable(parent of v) if it became a leaf
+//   (a DRAM policy also hears on_access(v, {kind = kDemoted}) for each block HBM demotes)
 //   on_request_end(r, path)
 //   for each path block, deepest first:  on_evictable(n) when unpinning makes it one
 //
 // Node ids are dense and recycled: a policy keeps its metadata in its own arrays indexed by
-// NodeId (NodeArray, node_array.h). A node id handed to on_access with a kind other than
-// kReused names a block new to this tier, whatever the id meant before.
+// NodeId, sized in reserve_ids. A node id handed to on_access with a kind other than kReused
+// names a block new to this tier, whatever the id meant before.
 #pragma once
 
 #include <concepts>
