@@ -74,16 +74,16 @@ class Laru final
   }
 
  private:
-  void note_access(NodeId n, bool hit) override {
-    if (hit && stamp_[n] < phase_) --old_count_;  // requested: no longer old
-    if (!hit || stamp_[n] != phase_) ++touched_in_phase_;
+  void note_access(NodeId n, bool reused) override {
+    if (reused && stamp_[n] < phase_) --old_count_;  // requested: no longer old
+    if (!reused || stamp_[n] != phase_) ++touched_in_phase_;
     stamp_[n] = phase_;
     request_path_.push_back(n);
     // If the next block misses, victim() looks it up in E first thing: load its slot now. After
     // a miss every later block misses too (a miss ends the cached prefix), so load further ahead.
     constexpr size_t kAhead = 8;
     BlockKey next;
-    if (hit) {
+    if (reused) {
       if (incoming(&next)) evicted_by_prediction_.prefetch(next);
       return;
     }
