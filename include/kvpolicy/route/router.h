@@ -1,0 +1,121 @@
+// The router contract: serve mode asks a router which worker gets each arriving request, and
+// tells it when the request completes. A router sees what it would see in production: the
+// cluster's per-worker load, and either the workers' exact cached prefixes (KV events, as
+// NVIDIA Dynamo and llm-d's precise scorer get them) or only what it routed itself (its own
+// approximate tree, as SGLang's router and LBGR keep). ALGORITHMS.md sections 5 and 10.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/core/access.h"
+#include "kvpolicy/core/params.h"
+#include "kvpolicy/core/types.h"
+
+namespace kvpolicy {
+
+using WorkerId = uint32_t;
+
+// What the cluster reports of one worker at the moment of a routing decision.
+struct WorkerLoad {
+  uint32_t in_flight = 0;  // requests routed to it and not completed (waiting + running)
+  uint32_t waiting = 0;    // requests queued, not admitted yet
+  uint32_t running = 0;    // requests admitted (prefilling or decoding)
+  uint64_t queued_prefill_tokens = 0;  // prompt tokens still to prefill, waiting and running
+  uint64_t active_blocks = 0;          // KV blocks held by running requests
+  uint64_t cached_blocks = 0;          // blocks in its prefix cache (pinned or not)
+  uint64_t capacity_blocks = 0;        // its KV memory in blocks
+  double kv_utilisation() const {
+    return capacity_blocks ? double(active_blocks) / double(capacity_blocks) : 0.0;
+  }
+};
+
+// The cluster as a router sees it when a request arrives.
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+  virtual uint32_t workers() const = 0;
+  virtual const WorkerLoad& load(WorkerId w) const = 0;
+  // Exact longest cached prefix of `request` on worker w, in blocks (the KV-event view).
+  virtual uint32_t cached_prefix_blocks(WorkerId w, const RequestView& request) const = 0;
+  virtual Time now() const = 0;
+  virtual uint32_t block_tokens() const = 0;
+};
+
+// What the cluster tells a router when one of its requests completes.
+struct Completion {
+  Time arrival = 0;
+  Time first_token = 0;
+  Time finish = 0;
+  uint32_t cached_blocks = 0;  // prompt blocks the worker found cached at admission
+};
+
+class Router {
+ public:
+  virtual ~Router() = default;
+  // The worker for `request`, in [0, cluster.workers()).
+  virtual WorkerId route(const RequestView& request, const ClusterView& cluster) = 0;
+  // `request`, routed earlier to `worker`, has completed.
+  virtual void on_complete(const RequestView& request, WorkerId worker,
+                           const Completion& completion, const ClusterView& cluster) {
+    (void)request, (void)worker, (void)completion, (void)cluster;
+  }
+  // Named counters reported after a run (e.g. imbalanced decisions, learned biases).
+  virtual PolicyStats stats() const { return {}; }
+};
+
+struct RouterContext {
+  uint32_t workers = 1;
+  uint32_t block_tokens = 16;
+  uint64_t seed = 1;
+  // Per-token prefill cost the router may assume (LBGR's service estimate), seconds.
+  double prefill_seconds_per_token = 1e-4;
+};
+
+struct RouterInfo {
+  std::string name;
+  std::string summary;  // how it picks, in one line (README's router table)
+  std::string source;   // the system or paper it comes from
+  std::vector<ParamSpec> params = {};
+  std::vector<std::string> variants = {};  // parameter settings the contract suite also runs
+  bool randomized = false;
+  std::function<std::unique_ptr<Router>(const RouterContext&, const Params&)> make = {};
+};
+
+class RouterRegistry {
+ public:
+  static RouterRegistry& instance();
+  void add(RouterInfo info);
+  const RouterInfo& get(const std::string& name) const;  // throws ConfigError naming the known
+  const std::vector<RouterInfo>& all() const { return routers_; }
+
+ private:
+  std::vector<RouterInfo> routers_;
+};
+
+// In a router's file: `const bool registered = register_router<CacheAware>({.name = ...});`.
+// T is built as T(const RouterContext&, const Params&).
+template <typename T>
+bool register_router(RouterInfo info) {
+  if (!info.make)
+    info.make = [](const RouterContext& ctx, const Params& p) -> std::unique_ptr<Router> {
+      return std::make_unique<T>(ctx, p);
+    };
+  RouterRegistry::instance().add(std::move(info));
+  return true;
+}
+
+struct RouterSpec {
+  std::string name;
+  std::string params;  // "key=value,..."
+  std::string label() const { return params.empty() ? name : name + ":" + params; }
+};
+RouterSpec parse_router_spec(const std::string& text);          // "cache_aware:threshold=0.5"
+std::vector<RouterSpec> parse_router_list(const std::string& text);  // as parse_policy_list
+std::unique_ptr<Router> make_router(const RouterSpec& spec, const RouterContext& ctx);
+std::string router_table_markdown();
+
+}  // namespace kvpolicy

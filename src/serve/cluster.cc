@@ -1,0 +1,2 @@
+// Serve mode's discrete-event cluster (being written).
+namespace kvpolicy {}
