@@ -1,2 +1,358 @@
-// Serve mode's discrete-event cluster (being written).
-namespace kvpolicy {}
+// serve(): the event loop of the cluster (arrivals, routing, iterations, completions) and the
+// metrics of a run.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <queue>
+#include <string>
+
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/percentile.h"
+#include "kvpolicy/serve/serve.h"
+#include "worker.h"
+#include "workload.h"
+
+namespace kvpolicy {
+namespace {
+
+using serve_detail::RequestState;
+using serve_detail::Worker;
+using serve_detail::Workload;
+
+void check_options(const Trace& trace, const ServeOptions& o) {
+  if (o.workers == 0) throw ConfigError("serve: --workers must be at least 1");
+  if (o.workers > 4096) throw ConfigError("serve: --workers must be at most 4096");
+  if (o.capacity_blocks == 0) throw ConfigError("serve: a worker needs at least one KV block");
+  if (o.max_batch_tokens < trace.block_tokens)
+    throw ConfigError("serve: the token budget per iteration (" +
+                      std::to_string(o.max_batch_tokens) + ") is below one block (" +
+                      std::to_string(trace.block_tokens) + " tokens)");
+  if (o.max_running == 0) throw ConfigError("serve: --max-running must be at least 1");
+  if (!(o.time_scale > 0) || !std::isfinite(o.time_scale))
+    throw ConfigError("serve: --time-scale must be a positive number");
+  if (!(o.rate >= 0) || !std::isfinite(o.rate))
+    throw ConfigError("serve: --rate must be a positive number of requests per second");
+  if (!(o.think_time_s >= 0) || !std::isfinite(o.think_time_s))
+    throw ConfigError("serve: --think-time must be >= 0");
+}
+
+// Open-loop arrival times, seconds from the first request.
+std::vector<double> arrival_times(const Trace& trace, const ServeOptions& o) {
+  size_t n = trace.size();
+  std::vector<double> t(n);
+  double scale = o.time_scale;
+  if (o.rate > 0 && n > 1) {
+    double span = double(trace.time[n - 1] - trace.time[0]) / kMicrosPerSecond;
+    if (span <= 0)
+      throw ConfigError("serve: --rate rescales the trace's arrival times, but all of its "
+                        "requests arrive at the same time");
+    scale = (double(n - 1) / o.rate) / span;  // n - 1 gaps at the mean rate
+  }
+  for (size_t r = 0; r < n; ++r) t[r] = double(trace.time[r] - trace.time[0]) / 1e6 * scale;
+  return t;
+}
+
+LatencyStats summarize(std::vector<double>& seconds) {
+  LatencyStats s;
+  if (seconds.empty()) return s;
+  std::sort(seconds.begin(), seconds.end());
+  double sum = 0;
+  for (double x : seconds) sum += x;
+  s.mean = sum / double(seconds.size()) * 1e3;
+  s.p50 = percentile_nearest_rank(seconds, 50) * 1e3;
+  s.p90 = percentile_nearest_rank(seconds, 90) * 1e3;
+  s.p95 = percentile_nearest_rank(seconds, 95) * 1e3;
+  s.p99 = percentile_nearest_rank(seconds, 99) * 1e3;
+  s.max = seconds.back() * 1e3;
+  return s;
+}
+
+class Cluster final : public ClusterView {
+ public:
+  Cluster(std::vector<std::unique_ptr<Worker>>& workers, uint32_t block_tokens)
+      : workers_(workers), block_tokens_(block_tokens) {}
+  uint32_t workers() const override { return static_cast<uint32_t>(workers_.size()); }
+  const WorkerLoad& load(WorkerId w) const override { return workers_[w]->load(); }
+  uint32_t cached_prefix_blocks(WorkerId w, const RequestView& r) const override {
+    return workers_[w]->computed_prefix(r.blocks);
+  }
+  Time now() const override { return static_cast<Time>(now_ * kMicrosPerSecond); }
+  uint32_t block_tokens() const override { return block_tokens_; }
+  void set_now(double t) { now_ = t; }
+
+ private:
+  std::vector<std::unique_ptr<Worker>>& workers_;
+  uint32_t block_tokens_;
+  double now_ = 0;
+};
+
+// Events in (time, kind, request, worker) order: at equal times an iteration's completions come
+// before arrivals, so a router sees the loads they leave.
+struct Event {
+  double time;
+  uint8_t kind;  // 0 = an iteration ends, 1 = a request arrives
+  uint32_t request;
+  uint32_t worker;
+  bool operator>(const Event& e) const {
+    if (time != e.time) return time > e.time;
+    if (kind != e.kind) return kind > e.kind;
+    if (request != e.request) return request > e.request;
+    return worker > e.worker;
+  }
+};
+
+}  // namespace
+
+ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
+  ServeResult res;
+  CostModel cost = o.cost_model ? *o.cost_model : CostModel();
+  cost = cost.with_block_tokens(trace.block_tokens);
+  res.trace = trace.name;
+  res.policy = o.policy.name;
+  res.params = o.policy.params;
+  res.capacity_blocks = o.capacity_blocks;
+  res.capacity_fraction = o.capacity_fraction;
+  res.seed = o.seed;
+  res.cost_model = cost.label();
+  res.router = o.router.name;
+  res.router_params = o.router.params;
+  res.workers = o.workers;
+  res.tensor_parallel = cost.tensor_parallel();
+  res.max_batch_tokens = o.max_batch_tokens;
+  res.max_running = o.max_running;
+  res.time_scale = o.time_scale;
+  res.rate = o.rate;
+  res.clients = o.clients;
+  res.slo_ms = o.slo_ms;
+  return res;
+}
+
+ServeResult serve(const Trace& trace, const ServeOptions& o) { return serve(trace, o, nullptr); }
+
+ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* timeline) {
+  check_options(trace, o);
+  auto wall_start = std::chrono::steady_clock::now();
+  const size_t n = trace.size();
+  const uint32_t B = trace.block_tokens;
+  CostModel cost = o.cost_model ? o.cost_model->with_block_tokens(B)
+                                : CostModel().with_block_tokens(B);
+  const bool closed = o.clients > 0;
+  std::vector<double> arrival = closed ? std::vector<double>(n, 0.0) : arrival_times(trace, o);
+  std::vector<Time> arrival_us(n);
+  for (size_t r = 0; r < n; ++r)
+    arrival_us[r] = closed ? trace.time[r] - trace.time[0]
+                           : static_cast<Time>(std::llround(arrival[r] * kMicrosPerSecond));
+  const bool need_oracle = PolicyRegistry::instance().get(o.policy.name).needs_future;
+  Workload workload = serve_detail::make_workload(trace, arrival_us, o.cache_outputs, need_oracle);
+
+  RouterContext rctx;
+  rctx.workers = o.workers;
+  rctx.block_tokens = B;
+  rctx.seed = o.seed;
+  rctx.prefill_seconds_per_token = cost.linear_fit().slope_ms_per_token * 1e-3;
+  std::unique_ptr<Router> router = make_router(o.router, rctx);
+
+  std::vector<RequestState> requests(n);
+  std::vector<std::unique_ptr<Worker>> workers;
+  Cluster cluster(workers, B);
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+
+  // Closed loop: each client runs one session's turns in order, then takes the next session.
+  std::vector<std::vector<uint32_t>> sessions;
+  std::vector<uint32_t> session_of(n), turn_of(n);
+  size_t next_session = 0;
+  if (closed) {
+    std::unordered_map<SessionId, uint32_t> index;
+    for (uint32_t r = 0; r < n; ++r) {
+      uint32_t s;
+      if (trace.session[r] == kNoSession) {
+        s = static_cast<uint32_t>(sessions.size());
+        sessions.emplace_back();
+      } else {
+        auto [it, fresh] =
+            index.try_emplace(trace.session[r], static_cast<uint32_t>(sessions.size()));
+        if (fresh) sessions.emplace_back();
+        s = it->second;
+      }
+      session_of[r] = s;
+      turn_of[r] = static_cast<uint32_t>(sessions[s].size());
+      sessions[s].push_back(r);
+    }
+    for (uint32_t c = 0; c < o.clients && next_session < sessions.size(); ++c)
+      events.push({0.0, 1, sessions[next_session++].front(), 0});
+  }
+
+  ServeResult res = planned_result(trace, o);
+  double area = 0, last_t = 0, sojourn = 0;  // integral of requests in the system over time
+  uint64_t in_system = 0, left = 0;
+  size_t progress_step = std::max<size_t>(1, n / 100);
+
+  auto request_view = [&](uint32_t r, double now) {
+    RequestView v;
+    v.index = r;
+    v.time = static_cast<Time>(now * kMicrosPerSecond);
+    v.session = trace.session[r];
+    v.turn = trace.turn[r];
+    v.category = trace.category[r];
+    v.prompt_tokens = trace.prompt_tokens[r];
+    v.output_tokens = trace.output_tokens[r];
+    v.first_access = workload.sequences.block_offset[r];
+    v.blocks = trace.prompt(r);
+    return v;
+  };
+  auto done = [&](uint32_t r, double now, bool rejected) {
+    RequestState& s = requests[r];
+    --in_system;
+    ++left;
+    sojourn += now - s.arrival;
+    if (rejected) {
+      ++res.rejected;
+      s.finish = now;
+    }
+    Completion c;
+    c.arrival = static_cast<Time>(s.arrival * kMicrosPerSecond);
+    c.first_token = static_cast<Time>((s.first_token < 0 ? now : s.first_token) * 1e6);
+    c.finish = static_cast<Time>(now * kMicrosPerSecond);
+    c.cached_blocks = s.hit_blocks;
+    router->on_complete(request_view(r, now), s.worker, c, cluster);
+    if (closed) {
+      const auto& turns = sessions[session_of[r]];
+      uint32_t next_turn = turn_of[r] + 1;
+      if (next_turn < turns.size()) {
+        events.push({now + o.think_time_s, 1, turns[next_turn], 0});
+      } else if (next_session < sessions.size()) {
+        events.push({now + o.think_time_s, 1, sessions[next_session++].front(), 0});
+      }
+    }
+    if (o.progress && left % progress_step == 0) o.progress(double(left) / double(n));
+  };
+
+  PolicyContext pctx;
+  pctx.block_tokens = B;
+  pctx.cost_model = &cost;
+  if (workload.has_oracle) pctx.future = workload.oracle.view(workload.sequences);
+  Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims};
+  for (uint32_t w = 0; w < o.workers; ++w) {
+    pctx.seed = o.seed + w;  // workers draw apart
+    workers.push_back(std::make_unique<Worker>(w, o.capacity_blocks, o.policy, pctx, cost, wcfg,
+                                               workload, requests, done));
+  }
+
+  auto kick = [&](uint32_t w, double now) {
+    double seconds = workers[w]->start_iteration(now);
+    if (seconds >= 0) {
+      events.push({now + seconds, 0, 0, w});
+      ++res.iterations;
+    }
+  };
+  auto arrive = [&](uint32_t r, double now) {
+    requests[r].arrival = now;
+    ++in_system;
+    WorkerId w = router->route(request_view(r, now), cluster);
+    if (w >= o.workers)
+      throw Error("router " + o.router.label() + " chose worker " + std::to_string(w) +
+                  " of " + std::to_string(o.workers));
+    workers[w]->enqueue(r);
+    if (!workers[w]->busy()) kick(w, now);
+  };
+
+  size_t next_arrival = 0;
+  double first_arrival = closed ? 0.0 : (n ? arrival[0] : 0.0);
+  last_t = first_arrival;
+  while (true) {
+    bool from_trace = !closed && next_arrival < n;
+    if (!from_trace && events.empty()) break;
+    Event e;
+    if (from_trace &&
+        (events.empty() || events.top() > Event{arrival[next_arrival], 1,
+                                                static_cast<uint32_t>(next_arrival), 0})) {
+      e = {arrival[next_arrival], 1, static_cast<uint32_t>(next_arrival), 0};
+      ++next_arrival;
+    } else {
+      e = events.top();
+      events.pop();
+    }
+    area += double(in_system) * (e.time - last_t);
+    last_t = e.time;
+    cluster.set_now(e.time);
+    ++res.events;
+    if (e.kind == 1) {
+      arrive(e.request, e.time);
+    } else {
+      workers[e.worker]->end_iteration(e.time);
+      kick(e.worker, e.time);
+    }
+  }
+  if (left != n)
+    throw Error("serve: " + std::to_string(n - left) + " requests never completed (a bug)");
+
+  // Metrics over completed requests.
+  std::vector<double> wait, ttft, tpot, e2e;
+  double last_finish = first_arrival;
+  uint64_t slo_violations = 0;
+  for (uint32_t r = 0; r < n; ++r) {
+    const RequestState& s = requests[r];
+    last_finish = std::max(last_finish, s.finish);
+    if (s.completions == 0) continue;
+    ++res.requests;
+    wait.push_back(s.admitted - s.arrival);
+    ttft.push_back(s.first_token - s.arrival);
+    e2e.push_back(s.finish - s.arrival);
+    if (s.generated > 1) tpot.push_back((s.finish - s.first_token) / double(s.generated - 1));
+    if ((s.first_token - s.arrival) * 1e3 > o.slo_ms) ++slo_violations;
+    res.output_tokens += s.generated;
+    res.prompt_tokens += trace.prompt_tokens[r];
+    res.token_hits += std::min<uint64_t>(uint64_t{s.hit_blocks} * B, trace.prompt_tokens[r]);
+  }
+  res.queue_wait_ms = summarize(wait);
+  res.ttft_ms = summarize(ttft);
+  res.tpot_ms = summarize(tpot);
+  res.e2e_ms = summarize(e2e);
+  res.makespan_s = last_finish - first_arrival;
+  if (res.makespan_s > 0) {
+    res.throughput_rps = double(res.requests) / res.makespan_s;
+    res.output_tokens_per_s = double(res.output_tokens) / res.makespan_s;
+    res.mean_in_system = area / res.makespan_s;
+  }
+  res.slo_violation_rate = res.requests ? double(slo_violations) / double(res.requests) : 0;
+  res.token_hit_rate = res.prompt_tokens ? double(res.token_hits) / double(res.prompt_tokens) : 0;
+  for (auto& w : workers) {
+    WorkerResult wr = w->result();
+    wr.evictions = w->cache().evictions();
+    res.block_accesses += wr.block_accesses;
+    res.block_hits += wr.block_hits;
+    res.preemptions += wr.preemptions;
+    res.evictions += wr.evictions;
+    res.per_worker.push_back(wr);
+    for (auto& [name, value] : w->cache().policy().stats()) {
+      auto it = std::find_if(res.policy_stats.begin(), res.policy_stats.end(),
+                             [&](auto& kv) { return kv.first == name; });
+      if (it == res.policy_stats.end()) {
+        res.policy_stats.push_back({name, value});
+      } else {
+        it->second += value;
+      }
+    }
+  }
+  res.block_hit_rate =
+      res.block_accesses ? double(res.block_hits) / double(res.block_accesses) : 0;
+  res.router_stats = router->stats();
+  res.total_sojourn_s = sojourn;
+  res.sim_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (timeline) {
+    *timeline = {};
+    for (const RequestState& s : requests) {
+      timeline->arrival.push_back(s.arrival);
+      timeline->admitted.push_back(s.admitted);
+      timeline->first_token.push_back(s.first_token);
+      timeline->finish.push_back(s.finish);
+      timeline->worker.push_back(s.worker);
+      timeline->completions.push_back(s.completions);
+    }
+  }
+  return res;
+}
+
+}  // namespace kvpolicy

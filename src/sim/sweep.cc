@@ -3,16 +3,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/resumable.h"
 
 namespace kvpolicy {
 
@@ -90,24 +87,11 @@ ReplayResult parse_result_json(const std::string& line, const std::string& path,
 
 namespace {
 
-// Results already in the file, by key. A torn last line (a write cut short by a kill) is cut
-// off the file, so that new results start on a line of their own.
+// Results already in the file, by key.
 std::map<std::string, ReplayResult> read_finished(const std::string& path) {
   std::map<std::string, ReplayResult> done;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return done;
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  in.close();
-  size_t complete = data.rfind('\n') == std::string::npos ? 0 : data.rfind('\n') + 1;
-  if (complete < data.size()) std::filesystem::resize_file(path, complete);
-  uint64_t line_no = 0;
-  for (size_t start = 0; start < complete;) {
-    size_t end = data.find('\n', start);
-    std::string line = data.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    if (line.empty()) continue;
-    ReplayResult r = parse_result_json(line, path, line_no);
+  for (auto& line : read_complete_lines(path)) {
+    ReplayResult r = parse_result_json(line.text, path, line.line_no);
     done[result_key(r)] = std::move(r);
   }
   return done;
@@ -128,7 +112,6 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
   TraceFacts facts = trace_facts(trace);
 
   std::vector<ReplayResult> results(configs.size());
-  std::vector<char> have(configs.size(), 0);
   std::map<std::string, ReplayResult> finished;
   if (options.resume && !options.json_path.empty()) finished = read_finished(options.json_path);
   std::ofstream out;
@@ -157,48 +140,30 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
     auto it = finished.find(planned(configs[i]));
     if (it != finished.end()) {
       results[i] = it->second;
-      have[i] = 1;
     } else {
       todo.push_back(i);
     }
   }
 
   std::mutex mu;
-  std::atomic<size_t> next{0};
   size_t completed = configs.size() - todo.size();
-  std::exception_ptr error;
-  auto worker = [&] {
-    for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
-      const SweepConfig& c = configs[todo[k]];
-      ReplayOptions opts = c.options;
-      std::string label = c.policy.label() + " at " + std::to_string(c.capacity_blocks);
-      opts.progress = [&](double f) {
-        std::lock_guard lock(mu);
-        if (options.progress) options.progress((completed + f) / configs.size(), label);
-      };
-      try {
-        ReplayResult r =
-            replay(trace, need_oracle ? &oracle : nullptr, c.policy, c.capacity_blocks, opts);
-        r.capacity_fraction = c.capacity_fraction;
-        r.infinite_hit_rate = facts.infinite_hit_rate;
-        std::lock_guard lock(mu);
-        if (out.is_open()) out << r.to_json() << std::endl;  // flushed: nothing lost on a kill
-        results[todo[k]] = std::move(r);
-        ++completed;
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        next = todo.size();  // stop handing out work
-      }
-    }
-  };
-  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::min<unsigned>(jobs, std::max<size_t>(1, todo.size()));
-  std::vector<std::thread> threads;
-  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  parallel_for(todo.size(), options.jobs, [&](size_t k) {
+    const SweepConfig& c = configs[todo[k]];
+    ReplayOptions opts = c.options;
+    std::string label = c.policy.label() + " at " + std::to_string(c.capacity_blocks);
+    opts.progress = [&](double f) {
+      std::lock_guard lock(mu);
+      if (options.progress) options.progress((completed + f) / configs.size(), label);
+    };
+    ReplayResult r =
+        replay(trace, need_oracle ? &oracle : nullptr, c.policy, c.capacity_blocks, opts);
+    r.capacity_fraction = c.capacity_fraction;
+    r.infinite_hit_rate = facts.infinite_hit_rate;
+    std::lock_guard lock(mu);
+    if (out.is_open()) out << r.to_json() << std::endl;  // flushed: nothing lost on a kill
+    results[todo[k]] = std::move(r);
+    ++completed;
+  });
   return results;
 }
 

@@ -1,0 +1,78 @@
+// ServingCache: a worker's KV memory in serve mode, shared between the prefix cache and the
+// requests it runs (DESIGN.md section 6, ALGORITHMS.md section 10). Every block a running request
+// holds is either a node of the prefix tree, pinned while the request runs, or a private block
+// (output being generated, or a recomputed answer) that joins the tree when the request
+// completes. The policy sees each request's prompt at admission and its whole sequence at
+// completion, each as one request cycle (policy.h), and chooses what to evict when memory runs
+// short; only unpinned blocks are ever evicted.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kvpolicy/core/tree.h"
+#include "kvpolicy/policy/policy.h"
+
+namespace kvpolicy {
+
+class ServingCache {
+ public:
+  ServingCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx);
+
+  // Leading blocks of `keys` that are cached and computed: what a KV-event subscriber (an exact
+  // router) knows, and what a request admitted now would reuse. No side effects.
+  uint32_t computed_prefix(std::span<const BlockKey> keys) const;
+  // Whether admitting `prompt` with `private_blocks` more blocks fits, after evicting every
+  // unpinned block if need be. No side effects.
+  bool fits(std::span<const BlockKey> prompt, size_t private_blocks) const;
+  // Admits a request (fits() must hold): one request cycle in which each prompt block is found
+  // (told as reused) or inserted (evicting as needed), and pinned; the blocks of `path` (cleared
+  // first) are the prompt's nodes, and private_blocks are reserved. Returns the computed prefix
+  // in blocks, found before anything changed.
+  uint32_t admit(const RequestView& prompt, size_t private_blocks, std::vector<NodeId>& path);
+  // Marks path[0..blocks) computed (a prefill passed them): later requests reuse them.
+  void mark_computed(std::span<const NodeId> path, uint32_t blocks);
+  // Reserves one more private block, evicting if need be; false if every block is pinned.
+  bool grow(Time now);
+  // A preempted request: its nodes are unpinned (they stay cached) and its private blocks freed.
+  void release(std::span<const NodeId> path, size_t private_blocks);
+  // A completed request: one request cycle over `sequence` (prompt and answer blocks) in which
+  // the blocks of `path` are used again (released now) and the blocks after it are inserted from the request's private blocks (or, when another
+  // request cached the same block meanwhile, that one is reused and the private block freed),
+  // then every node is unpinned. Frees private blocks beyond what the sequence needs.
+  void complete(const RequestView& sequence, std::vector<NodeId>& path, size_t private_blocks);
+
+  size_t capacity() const { return capacity_; }
+  size_t cached_blocks() const { return tree_->size(); }
+  size_t private_blocks() const { return private_; }
+  size_t pinned_blocks() const { return pinned_; }
+  size_t free_blocks() const { return capacity_ - tree_->size() - private_; }
+  uint64_t evictions() const { return evictions_; }
+  const PrefixTree& tree() const { return *tree_; }
+  Policy& policy() { return *policy_; }
+  // Checks every victim (tests): an evictable node, named again when asked twice.
+  void set_checking(bool on) { checking_ = on; }
+
+ private:
+  void pin(NodeId n);
+  void unpin(NodeId n);
+  void reserve_ids();
+  bool evict_one(Time now);
+  // Inserts `key` under `parent` (told to the policy as kind), or pins the cached block.
+  NodeId place(BlockKey key, NodeId parent, const AccessInfo& info);
+
+  std::unique_ptr<PrefixTree> tree_;
+  std::unique_ptr<Policy> policy_;
+  size_t capacity_;
+  size_t private_ = 0;
+  size_t pinned_ = 0;       // nodes held by at least one running request
+  size_t ids_told_ = 0;     // the tree's id limit the policy was last told of
+  std::vector<uint32_t> holders_;  // per node: running requests holding it (the tree pins once)
+  std::vector<uint8_t> computed_;  // per node: its KV has been computed
+  uint64_t evictions_ = 0;
+  bool checking_ = false;
+};
+
+}  // namespace kvpolicy

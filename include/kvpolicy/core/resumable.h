@@ -1,0 +1,25 @@
+// What every sweep shares (replay's and serve mode's): results streamed to a JSONL file one
+// line at a time, read back to resume an interrupted run, and configurations run on all cores.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kvpolicy {
+
+// The complete lines of a results file, with their line numbers; a torn last line (a write cut
+// short by a kill) is cut off the file, so new results start on a line of their own. A missing
+// file has none.
+struct ResultLine {
+  uint64_t line_no;
+  std::string text;
+};
+std::vector<ResultLine> read_complete_lines(const std::string& path);
+
+// Runs task(i) for every i in [0, n) on `jobs` threads (0 = every core). The first exception
+// stops handing out work and is rethrown once the running tasks finish.
+void parallel_for(size_t n, unsigned jobs, const std::function<void(size_t)>& task);
+
+}  // namespace kvpolicy

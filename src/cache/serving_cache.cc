@@ -1,0 +1,182 @@
+#include "kvpolicy/cache/serving_cache.h"
+
+#include <algorithm>
+#include <string>
+
+#include "kvpolicy/core/error.h"
+
+namespace kvpolicy {
+
+ServingCache::ServingCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx)
+    : capacity_(capacity_blocks) {
+  if (capacity_blocks == 0) throw ConfigError("a worker needs at least one KV block");
+  tree_ = std::make_unique<PrefixTree>(std::min<size_t>(capacity_blocks, size_t{1} << 22));
+  ctx.tree = tree_.get();
+  ctx.capacity_blocks = capacity_blocks;
+  policy_ = make_policy(spec, ctx);
+  reserve_ids();
+}
+
+void ServingCache::reserve_ids() {
+  if (tree_->id_limit() == ids_told_) return;
+  ids_told_ = tree_->id_limit();
+  policy_->reserve_ids(ids_told_);
+  holders_.resize(ids_told_, 0);
+  computed_.resize(ids_told_, 0);
+}
+
+void ServingCache::pin(NodeId n) {
+  if (holders_[n]++ > 0) return;
+  ++pinned_;
+  if (tree_->pin(n)) policy_->on_unevictable(n);
+}
+
+void ServingCache::unpin(NodeId n) {
+  if (--holders_[n] > 0) return;
+  --pinned_;
+  if (tree_->unpin(n)) policy_->on_evictable(n);
+}
+
+uint32_t ServingCache::computed_prefix(std::span<const BlockKey> keys) const {
+  uint32_t i = 0;
+  for (; i < keys.size(); ++i) {
+    NodeId n = tree_->find(keys[i]);
+    if (n == kNoNode || !computed_[n]) break;
+  }
+  return i;
+}
+
+bool ServingCache::fits(std::span<const BlockKey> prompt, size_t private_blocks) const {
+  // Every unpinned block can go (a pinned block's ancestors are pinned too), except those of
+  // this prompt, which admission pins.
+  size_t missing = 0, unpinned_on_path = 0;
+  for (BlockKey key : prompt) {
+    NodeId n = tree_->find(key);
+    if (n == kNoNode) {
+      ++missing;
+    } else if (holders_[n] == 0) {
+      ++unpinned_on_path;
+    }
+  }
+  size_t available = free_blocks() + (tree_->size() - pinned_) - unpinned_on_path;
+  return missing + private_blocks <= available;
+}
+
+bool ServingCache::evict_one(Time now) {
+  NodeId v = policy_->victim(now);
+  if (v == kNoNode) return false;
+  if (checking_) {
+    if (!tree_->contains(v) || !tree_->is_evictable(v))
+      throw Error("policy returned victim node " + std::to_string(v) +
+                  ", which is not an evictable block");
+    if (policy_->victim(now) != v)
+      throw Error("policy returned victim node " + std::to_string(v) +
+                  ", which was not named again when asked twice");
+  }
+  policy_->on_removed(v, Removal::kEvicted);
+  computed_[v] = 0;
+  NodeId parent = tree_->remove(v);
+  if (parent != kNoNode) policy_->on_evictable(parent);
+  ++evictions_;
+  return true;
+}
+
+NodeId ServingCache::place(BlockKey key, NodeId parent, const AccessInfo& info) {
+  NodeId n = tree_->find(key);
+  if (n != kNoNode) {
+    pin(n);
+    AccessInfo reused = info;
+    reused.kind = AccessKind::kReused;
+    policy_->on_access(n, reused);
+    return n;
+  }
+  n = tree_->insert(key, parent);  // pinned by the tree
+  reserve_ids();
+  holders_[n] = 1;
+  computed_[n] = 0;
+  ++pinned_;
+  policy_->on_access(n, info);
+  return n;
+}
+
+uint32_t ServingCache::admit(const RequestView& r, size_t private_blocks,
+                             std::vector<NodeId>& path) {
+  uint32_t hits = computed_prefix(r.blocks);
+  path.clear();
+  policy_->on_request_begin(r);
+  AccessInfo info;
+  info.now = r.time;
+  info.req = r.index;
+  info.session = r.session;
+  info.turn = r.turn;
+  info.category = r.category;
+  info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
+  info.kind = AccessKind::kInserted;
+  NodeId parent = kNoNode;
+  for (uint32_t i = 0; i < r.blocks.size(); ++i) {
+    info.position = i;
+    info.access = r.first_access + i;
+    if (tree_->find(r.blocks[i]) == kNoNode && free_blocks() == 0 && !evict_one(r.time))
+      throw Error("serve: admitted a request that does not fit (a bug: fits() said it did)");
+    parent = place(r.blocks[i], parent, info);
+    path.push_back(parent);
+  }
+  for (size_t k = 0; k < private_blocks; ++k)
+    if (!grow(r.time))
+      throw Error("serve: admitted a request that does not fit (a bug: fits() said it did)");
+  policy_->on_request_end(r, path);
+  return hits;
+}
+
+void ServingCache::mark_computed(std::span<const NodeId> path, uint32_t blocks) {
+  for (uint32_t i = 0; i < std::min<size_t>(blocks, path.size()); ++i) computed_[path[i]] = 1;
+}
+
+bool ServingCache::grow(Time now) {
+  if (free_blocks() == 0 && !evict_one(now)) return false;
+  ++private_;
+  return true;
+}
+
+void ServingCache::release(std::span<const NodeId> path, size_t private_blocks) {
+  for (size_t j = path.size(); j-- > 0;) unpin(path[j]);
+  private_ -= private_blocks;
+}
+
+void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
+                            size_t private_blocks) {
+  policy_->on_request_begin(r);
+  AccessInfo info;
+  info.now = r.time;
+  info.req = r.index;
+  info.session = r.session;
+  info.turn = r.turn;
+  info.category = r.category;
+  info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
+  info.kind = AccessKind::kInserted;
+  // The prompt's blocks are used until now: engines refresh a finished request's blocks when
+  // they release them (vLLM's free queue, SGLang's last access time), so the policy hears them.
+  info.kind = AccessKind::kReused;
+  for (size_t i = 0; i < path.size(); ++i) {
+    info.position = static_cast<uint32_t>(i);
+    info.access = r.first_access + i;
+    policy_->on_access(path[i], info);
+  }
+  info.kind = AccessKind::kInserted;
+  NodeId parent = path.empty() ? kNoNode : path.back();
+  size_t used = 0;
+  for (size_t i = path.size(); i < r.blocks.size() && used < private_blocks; ++i, ++used) {
+    info.position = static_cast<uint32_t>(i);
+    info.access = r.first_access + i;
+    --private_;  // the block moves from the request into the tree (or is dropped as a copy)
+    parent = place(r.blocks[i], parent, info);
+    computed_[parent] = 1;
+    path.push_back(parent);
+  }
+  private_ -= private_blocks - used;
+  policy_->on_request_end(r, path);
+  for (size_t j = path.size(); j-- > 0;) unpin(path[j]);
+  path.clear();
+}
+
+}  // namespace kvpolicy

@@ -1,0 +1,193 @@
+// `kvpolicy serve`: a trace through a simulated cluster of workers behind a router, for every
+// (router, policy, workers, capacity) asked; queueing, batching and TTFT included.
+#include <fmt/format.h>
+
+#include "command.h"
+#include "common.h"
+#include "kvpolicy/core/capacity.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
+#include "kvpolicy/serve/serve.h"
+#include "kvpolicy/trace/generators.h"
+#include "serve_args.h"
+
+namespace kvpolicy::cli {
+
+void ServeArgs::add(CLI::App* cmd) {
+  cmd->add_option("--router,-r", routers, "routers, comma-separated, each name[:key=value,...]")
+      ->capture_default_str();
+  cmd->add_option("--policy,-p", policies, "eviction policies of the workers' caches")
+      ->capture_default_str();
+  cmd->add_option("--workers,-w", workers, "worker counts, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--capacity,-c", capacities,
+                  "KV memory per GPU: blocks, a share of unique blocks (0.05 or 5%), tokens "
+                  "(10000t) or bytes (40GB, 4.8GiB); a worker has --tp times it")
+      ->capture_default_str();
+  cmd->add_option("--model", model, "cost model: a model preset or 'linear'")
+      ->capture_default_str();
+  cmd->add_option("--gpu", gpu, "cost model: a GPU preset (see `kvpolicy cost-model`)")
+      ->capture_default_str();
+  cmd->add_option("--tp", tp, "GPUs per worker (tensor parallel): compute / tp, KV memory x tp")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--kv-dtype", kv_dtype, "KV cache dtype: auto (the model's), fp16, bf16, fp8")
+      ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8"}))
+      ->capture_default_str();
+  cmd->add_option("--cost-params", cost_params, "more cost model options, key=value,...");
+  cmd->add_option("--rate", rate, "rescale arrivals to this mean rate, requests/s (0 = as traced)")
+      ->capture_default_str();
+  cmd->add_option("--time-scale", time_scale, "multiply the trace's arrival times by this")
+      ->capture_default_str();
+  cmd->add_option("--clients", clients,
+                  "closed loop: this many clients, each sending a session's turns one after "
+                  "another (0 = open loop, arrivals from the trace)")
+      ->capture_default_str();
+  cmd->add_option("--think-time", think_time_s, "closed loop: seconds between a reply and the "
+                                                "client's next request")
+      ->capture_default_str();
+  cmd->add_option("--max-batch-tokens", max_batch_tokens, "token budget per iteration")
+      ->capture_default_str();
+  cmd->add_option("--max-running", max_running, "running sequences per worker at most")
+      ->capture_default_str();
+  cmd->add_flag("--no-cache-outputs", no_cache_outputs,
+                "do not cache finished answers (by default a next turn reuses them)");
+  cmd->add_option("--slo", slo_ms, "TTFT SLO for the violation rate, ms")->capture_default_str();
+  cmd->add_option("--seed", seed, "seed of routers and randomized policies")
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")
+      ->capture_default_str();
+  cmd->add_option("--json", json_path, "write one JSON object per result to this file");
+  cmd->add_flag("--resume", resume,
+                "keep the results already in --json and run only the missing configurations");
+}
+
+CostModel ServeArgs::cost_model() const {
+  std::string params = cost_params;
+  params += (params.empty() ? "" : ",") + fmt::format("tp={},kv_dtype={}", tp, kv_dtype);
+  return CostModel::make(model, gpu, params);
+}
+
+std::vector<uint32_t> ServeArgs::validate() const {
+  for (auto& r : parse_router_list(routers)) RouterRegistry::instance().get(r.name);
+  for (auto& p : parse_policy_list(policies)) PolicyRegistry::instance().get(p.name);
+  parse_capacity_list(capacities);
+  if (!(rate >= 0)) throw ConfigError("--rate must be >= 0 requests per second");
+  std::vector<uint32_t> worker_counts;
+  for (const std::string& w : split_list(workers)) {
+    char* end = nullptr;
+    long v = std::strtol(w.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > 4096)
+      throw ConfigError("--workers: '" + w + "' is not a worker count from 1 to 4096");
+    worker_counts.push_back(static_cast<uint32_t>(v));
+  }
+  if (worker_counts.empty()) throw ConfigError("--workers: no worker count given");
+  return worker_counts;
+}
+
+std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel& cost) const {
+  std::vector<uint32_t> worker_counts = validate();
+  auto router_specs = parse_router_list(routers);
+  auto policy_specs = parse_policy_list(policies);
+  size_t unique = count_unique_blocks(trace);
+  CostModel at_trace = cost.with_block_tokens(trace.block_tokens);
+  std::vector<ServeOptions> out;
+  for (const CapacitySpec& cap : parse_capacity_list(capacities)) {
+    size_t per_gpu = cap.blocks(unique, trace.block_tokens, at_trace.kv_bytes_per_block());
+    for (uint32_t w : worker_counts)
+      for (auto& router : router_specs)
+        for (auto& policy : policy_specs) {
+          ServeOptions o;
+          o.workers = w;
+          o.router = router;
+          o.policy = policy;
+          o.capacity_blocks = per_gpu * cost.tensor_parallel();
+          o.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+          o.max_batch_tokens = max_batch_tokens;
+          o.max_running = max_running;
+          o.time_scale = time_scale;
+          o.rate = rate;
+          o.clients = clients;
+          o.think_time_s = think_time_s;
+          o.cache_outputs = !no_cache_outputs;
+          o.slo_ms = slo_ms;
+          o.seed = seed;
+          out.push_back(o);
+        }
+  }
+  return out;
+}
+
+std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& what) const {
+  if (resume && json_path.empty()) throw ConfigError("--resume needs --json FILE");
+  CostModel cost = cost_model();
+  std::vector<ServeOptions> configs = this->configs(trace, cost);
+  for (auto& c : configs) c.cost_model = &cost;
+  if (!json_path.empty() && !resume) open_output(json_path);  // truncates
+  Progress progress(what);
+  ServeSweepOptions so;
+  so.jobs = jobs;
+  so.json_path = json_path;
+  so.resume = resume;
+  so.progress = [&](double f, const std::string& label) { progress.update(f, label); };
+  return run_serve_sweep(trace, configs, so);
+}
+
+void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
+                       const CostModel& cost) {
+  fmt::print("trace {}: {} requests, {} block accesses of {} tokens; cost model {}\n", trace.name,
+             trace.size(), trace.num_block_accesses(), trace.block_tokens, cost.label());
+  double gb_per_block = cost.with_block_tokens(trace.block_tokens).kv_bytes_per_block() / 1e9;
+  fmt::print("{:<14} {:<10} {:>3} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6}\n",
+             "router", "policy", "W", "blocks/w", "GB/w", "hit %", "TTFT ms", "p99 ms",
+             "wait ms", "e2e p99", "req/s", "preempt", "slo %");
+  for (const ServeResult& r : results) {
+    std::string router = r.router_params.empty() ? r.router : r.router + ":" + r.router_params;
+    std::string policy = r.params.empty() ? r.policy : r.policy + ":" + r.params;
+    fmt::print(
+        "{:<14} {:<10} {:>3} {:>9} {:>7.1f} {:>7.2f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.2f} "
+        "{:>7} {:>6.1f}\n",
+        router, policy, r.workers, r.capacity_blocks, double(r.capacity_blocks) * gb_per_block,
+        r.block_hit_rate * 100, r.ttft_ms.mean, r.ttft_ms.p99, r.queue_wait_ms.mean, r.e2e_ms.p99,
+        r.throughput_rps, r.preemptions, r.slo_violation_rate * 100);
+    if (r.rejected)
+      fmt::print("  {} request(s) never fit in a worker's memory and were rejected\n", r.rejected);
+  }
+}
+
+namespace {
+
+void add(CLI::App& app) {
+  auto trace_args = std::make_shared<TraceArgs>();
+  auto generate = std::make_shared<std::string>();
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand(
+      "serve", "simulate a serving cluster: routers, eviction policies, batching, queueing, TTFT");
+  trace_args->add(cmd, false);
+  cmd->add_option("--generate", *generate,
+                  "instead of --trace, a generated workload: kind[:key=value,...] (gsp, "
+                  "conversation, zipf; see `kvpolicy generate --help`)");
+  args->add(cmd);
+  cmd->callback([trace_args, generate, args] {
+    if (trace_args->path.empty() == generate->empty())
+      throw ConfigError("serve: give either --trace FILE or --generate KIND[:params]");
+    CostModel cost = args->cost_model();
+    Trace trace;
+    if (!generate->empty()) {
+      size_t colon = generate->find(':');
+      trace = generate_workload(generate->substr(0, colon),
+                                colon == std::string::npos ? "" : generate->substr(colon + 1),
+                                args->seed);
+    } else {
+      args->validate();  // bad flags fail before a long load
+      trace = trace_args->load();
+    }
+    print_serve_table(trace, args->run(trace, "serve"), cost);
+  });
+}
+
+CommandRegistrar registrar(25, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli

@@ -1,0 +1,56 @@
+#include "kvpolicy/core/resumable.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <thread>
+
+namespace kvpolicy {
+
+std::vector<ResultLine> read_complete_lines(const std::string& path) {
+  std::vector<ResultLine> lines;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return lines;
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  size_t complete = data.rfind('\n') == std::string::npos ? 0 : data.rfind('\n') + 1;
+  if (complete < data.size()) std::filesystem::resize_file(path, complete);
+  uint64_t line_no = 0;
+  for (size_t start = 0; start < complete;) {
+    size_t end = data.find('\n', start);
+    ++line_no;
+    if (end > start) lines.push_back({line_no, data.substr(start, end - start)});
+    start = end + 1;
+  }
+  return lines;
+}
+
+void parallel_for(size_t n, unsigned jobs, const std::function<void(size_t)>& task) {
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        next = n;  // stop handing out work
+      }
+    }
+  };
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<unsigned>(std::min<size_t>(jobs, std::max<size_t>(1, n)));
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace kvpolicy

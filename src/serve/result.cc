@@ -1,0 +1,145 @@
+// ServeResult as one JSON line: replay mode's fields under the same names, then serve mode's.
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/serve/serve.h"
+
+namespace kvpolicy {
+namespace {
+
+std::string stats_json(const PolicyStats& stats) {
+  JsonObject o;
+  for (auto& [key, value] : stats) o.add(key, value);
+  return o.str();
+}
+
+void add_latency(JsonObject& o, const std::string& name, const LatencyStats& s) {
+  o.add(name + "_mean_ms", s.mean, 3).add(name + "_p50_ms", s.p50, 3);
+  o.add(name + "_p90_ms", s.p90, 3).add(name + "_p95_ms", s.p95, 3);
+  o.add(name + "_p99_ms", s.p99, 3).add(name + "_max_ms", s.max, 3);
+}
+
+}  // namespace
+
+std::string ServeResult::key() const {
+  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{}|{}|{:g}", trace, policy,
+                     params, router, router_params, workers, capacity_blocks, seed, cost_model,
+                     time_scale, rate, clients, max_batch_tokens, max_running, slo_ms);
+}
+
+std::string ServeResult::to_json() const {
+  JsonObject o;
+  o.add("mode", "serve");
+  o.add("trace", trace).add("policy", policy).add("params", params);
+  o.add("capacity_blocks", capacity_blocks);
+  if (capacity_fraction < 0) {
+    o.add_null("capacity_fraction");
+  } else {
+    o.raw("capacity_fraction", fmt::format("{}", capacity_fraction));
+  }
+  o.add("seed", seed).add("requests", requests).add("block_accesses", block_accesses);
+  o.add("block_hits", block_hits).add("block_hit_rate", block_hit_rate);
+  o.add("prompt_tokens", prompt_tokens).add("token_hits", token_hits);
+  o.add("token_hit_rate", token_hit_rate).add("evictions", evictions);
+  o.add("cost_model", cost_model);
+  o.add("ttft_p50_ms", ttft_ms.p50, 3).add("ttft_p90_ms", ttft_ms.p90, 3);
+  o.add("ttft_p95_ms", ttft_ms.p95, 3).add("ttft_p99_ms", ttft_ms.p99, 3);
+  o.add("ttft_mean_ms", ttft_ms.mean, 3).add("ttft_max_ms", ttft_ms.max, 3);
+  o.raw("slo_ms", fmt::format("{:g}", slo_ms)).add("slo_violation_rate", slo_violation_rate);
+  if (!policy_stats.empty()) o.raw("policy_stats", stats_json(policy_stats));
+  o.add("router", router).add("router_params", router_params);
+  o.add("workers", workers).add("tensor_parallel", tensor_parallel);
+  o.add("max_batch_tokens", max_batch_tokens).add("max_running", max_running);
+  o.raw("time_scale", fmt::format("{:g}", time_scale)).raw("rate", fmt::format("{:g}", rate));
+  o.add("clients", clients).add("rejected", rejected).add("preemptions", preemptions);
+  o.add("output_tokens", output_tokens).add("iterations", iterations).add("events", events);
+  o.add("makespan_s", makespan_s).add("throughput_rps", throughput_rps, 4);
+  o.add("output_tokens_per_s", output_tokens_per_s, 2);
+  o.add("mean_in_system", mean_in_system, 4).add("total_sojourn_s", total_sojourn_s);
+  add_latency(o, "queue_wait", queue_wait_ms);
+  add_latency(o, "tpot", tpot_ms);
+  add_latency(o, "e2e", e2e_ms);
+  std::string per = "[";
+  for (size_t w = 0; w < per_worker.size(); ++w) {
+    const WorkerResult& r = per_worker[w];
+    JsonObject x;
+    x.add("requests", r.requests).add("block_accesses", r.block_accesses);
+    x.add("block_hits", r.block_hits).add("hit_rate", r.hit_rate());
+    x.add("preemptions", r.preemptions).add("evictions", r.evictions);
+    x.add("busy_seconds", r.busy_seconds);
+    x.add("utilisation", makespan_s > 0 ? r.busy_seconds / makespan_s : 0.0);
+    per += (w ? "," : "") + x.str();
+  }
+  o.raw("per_worker", per + "]");
+  if (!router_stats.empty()) o.raw("router_stats", stats_json(router_stats));
+  o.add("sim_seconds", sim_seconds, 3);
+  return o.str();
+}
+
+ServeResult parse_serve_result(const std::string& line, const std::string& path,
+                               uint64_t line_no) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  auto fail = [&](const std::string& field, const std::string& what) {
+    throw InputError(path, line_no, field, what);
+  };
+  if (parser.parse(line).get(obj)) fail("", "not a JSON object");
+  ServeResult r;
+  auto str = [&](const char* key, std::string& out) {
+    std::string_view v;
+    if (obj[key].get(v)) fail(key, "missing or not a string");
+    out = v;
+  };
+  auto num = [&](const char* key, auto& out) {
+    double v;
+    if (obj[key].get(v)) fail(key, "missing or not a number");
+    out = static_cast<std::remove_reference_t<decltype(out)>>(v);
+  };
+  std::string mode;
+  str("mode", mode);
+  if (mode != "serve") fail("mode", "not a serve-mode result");
+  str("trace", r.trace);
+  str("policy", r.policy);
+  str("params", r.params);
+  str("router", r.router);
+  str("router_params", r.router_params);
+  str("cost_model", r.cost_model);
+  num("capacity_blocks", r.capacity_blocks);
+  double fraction;
+  r.capacity_fraction = obj["capacity_fraction"].get(fraction) ? -1 : fraction;
+  num("seed", r.seed);
+  num("workers", r.workers);
+  num("tensor_parallel", r.tensor_parallel);
+  num("max_batch_tokens", r.max_batch_tokens);
+  num("max_running", r.max_running);
+  num("time_scale", r.time_scale);
+  num("rate", r.rate);
+  num("clients", r.clients);
+  num("slo_ms", r.slo_ms);
+  num("requests", r.requests);
+  num("block_accesses", r.block_accesses);
+  num("block_hits", r.block_hits);
+  num("block_hit_rate", r.block_hit_rate);
+  num("token_hit_rate", r.token_hit_rate);
+  num("rejected", r.rejected);
+  num("preemptions", r.preemptions);
+  num("throughput_rps", r.throughput_rps);
+  num("slo_violation_rate", r.slo_violation_rate);
+  auto latency = [&](const std::string& name, LatencyStats& s) {
+    num((name + "_mean_ms").c_str(), s.mean);
+    num((name + "_p50_ms").c_str(), s.p50);
+    num((name + "_p90_ms").c_str(), s.p90);
+    num((name + "_p95_ms").c_str(), s.p95);
+    num((name + "_p99_ms").c_str(), s.p99);
+    num((name + "_max_ms").c_str(), s.max);
+  };
+  latency("ttft", r.ttft_ms);
+  latency("queue_wait", r.queue_wait_ms);
+  latency("tpot", r.tpot_ms);
+  latency("e2e", r.e2e_ms);
+  return r;
+}
+
+}  // namespace kvpolicy

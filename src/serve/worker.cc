@@ -1,0 +1,201 @@
+#include "worker.h"
+
+#include <algorithm>
+
+namespace kvpolicy::serve_detail {
+
+Worker::Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
+               const CostModel& cost, const Config& config, const Workload& workload,
+               std::vector<RequestState>& requests,
+               std::function<void(uint32_t, double, bool)> done)
+    : id_(id),
+      cache_(capacity_blocks, policy, ctx),
+      cost_(cost),
+      config_(config),
+      workload_(workload),
+      requests_(requests),
+      done_(std::move(done)) {
+  cache_.set_checking(config.check_victims);
+}
+
+RequestView Worker::view(uint32_t r, double now, bool whole_sequence) const {
+  const Trace& s = workload_.sequences;
+  RequestView v;
+  v.index = r;
+  v.time = static_cast<Time>(now * kMicrosPerSecond);
+  v.session = s.session[r];
+  v.turn = s.turn[r];
+  v.category = s.category[r];
+  v.prompt_tokens = s.prompt_tokens[r];
+  v.output_tokens = s.output_tokens[r];
+  v.first_access = s.block_offset[r];
+  v.blocks = s.prompt(r);
+  if (!whole_sequence) v.blocks = v.blocks.first(workload_.prompt_blocks[r]);
+  return v;
+}
+
+void Worker::enqueue(uint32_t r) {
+  requests_[r].worker = id_;
+  waiting_.push_back(r);
+  queued_prefill_ += prompt_tokens(r) + requests_[r].generated;
+}
+
+bool Worker::admit(uint32_t r, double now) {
+  RequestState& s = requests_[r];
+  const uint32_t p = workload_.prompt_blocks[r], b = workload_.sequences.block_tokens;
+  // A request preempted after producing tokens recomputes them with its prompt.
+  uint64_t tokens = prompt_tokens(r) + s.generated;
+  uint32_t extra = sequence_blocks(p, tokens, b) - p;
+  if (!cache_.fits(workload_.sequences.prompt(r).first(p), extra)) return false;
+  s.hit_blocks = cache_.admit(view(r, now, false), extra, s.path);
+  s.private_blocks = extra;
+  // At least one token is computed, for the logits of the next one.
+  uint64_t cached = std::min<uint64_t>(uint64_t{s.hit_blocks} * b, prompt_tokens(r));
+  cached = std::min(cached, tokens - 1);
+  s.context = cached;
+  s.prefill_left = tokens - cached;
+  s.prefilling = true;
+  if (s.admitted < 0) s.admitted = now;
+  queued_prefill_ -= cached;
+  running_.push_back(r);
+  return true;
+}
+
+void Worker::preempt(uint32_t r) {
+  RequestState& s = requests_[r];
+  cache_.release(s.path, s.private_blocks);
+  s.path.clear();
+  s.private_blocks = 0;
+  if (s.prefilling) queued_prefill_ -= s.prefill_left;
+  s.prefilling = false;
+  queued_prefill_ += prompt_tokens(r) + s.generated;
+  running_.erase(std::find(running_.begin(), running_.end(), r));
+  waiting_.push_front(r);  // recompute: first in line again
+  ++result_.preemptions;
+}
+
+void Worker::complete(uint32_t r, double now) {
+  RequestState& s = requests_[r];
+  s.finish = now;
+  ++s.completions;
+  ++result_.requests;
+  result_.block_accesses += workload_.prompt_blocks[r];
+  result_.block_hits += s.hit_blocks;
+  cache_.complete(view(r, now, true), s.path, s.private_blocks);
+  s.private_blocks = 0;
+  running_.erase(std::find(running_.begin(), running_.end(), r));
+  done_(r, now, false);
+}
+
+void Worker::make_room_for_decodes(double now) {
+  const uint32_t b = workload_.sequences.block_tokens;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    uint32_t r = running_[i];
+    RequestState& s = requests_[r];
+    if (s.prefilling) continue;
+    const uint32_t p = workload_.prompt_blocks[r];
+    uint32_t need = sequence_blocks(p, s.context + 1, b) - p;
+    while (s.private_blocks < need) {
+      if (cache_.grow(now)) {
+        ++s.private_blocks;
+        continue;
+      }
+      // Out of memory: the most recently admitted request gives its blocks back.
+      uint32_t victim = running_.back();
+      preempt(victim);
+      if (victim == r) break;
+    }
+  }
+}
+
+double Worker::start_iteration(double now) {
+  chunks_.clear();
+  decodes_.clear();
+  make_room_for_decodes(now);
+  uint32_t budget = config_.max_batch_tokens;
+  IterationWork work;
+  uint64_t decode_context = 0;
+  // Running decodes first, one token each; then unfinished prefills; then the queue, FCFS.
+  for (uint32_t r : running_) {
+    if (requests_[r].prefilling || budget == 0) continue;
+    decodes_.push_back(r);
+    decode_context += requests_[r].context;
+    --budget;
+  }
+  auto schedule_prefill = [&](uint32_t r) {
+    RequestState& s = requests_[r];
+    uint32_t tokens = static_cast<uint32_t>(std::min<uint64_t>(s.prefill_left, budget));
+    if (tokens == 0) return;
+    chunks_.push_back({r, tokens});
+    cost_.add_prefill_chunk(work, tokens, s.context);
+    budget -= tokens;
+  };
+  for (uint32_t r : running_)
+    if (requests_[r].prefilling) schedule_prefill(r);
+  while (budget > 0 && !waiting_.empty() && running_.size() < config_.max_running) {
+    uint32_t r = waiting_.front();
+    if (!admit(r, now)) {
+      if (!running_.empty()) break;  // memory frees up as running requests finish
+      // Larger than the whole memory even with nothing else running: it can never run.
+      waiting_.pop_front();
+      queued_prefill_ -= prompt_tokens(r) + requests_[r].generated;
+      done_(r, now, true);
+      continue;
+    }
+    waiting_.pop_front();
+    schedule_prefill(r);
+  }
+  if (!decodes_.empty())
+    cost_.add_decode(work, static_cast<uint32_t>(decodes_.size()), decode_context);
+  if (chunks_.empty() && decodes_.empty()) {
+    busy_ = false;
+    return -1;
+  }
+  double seconds = cost_.iteration_time(work);
+  busy_ = true;
+  started_ = now;
+  result_.busy_seconds += seconds;
+  return seconds;
+}
+
+void Worker::end_iteration(double now) {
+  busy_ = false;
+  for (const Chunk& c : chunks_) {
+    RequestState& s = requests_[c.request];
+    s.context += c.tokens;
+    s.prefill_left -= c.tokens;
+    queued_prefill_ -= c.tokens;
+    const uint32_t p = workload_.prompt_blocks[c.request];
+    uint64_t pt = prompt_tokens(c.request);
+    uint32_t computed = s.context >= pt ? p
+                                         : std::min<uint32_t>(
+                                               p, static_cast<uint32_t>(
+                                                      s.context / workload_.sequences.block_tokens));
+    cache_.mark_computed(s.path, computed);
+    if (s.prefill_left > 0) continue;
+    // The last chunk's forward pass yields the next token (the first, unless recomputing).
+    s.prefilling = false;
+    ++s.generated;
+    if (s.first_token < 0) s.first_token = now;
+    if (s.generated >= target_tokens(c.request)) complete(c.request, now);
+  }
+  for (uint32_t r : decodes_) {
+    RequestState& s = requests_[r];
+    ++s.generated;
+    ++s.context;
+    if (s.generated >= target_tokens(r)) complete(r, now);
+  }
+}
+
+const WorkerLoad& Worker::load() {
+  load_.waiting = static_cast<uint32_t>(waiting_.size());
+  load_.running = static_cast<uint32_t>(running_.size());
+  load_.in_flight = load_.waiting + load_.running;
+  load_.queued_prefill_tokens = queued_prefill_;
+  load_.active_blocks = cache_.pinned_blocks() + cache_.private_blocks();
+  load_.cached_blocks = cache_.cached_blocks();
+  load_.capacity_blocks = cache_.capacity();
+  return load_;
+}
+
+}  // namespace kvpolicy::serve_detail

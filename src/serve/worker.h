@@ -1,0 +1,95 @@
+// One worker of serve mode: vLLM-style continuous batching over a ServingCache. The cluster
+// (cluster.cc) owns the clock and the event queue; a worker plans an iteration when it starts
+// and applies it when it ends.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "kvpolicy/cache/serving_cache.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/route/router.h"
+#include "kvpolicy/serve/serve.h"
+#include "workload.h"
+
+namespace kvpolicy::serve_detail {
+
+// A request's progress, wherever it is (the cluster holds one per trace request).
+struct RequestState {
+  double arrival = -1, admitted = -1, first_token = -1, finish = -1;  // seconds
+  uint32_t worker = 0;
+  uint32_t generated = 0;     // output tokens produced so far
+  uint64_t prefill_left = 0;  // tokens still to prefill in this admission
+  uint64_t context = 0;       // tokens whose KV it holds (cached prefix included)
+  uint32_t private_blocks = 0;
+  uint32_t hit_blocks = 0;  // computed prefix found at its (last) admission
+  uint32_t completions = 0;
+  bool prefilling = false;
+  std::vector<NodeId> path;  // its pinned prompt nodes while admitted
+};
+
+class Worker {
+ public:
+  struct Config {
+    uint32_t max_batch_tokens;
+    uint32_t max_running;
+    bool check_victims;
+  };
+  // `done(request, now, rejected)` is called when a request leaves the worker.
+  Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
+         const CostModel& cost, const Config& config, const Workload& workload,
+         std::vector<RequestState>& requests,
+         std::function<void(uint32_t, double, bool)> done);
+
+  void enqueue(uint32_t request);
+  // Plans the next iteration at `now`; returns its duration, or a negative number when there
+  // is nothing to run (the worker goes idle).
+  double start_iteration(double now);
+  // Applies the planned iteration, which ends at `now`.
+  void end_iteration(double now);
+
+  bool busy() const { return busy_; }
+  const WorkerLoad& load();
+  uint32_t computed_prefix(std::span<const BlockKey> prompt) const {
+    return cache_.computed_prefix(prompt);
+  }
+  const WorkerResult& result() const { return result_; }
+  ServingCache& cache() { return cache_; }
+
+ private:
+  struct Chunk {
+    uint32_t request;
+    uint32_t tokens;
+  };
+  RequestView view(uint32_t request, double now, bool whole_sequence) const;
+  uint64_t prompt_tokens(uint32_t r) const { return workload_.sequences.prompt_tokens[r]; }
+  uint32_t target_tokens(uint32_t r) const {
+    return std::max(1u, workload_.sequences.output_tokens[r]);
+  }
+  bool admit(uint32_t r, double now);
+  void preempt(uint32_t r);
+  void complete(uint32_t r, double now);
+  // Gives every decoding request room for its next token, preempting the newest if need be.
+  void make_room_for_decodes(double now);
+
+  uint32_t id_;
+  ServingCache cache_;
+  const CostModel& cost_;
+  Config config_;
+  const Workload& workload_;
+  std::vector<RequestState>& requests_;
+  std::function<void(uint32_t, double, bool)> done_;
+  std::deque<uint32_t> waiting_;
+  std::vector<uint32_t> running_;  // in admission order
+  std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks
+  std::vector<uint32_t> decodes_;  // and its decodes
+  double started_ = 0;
+  bool busy_ = false;
+  uint64_t queued_prefill_ = 0;
+  WorkerLoad load_;
+  WorkerResult result_;
+};
+
+}  // namespace kvpolicy::serve_detail

@@ -1,0 +1,56 @@
+#include "workload.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace kvpolicy::serve_detail {
+
+Workload make_workload(const Trace& trace, std::span<const Time> arrival_us, bool cache_outputs,
+                       bool need_oracle) {
+  Workload w;
+  Trace& s = w.sequences;
+  s.name = trace.name;
+  s.block_tokens = trace.block_tokens;
+  s.category_names = trace.category_names;
+  size_t n = trace.size();
+  std::vector<uint32_t> next_turn(n, UINT32_MAX);
+  std::unordered_map<SessionId, uint32_t> later;
+  for (size_t r = n; r-- > 0;) {
+    if (trace.session[r] == kNoSession) continue;
+    auto [it, inserted] = later.try_emplace(trace.session[r], static_cast<uint32_t>(r));
+    if (!inserted) next_turn[r] = std::exchange(it->second, static_cast<uint32_t>(r));
+  }
+  w.prompt_blocks.resize(n);
+  std::vector<BlockKey> keys;
+  const uint32_t B = trace.block_tokens;
+  for (size_t r = 0; r < n; ++r) {
+    auto prompt = trace.prompt(r);
+    uint32_t p = static_cast<uint32_t>(prompt.size());
+    w.prompt_blocks[r] = p;
+    keys.assign(prompt.begin(), prompt.end());
+    if (cache_outputs) {
+      // Only full blocks are cached: the answer's last partial block is dropped.
+      uint64_t tokens = uint64_t{trace.prompt_tokens[r]} + std::max(1u, trace.output_tokens[r]);
+      uint32_t total = std::max<uint32_t>(p, static_cast<uint32_t>(tokens / B));
+      std::span<const BlockKey> next;
+      if (next_turn[r] != UINT32_MAX) next = trace.prompt(next_turn[r]);
+      bool quoted = p > 0 && next.size() > p && next[p - 1] == prompt[p - 1];
+      BlockKey parent = p ? prompt[p - 1] : kRootKey;
+      for (uint32_t j = p; j < total; ++j) {
+        BlockKey key = quoted && j < next.size() ? next[j] : chain_key(parent, mix64(r) ^ j);
+        if (!(quoted && j < next.size())) quoted = false;  // once it diverges it stays apart
+        keys.push_back(key);
+        parent = key;
+      }
+    }
+    s.add_request_keys(arrival_us[r], keys, trace.prompt_tokens[r], trace.output_tokens[r],
+                       trace.session[r], trace.turn[r], trace.category[r], trace.user[r]);
+  }
+  if (need_oracle) {
+    w.oracle = compute_oracle(s);
+    w.has_oracle = true;
+  }
+  return w;
+}
+
+}  // namespace kvpolicy::serve_detail
