@@ -40,11 +40,18 @@ const std::vector<ModelShape>& model_presets() {
 }
 
 // Datasheet numbers: dense (not sparse) fp16/bf16 tensor throughput, memory bandwidth, memory.
+// NVIDIA quotes tensor throughput with 2:4 sparsity; the dense figure is half of it.
 const std::vector<GpuSpec>& gpu_presets() {
   static const std::vector<GpuSpec> presets = {
       {"a100-80gb", 312e12, 2.039e12, 80e9},  // A100 80GB SXM
       {"h100", 989e12, 3.35e12, 80e9},        // H100 SXM5
       {"l40", 181.05e12, 864e9, 48e9},        // L40 (PCIe, GDDR6)
+      // H200 SXM: the H100's GH100 compute (1,979 TFLOP/s bf16 with sparsity = 989 dense),
+      // 141 GB HBM3e at 4.8 TB/s (NVIDIA H200 datasheet).
+      {"h200", 989e12, 4.8e12, 141e9},
+      // L40S (PCIe, GDDR6): 362.05 TFLOP/s fp16/bf16 tensor dense (733 with sparsity), 864 GB/s,
+      // 48 GB (NVIDIA L40S datasheet; about twice the L40's tensor rate).
+      {"l40s", 362.05e12, 864e9, 48e9},
   };
   return presets;
 }

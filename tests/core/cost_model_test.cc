@@ -118,5 +118,19 @@ TEST(CostModel, OptionsAndErrors) {
   EXPECT_THROW(CostModel::make("linear", "", "a_ms=0,b_ms=0"), ConfigError);
 }
 
+TEST(CostModel, GpuPresetsAreTheDatasheetNumbers) {
+  const GpuSpec& h200 = find_gpu("H200");  // SXM: the H100's compute, HBM3e
+  EXPECT_EQ(h200.peak_flops, 989e12);
+  EXPECT_EQ(h200.mem_bandwidth, 4.8e12);
+  EXPECT_EQ(h200.mem_bytes, 141e9);
+  EXPECT_EQ(h200.peak_flops, find_gpu("h100").peak_flops);
+  const GpuSpec& l40s = find_gpu("l40s");  // about twice the L40's tensor rate, the same memory
+  EXPECT_EQ(l40s.peak_flops, 362.05e12);
+  EXPECT_EQ(l40s.mem_bandwidth, 864e9);
+  EXPECT_EQ(l40s.mem_bytes, 48e9);
+  EXPECT_NEAR(l40s.peak_flops / find_gpu("l40").peak_flops, 2, 0.001);
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "h200").label(), "llama-3.1-8b@h200");
+}
+
 }  // namespace
 }  // namespace kvpolicy
