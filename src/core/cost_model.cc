@@ -82,12 +82,36 @@ const GpuSpec& find_gpu(const std::string& name) { return find_named(gpu_presets
 
 CostModel::CostModel() : CostModel(find_model(kDefaultModel), find_gpu(kDefaultGpu), Options{}) {}
 
-CostModel::CostModel(const ModelShape& model, const GpuSpec& gpu, const Options& options)
-    : model_(model), gpu_(gpu), options_(options), kv_bytes_per_token_(model.kv_bytes_per_token()) {
+namespace {
+
+void check_options(const CostModel::Options& options) {
   if (options.mfu <= 0 || options.mfu > 1 || options.mbu <= 0 || options.mbu > 1)
     throw ConfigError("cost model: mfu and mbu must be in (0, 1]");
   if (options.pcie_bytes_per_s <= 0 || options.overhead_s < 0 || options.block_tokens == 0)
     throw ConfigError("cost model: pcie bandwidth and block tokens must be positive");
+  if (!(options.kv_dtype_bytes >= 0))
+    throw ConfigError("cost model: kv dtype bytes must be >= 0 (0 = the model's dtype)");
+  if (options.tensor_parallel == 0)
+    throw ConfigError("cost model: tensor parallelism must be at least 1");
+}
+
+// The model's KV bytes per token with the KV stored in `kv_dtype_bytes` per value (0 = the
+// model's dtype, exactly ModelShape::kv_bytes_per_token).
+double kv_bytes_for(const ModelShape& model, double kv_dtype_bytes) {
+  if (kv_dtype_bytes == 0) return model.kv_bytes_per_token();
+  ModelShape kv = model;
+  kv.dtype_bytes = kv_dtype_bytes;
+  return kv.kv_bytes_per_token();
+}
+
+}  // namespace
+
+CostModel::CostModel(const ModelShape& model, const GpuSpec& gpu, const Options& options)
+    : model_(model),
+      gpu_(gpu),
+      options_(options),
+      kv_bytes_per_token_(kv_bytes_for(model, options.kv_dtype_bytes)) {
+  check_options(options);
 }
 
 CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode_a_ms,
@@ -97,6 +121,7 @@ CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode
     throw ConfigError("cost model: linear coefficients must be >= 0 and kv bytes > 0");
   if (a_ms == 0 && b_ms == 0 && c_ms == 0)
     throw ConfigError("cost model: linear mode needs a non-zero coefficient");
+  check_options(options);
   CostModel m;
   m.model_ = ModelShape{};
   m.model_.name = "linear";
@@ -108,7 +133,10 @@ CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode
   m.c_ms_ = c_ms;
   m.decode_a_ms_ = decode_a_ms;
   m.decode_b_ms_ = decode_b_ms;
-  m.kv_bytes_per_token_ = kv_bytes_per_token;
+  // kv_bytes is per token in a 2-byte dtype; another KV dtype scales it (fp8 halves it).
+  m.kv_bytes_per_token_ = options.kv_dtype_bytes == 0
+                              ? kv_bytes_per_token
+                              : kv_bytes_per_token * (options.kv_dtype_bytes / 2);
   return m;
 }
 
@@ -122,6 +150,10 @@ std::vector<ParamSpec> CostModel::param_specs() {
       param_double("pcie_gbps", 32, kPositive, "host-to-GPU bandwidth for DRAM hits, GB/s"),
       param_double("overhead_ms", 0, kNonNegative, "fixed time per forward pass, ms"),
       param_int("block_tokens", 16, {.min = 1, .max = 1 << 20}, "tokens per KV block"),
+      param_choice("kv_dtype", "auto", {"auto", "fp16", "bf16", "fp8"},
+                   "KV cache dtype (auto = the model's; fp8 halves the KV bytes)"),
+      param_int("tp", 1, {.min = 1, .max = 64},
+                "tensor-parallel GPUs per worker: compute and memory time / tp"),
       param_double("a_ms", 0, kNonNegative, "linear mode: TTFT intercept, ms"),
       param_double("b_ms", 0.1, kNonNegative, "linear mode: ms per uncached token"),
       param_double("c_ms", 0, kNonNegative, "linear mode: ms per uncached token per context token"),
@@ -141,6 +173,9 @@ CostModel CostModel::make(const std::string& model, const std::string& gpu,
   o.pcie_bytes_per_s = p.get_double("pcie_gbps") * 1e9;
   o.overhead_s = p.get_double("overhead_ms") * 1e-3;
   o.block_tokens = static_cast<uint32_t>(p.get_int("block_tokens"));
+  std::string kv_dtype = p.get_string("kv_dtype");
+  o.kv_dtype_bytes = kv_dtype == "fp8" ? 1 : kv_dtype == "auto" ? 0 : 2;
+  o.tensor_parallel = static_cast<uint32_t>(p.get_int("tp"));
   if (lower(model) == "linear")
     return linear(p.get_double("a_ms"), p.get_double("b_ms"), p.get_double("c_ms"),
                   p.get_double("decode_a_ms"), p.get_double("decode_b_ms"),
@@ -169,27 +204,30 @@ double CostModel::weight_bytes() const {
 double CostModel::prefill_time(uint64_t uncached, uint64_t cached) const {
   if (linear_) {
     double u = double(std::max<uint64_t>(uncached, 1)), ctx = double(cached) + u;
-    return (a_ms_ + b_ms_ * u + c_ms_ * u * ctx) * 1e-3 + options_.overhead_s;
+    return (a_ms_ + b_ms_ * u + c_ms_ * u * ctx) * 1e-3 / options_.tensor_parallel +
+           options_.overhead_s;
   }
   double compute = prefill_flops(uncached, cached) / (options_.mfu * gpu_.peak_flops);
   // Weights once, the cached KV read, the new KV written.
   double bytes =
       weight_bytes() + kv_bytes_per_token_ * double(cached + std::max<uint64_t>(uncached, 1));
   double memory = bytes / (options_.mbu * gpu_.mem_bandwidth);
-  return std::max(compute, memory) + options_.overhead_s;
+  return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 
 double CostModel::decode_step_time(uint32_t batch, uint64_t context_tokens) const {
   if (batch == 0) return 0;
   if (linear_)
-    return (decode_a_ms_ + decode_b_ms_ * double(context_tokens)) * 1e-3 + options_.overhead_s;
+    return (decode_a_ms_ + decode_b_ms_ * double(context_tokens)) * 1e-3 /
+               options_.tensor_parallel +
+           options_.overhead_s;
   const ModelShape& m = model_;
   double flops = 2.0 * (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * batch +
                  4.0 * m.layers * m.heads * m.head_dim * double(context_tokens);
   double compute = flops / (options_.mfu * gpu_.peak_flops);
   double memory = (weight_bytes() + kv_bytes_per_token_ * double(context_tokens)) /
                   (options_.mbu * gpu_.mem_bandwidth);
-  return std::max(compute, memory) + options_.overhead_s;
+  return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 
 double CostModel::transfer_time(uint64_t blocks, Tier from) const {

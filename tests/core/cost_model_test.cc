@@ -132,5 +132,83 @@ TEST(CostModel, GpuPresetsAreTheDatasheetNumbers) {
   EXPECT_EQ(CostModel::make("llama-3.1-8b", "h200").label(), "llama-3.1-8b@h200");
 }
 
+TEST(CostModel, Fp8KvHalvesTheKvBytes) {
+  CostModel bf16 = CostModel::make("llama-3.1-8b", "a100-80gb");
+  CostModel fp8 = CostModel::make("llama-3.1-8b", "a100-80gb", "kv_dtype=fp8");
+  EXPECT_EQ(fp8.kv_bytes_per_token(), 65536.0);  // 131,072 / 2
+  EXPECT_EQ(fp8.kv_bytes_per_block(), bf16.kv_bytes_per_block() / 2);
+  EXPECT_EQ(bf16.blocks_for_bytes(1e9), 476u);  // floor(1e9 / 2 MiB)
+  EXPECT_EQ(fp8.blocks_for_bytes(1e9), 953u);   // floor(1e9 / 1 MiB): twice, plus the remainder
+  EXPECT_EQ(fp8.blocks_for_bytes(64 * 1048576.0), 2 * bf16.blocks_for_bytes(64 * 1048576.0));
+  // The weights stay 2-byte; only the KV terms shrink.
+  EXPECT_EQ(fp8.weight_bytes(), bf16.weight_bytes());
+  double kv_saved = 131072.0 / 2 * 100000;
+  EXPECT_NEAR(bf16.decode_step_time(8, 100000) - fp8.decode_step_time(8, 100000),
+              kv_saved / (0.7 * 2.039e12), 1e-12);
+  EXPECT_LT(fp8.prefill_time(16, 30000), bf16.prefill_time(16, 30000));
+  // fp16, bf16 and auto are the model's 2 bytes, bit-identical to the default.
+  for (const char* dtype : {"kv_dtype=fp16", "kv_dtype=bf16", "kv_dtype=auto"}) {
+    CostModel same = CostModel::make("llama-3.1-8b", "a100-80gb", dtype);
+    EXPECT_EQ(same.kv_bytes_per_token(), bf16.kv_bytes_per_token());
+    EXPECT_EQ(same.prefill_time(1000, 500), bf16.prefill_time(1000, 500));
+  }
+  // Linear mode: kv_bytes is 2-byte values, fp8 halves it.
+  EXPECT_EQ(CostModel::make("linear", "", "kv_bytes=1000,kv_dtype=fp8").kv_bytes_per_token(),
+            500.0);
+  EXPECT_EQ(CostModel::make("linear", "", "kv_bytes=1000,kv_dtype=bf16").kv_bytes_per_token(),
+            1000.0);
+  // Options built in code: any byte width.
+  CostModel::Options o;
+  o.kv_dtype_bytes = 4;
+  EXPECT_EQ(CostModel(find_model("llama-3.1-8b"), find_gpu("h100"), o).kv_bytes_per_token(),
+            262144.0);
+}
+
+TEST(CostModel, TensorParallelDividesComputeAndMemoryNotOverhead) {
+  CostModel one = CostModel::make("llama-3.1-70b", "h100", "overhead_ms=2");
+  CostModel two = CostModel::make("llama-3.1-70b", "h100", "overhead_ms=2,tp=2");
+  EXPECT_EQ(one.tensor_parallel(), 1u);
+  EXPECT_EQ(two.tensor_parallel(), 2u);
+  for (auto [u, c] : {std::pair<uint64_t, uint64_t>{1, 0}, {1000, 500}, {8192, 30000}})
+    EXPECT_NEAR(two.prefill_time(u, c) - 0.002, (one.prefill_time(u, c) - 0.002) / 2, 1e-12);
+  EXPECT_NEAR(two.decode_step_time(32, 32000) - 0.002,
+              (one.decode_step_time(32, 32000) - 0.002) / 2, 1e-12);
+  // KV per token and per block are the model's: serve mode multiplies the capacity by tp.
+  EXPECT_EQ(two.kv_bytes_per_token(), one.kv_bytes_per_token());
+  // Linear mode too.
+  CostModel lin1 = CostModel::make("linear", "", "a_ms=20,b_ms=0.1,decode_a_ms=10");
+  CostModel lin4 = CostModel::make("linear", "", "a_ms=20,b_ms=0.1,decode_a_ms=10,tp=4");
+  EXPECT_NEAR(lin4.prefill_time(100, 0), lin1.prefill_time(100, 0) / 4, 1e-15);
+  EXPECT_NEAR(lin4.decode_step_time(1, 100), lin1.decode_step_time(1, 100) / 4, 1e-15);
+  // tp = 1 is bit-identical to the default.
+  CostModel dflt;
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "a100-80gb", "tp=1").prefill_time(1000, 500),
+            dflt.prefill_time(1000, 500));
+}
+
+TEST(CostModel, BadKvDtypeAndTpAreConfigErrorsNamingWhatIsAllowed) {
+  auto message = [](const std::string& params) {
+    try {
+      CostModel::make("llama-3.1-8b", "a100-80gb", params);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("kv_dtype=fp4").find("one of auto, fp16, bf16, fp8"), std::string::npos)
+      << message("kv_dtype=fp4");
+  for (const char* tp : {"tp=0", "tp=65", "tp=1.5", "tp=-2"}) {
+    std::string m = message(tp);
+    EXPECT_NE(m.find("parameter tp"), std::string::npos) << m;
+    EXPECT_NE(m.find("an integer in [1, 64]"), std::string::npos) << m;
+  }
+  CostModel::Options o;
+  o.tensor_parallel = 0;
+  EXPECT_THROW(CostModel(find_model("llama-3.1-8b"), find_gpu("h100"), o), ConfigError);
+  o.tensor_parallel = 1;
+  o.kv_dtype_bytes = -1;
+  EXPECT_THROW(CostModel(find_model("llama-3.1-8b"), find_gpu("h100"), o), ConfigError);
+}
+
 }  // namespace
 }  // namespace kvpolicy

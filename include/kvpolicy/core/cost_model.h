@@ -64,6 +64,13 @@ class CostModel {
     double pcie_bytes_per_s = 32e9;
     double overhead_s = 0;  // fixed time added to every forward pass (scheduling, sampling)
     uint32_t block_tokens = 16;
+    // Bytes per KV value, independent of the weights' dtype (fp8 = 1); 0 = the model's dtype.
+    // Linear mode: kv_bytes is taken as 2-byte values and scaled by kv_dtype_bytes / 2.
+    double kv_dtype_bytes = 0;
+    // GPUs of a tensor-parallel group: weights and KV are sharded across them, so the compute and
+    // memory terms of a forward pass are divided by it (overhead_s is not; no communication cost
+    // is modelled). A serve-mode worker's KV capacity is tensor_parallel x one GPU's.
+    uint32_t tensor_parallel = 1;
   };
 
   // The default of the simulator: Llama-3.1-8B on one A100-80GB, default options.
@@ -83,6 +90,8 @@ class CostModel {
 
   // Seconds to prefill `uncached` new tokens after `cached` reused ones. At least one token is
   // computed (an engine recomputes the last token of a fully cached prompt to get its logits).
+  // This and decode_step_time divide their compute and memory terms by the tensor-parallel
+  // degree (not the overhead).
   double prefill_time(uint64_t uncached_tokens, uint64_t cached_tokens) const;
   // Seconds for one decode iteration of `batch` sequences holding `context_tokens` KV tokens in
   // total.
@@ -92,7 +101,7 @@ class CostModel {
 
   double prefill_flops(uint64_t uncached_tokens, uint64_t cached_tokens) const;
   double weight_bytes() const;  // streamed once per forward pass
-  double kv_bytes_per_token() const { return kv_bytes_per_token_; }
+  double kv_bytes_per_token() const { return kv_bytes_per_token_; }  // in the KV dtype
   double kv_bytes_per_block() const { return kv_bytes_per_token_ * options_.block_tokens; }
   // Blocks that fit in `bytes` of KV memory (floor).
   size_t blocks_for_bytes(double bytes) const;
@@ -103,6 +112,8 @@ class CostModel {
   const GpuSpec& gpu() const { return gpu_; }
   const Options& options() const { return options_; }
   uint32_t block_tokens() const { return options_.block_tokens; }
+  // GPUs per worker: serve mode multiplies a worker's KV capacity by it.
+  uint32_t tensor_parallel() const { return options_.tensor_parallel; }
   CostModel with_block_tokens(uint32_t block_tokens) const;
   std::string label() const;  // "llama-3.1-8b@a100-80gb" or "linear(a=..,b=..,c=..)"
 
