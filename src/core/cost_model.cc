@@ -221,11 +221,62 @@ double CostModel::decode_step_time(uint32_t batch, uint64_t context_tokens) cons
     return (decode_a_ms_ + decode_b_ms_ * double(context_tokens)) * 1e-3 /
                options_.tensor_parallel +
            options_.overhead_s;
-  const ModelShape& m = model_;
-  double flops = 2.0 * (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * batch +
-                 4.0 * m.layers * m.heads * m.head_dim * double(context_tokens);
-  double compute = flops / (options_.mfu * gpu_.peak_flops);
+  double compute = decode_flops(batch, context_tokens) / (options_.mfu * gpu_.peak_flops);
   double memory = (weight_bytes() + kv_bytes_per_token_ * double(context_tokens)) /
+                  (options_.mbu * gpu_.mem_bandwidth);
+  return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
+}
+
+double CostModel::decode_flops(uint32_t batch, uint64_t context_tokens) const {
+  // Every projection, MLP and the LM head for each sequence's one new token; attention over the
+  // batch's KV.
+  const ModelShape& m = model_;
+  return 2.0 * (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * batch +
+         4.0 * m.layers * m.heads * m.head_dim * double(context_tokens);
+}
+
+void CostModel::add_prefill_chunk(IterationWork& w, uint64_t uncached, uint64_t cached) const {
+  uint64_t computed = std::max<uint64_t>(uncached, 1);  // as prefill_time
+  if (linear_) {
+    // The same expression as prefill_time's, so that one chunk costs exactly prefill_time; the
+    // intercept a comes with the first chunk only.
+    double u = double(computed), ctx = double(cached) + u;
+    w.prefill_linear_ms +=
+        w.prefill_chunks == 0 ? a_ms_ + b_ms_ * u + c_ms_ * u * ctx : b_ms_ * u + c_ms_ * u * ctx;
+  } else {
+    w.prefill_flops += prefill_flops(uncached, cached);  // with the LM head of its last token
+  }
+  w.prefill_chunks += 1;
+  w.kv_read_tokens += cached;
+  w.kv_written_tokens += computed;
+}
+
+void CostModel::add_decode(IterationWork& w, uint32_t sequences, uint64_t context_tokens) const {
+  if (sequences == 0) return;
+  w.decode_batch += sequences;
+  w.decode_context += context_tokens;
+}
+
+double CostModel::iteration_time(const IterationWork& w) const {
+  bool prefill = w.prefill_chunks > 0, decode = w.decode_batch > 0;
+  if (!prefill && !decode) return 0;
+  // Each sum starts at 0 and adds a part only if present, so that an iteration of one part is
+  // bit-identical to prefill_time or decode_step_time.
+  if (linear_) {
+    double ms = 0;
+    if (prefill) ms += w.prefill_linear_ms;
+    if (decode) ms += decode_a_ms_ + decode_b_ms_ * double(w.decode_context);
+    return ms * 1e-3 / options_.tensor_parallel + options_.overhead_s;
+  }
+  double flops = 0;
+  if (prefill) flops += w.prefill_flops;
+  if (decode) flops += decode_flops(w.decode_batch, w.decode_context);
+  double compute = flops / (options_.mfu * gpu_.peak_flops);
+  // The weights once for the whole pass; the chunks' cached KV read and new KV written; the
+  // decodes' KV read.
+  uint64_t kv_tokens =
+      (prefill ? w.kv_read_tokens + w.kv_written_tokens : 0) + (decode ? w.decode_context : 0);
+  double memory = (weight_bytes() + kv_bytes_per_token_ * double(kv_tokens)) /
                   (options_.mbu * gpu_.mem_bandwidth);
   return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "kvpolicy/core/error.h"
 
@@ -208,6 +211,96 @@ TEST(CostModel, BadKvDtypeAndTpAreConfigErrorsNamingWhatIsAllowed) {
   o.tensor_parallel = 1;
   o.kv_dtype_bytes = -1;
   EXPECT_THROW(CostModel(find_model("llama-3.1-8b"), find_gpu("h100"), o), ConfigError);
+}
+
+// An iteration of one chunk, one decode batch, or both.
+IterationWork work(const CostModel& cost, std::vector<std::pair<uint64_t, uint64_t>> chunks,
+                   uint32_t batch = 0, uint64_t context = 0) {
+  IterationWork w;
+  for (auto [u, c] : chunks) cost.add_prefill_chunk(w, u, c);
+  cost.add_decode(w, batch, context);
+  return w;
+}
+
+std::vector<CostModel> iteration_models() {
+  return {
+      CostModel(), CostModel::make("qwen2.5-32b", "h200", "overhead_ms=1.5,tp=2,kv_dtype=fp8"),
+      CostModel::make("llama-3.1-70b", "l40s", "tp=8,mfu=0.4,mbu=0.8"),
+      CostModel::make("linear", "", "a_ms=20,b_ms=0.1,c_ms=0.00001,decode_a_ms=9"),
+      CostModel::make("linear", "", "a_ms=3.3,b_ms=0.07,decode_b_ms=0.0001,overhead_ms=1,tp=4")};
+}
+
+TEST(CostModel, IterationOfOnePartIsExactlyPrefillOrDecodeTime) {
+  for (const CostModel& cost : iteration_models()) {
+    SCOPED_TRACE(cost.label());
+    EXPECT_EQ(cost.iteration_time(IterationWork{}), 0);
+    EXPECT_EQ(cost.iteration_time(work(cost, {}, 0, 5000)), 0);  // 0 sequences add nothing
+    for (auto [u, c] : std::vector<std::pair<uint64_t, uint64_t>>{
+             {0, 0}, {0, 4000}, {1, 16}, {100, 50}, {1000, 500}, {8192, 0}, {2048, 30000}})
+      EXPECT_EQ(cost.iteration_time(work(cost, {{u, c}})), cost.prefill_time(u, c))
+          << u << "," << c;
+    for (auto [b, ctx] :
+         std::vector<std::pair<uint32_t, uint64_t>>{{1, 0}, {1, 1000}, {32, 32768}, {256, 1000000}})
+      EXPECT_EQ(cost.iteration_time(work(cost, {}, b, ctx)), cost.decode_step_time(b, ctx))
+          << b << "," << ctx;
+  }
+}
+
+TEST(CostModel, MixedIterationIsBetweenTheMaxAndTheSumOfItsParts) {
+  for (const CostModel& cost : iteration_models()) {
+    SCOPED_TRACE(cost.label());
+    for (auto [u, c, b, ctx] : std::vector<std::tuple<uint64_t, uint64_t, uint32_t, uint64_t>>{
+             {1, 0, 1, 100}, {512, 2000, 8, 8000}, {8000, 0, 200, 400000}, {64, 100000, 1, 1}}) {
+      double prefill = cost.prefill_time(u, c), decode = cost.decode_step_time(b, ctx);
+      double mixed = cost.iteration_time(work(cost, {{u, c}}, b, ctx));
+      // Linear mode without overhead is the sum itself (up to rounding).
+      EXPECT_LE(mixed, (prefill + decode) * (1 + 1e-12));
+      EXPECT_GE(mixed, std::max(prefill, decode));
+    }
+  }
+}
+
+TEST(CostModel, MixedIterationMatchesHandComputation) {
+  CostModel cost;  // Llama-3.1-8B on A100-80GB
+  IterationWork w = work(cost, {{1000, 500}, {200, 0}}, 16, 20000);
+  EXPECT_EQ(w.prefill_chunks, 2u);
+  EXPECT_EQ(w.kv_read_tokens, 500u);
+  EXPECT_EQ(w.kv_written_tokens, 1200u);
+  EXPECT_EQ(w.decode_batch, 16u);
+  EXPECT_EQ(w.decode_context, 20000u);
+  // FLOPs: both chunks (each with its LM head) and 16 decodes (each with its LM head); bytes: the
+  // weights once, 500 + 1200 + 20000 KV tokens.
+  double flops = cost.prefill_flops(1000, 500) + cost.prefill_flops(200, 0) +
+                 2 * (32 * kLayer + kLmHead) * 16 + 4.0 * 32 * 32 * 128 * 20000;
+  EXPECT_DOUBLE_EQ(w.prefill_flops, cost.prefill_flops(1000, 500) + cost.prefill_flops(200, 0));
+  double bytes = (32 * kLayer + kLmHead) * 2 + 131072.0 * 21700;
+  EXPECT_DOUBLE_EQ(cost.iteration_time(w),
+                   std::max(flops / (0.5 * 312e12), bytes / (0.7 * 2.039e12)));
+  // Chunking costs one weight read per pass, not per chunk: two chunks in one pass are cheaper
+  // than two passes when memory-bound.
+  EXPECT_LT(cost.iteration_time(work(cost, {{8, 0}, {8, 0}})),
+            cost.prefill_time(8, 0) + cost.prefill_time(8, 0));
+}
+
+TEST(CostModel, LinearIterationCountsTheInterceptOncePerPass) {
+  CostModel lin = CostModel::make("linear", "",
+                                  "a_ms=20,b_ms=0.1,c_ms=0.00001,decode_a_ms=9,decode_b_ms=0.001");
+  IterationWork w = work(lin, {{100, 50}, {300, 0}}, 4, 1000);
+  // 20 + (0.1 x 100 + 1e-5 x 100 x 150) + (0.1 x 300 + 1e-5 x 300 x 300) + 9 + 0.001 x 1000 ms.
+  double ms = 20 + (10 + 0.15) + (30 + 0.9) + 9 + 1;
+  EXPECT_NEAR(w.prefill_linear_ms, 20 + 10.15 + 30.9, 1e-12);
+  EXPECT_NEAR(lin.iteration_time(w), ms * 1e-3, 1e-15);
+}
+
+TEST(CostModel, TensorParallelHalvesTheIterationButNotItsOverhead) {
+  for (const char* model : {"llama-3.1-8b", "linear"}) {
+    SCOPED_TRACE(model);
+    CostModel one = CostModel::make(model, "h100", "overhead_ms=3");
+    CostModel two = CostModel::make(model, "h100", "overhead_ms=3,tp=2");
+    double t1 = one.iteration_time(work(one, {{2000, 1000}, {1, 7}}, 64, 64000));
+    double t2 = two.iteration_time(work(two, {{2000, 1000}, {1, 7}}, 64, 64000));
+    EXPECT_NEAR(t2 - 0.003, (t1 - 0.003) / 2, 1e-12);
+  }
 }
 
 }  // namespace

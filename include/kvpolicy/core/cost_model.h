@@ -1,6 +1,7 @@
-// The serving cost model: prefill, decode step and tier-transfer times, and KV bytes per token,
-// derived from a model's shape and a GPU's datasheet with stated utilisations (or given as a
-// linear fit of measured TTFT). docs/cost-model.md states every formula and its sources.
+// The serving cost model: prefill, decode step, continuous-batching iteration and tier-transfer
+// times, and KV bytes per token, derived from a model's shape and a GPU's datasheet with stated
+// utilisations (or given as a linear fit of measured TTFT). docs/cost-model.md states every
+// formula and its sources.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,20 @@ struct ModelShape {
   double derived_params() const;
   // K and V of every layer: 2 x layers x kv_heads x head_dim x dtype_bytes.
   double kv_bytes_per_token() const;
+};
+
+// The work of one forward pass of continuous batching: prefill chunks and a decode batch. Build
+// it with CostModel::add_prefill_chunk and add_decode, price it with CostModel::iteration_time.
+struct IterationWork {
+  double prefill_flops = 0;  // summed over the iteration's prefill chunks
+  // Linear mode: a + sum over the chunks of (b x u + c x u x ctx), in ms; the intercept a is
+  // counted once per iteration (added with the first chunk), not once per chunk.
+  double prefill_linear_ms = 0;
+  uint64_t prefill_chunks = 0;
+  uint64_t kv_read_tokens = 0;     // cached context the chunks attend to
+  uint64_t kv_written_tokens = 0;  // new tokens whose KV the chunks write
+  uint32_t decode_batch = 0;
+  uint64_t decode_context = 0;  // KV tokens the decodes read
 };
 
 struct GpuSpec {
@@ -96,6 +111,18 @@ class CostModel {
   // Seconds for one decode iteration of `batch` sequences holding `context_tokens` KV tokens in
   // total.
   double decode_step_time(uint32_t batch, uint64_t context_tokens) const;
+  // One forward pass of continuous batching. add_prefill_chunk adds a chunk of `uncached` new
+  // tokens after `cached` ones (at least one token computed, as in prefill_time); add_decode adds
+  // `sequences` decoding one token each over `context_tokens` KV tokens in total (0 sequences:
+  // nothing). iteration_time (seconds; 0 for empty work) streams the weights once:
+  // max(compute, memory) / tp + overhead, with compute = (prefill + decode FLOPs) / (MFU x peak)
+  // and memory = (weights + KV read and written) / (MBU x bandwidth). A single chunk costs
+  // exactly prefill_time(u, c), a lone decode batch exactly decode_step_time(batch, context).
+  // Linear mode: a + the chunks' b x u + c x u x ctx, plus decode_a + decode_b x context when
+  // there are decodes, in ms, / tp, + overhead.
+  void add_prefill_chunk(IterationWork& w, uint64_t uncached_tokens, uint64_t cached_tokens) const;
+  void add_decode(IterationWork& w, uint32_t sequences, uint64_t context_tokens) const;
+  double iteration_time(const IterationWork& w) const;
   // Seconds to bring `blocks` into HBM from `from` (0 from HBM; PCIe from DRAM).
   double transfer_time(uint64_t blocks, Tier from) const;
 
@@ -118,6 +145,9 @@ class CostModel {
   std::string label() const;  // "llama-3.1-8b@a100-80gb" or "linear(a=..,b=..,c=..)"
 
  private:
+  // FLOPs of one decode step (the decode_step_time and iteration_time share it).
+  double decode_flops(uint32_t batch, uint64_t context_tokens) const;
+
   ModelShape model_;
   GpuSpec gpu_;
   Options options_;
