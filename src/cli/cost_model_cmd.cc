@@ -44,6 +44,13 @@ void print_presets() {
     fmt::print("  {:<10} {:>7.1f} TFLOP/s dense fp16/bf16, {:>6.0f} GB/s, {:.0f} GB\n", g.name,
                g.peak_flops / 1e12, g.mem_bandwidth / 1e9, g.mem_bytes / 1e9);
   fmt::print("linear: --model linear --cost-params a_ms=..,b_ms=..,c_ms=..,kv_bytes=..\n");
+  fmt::print("any: --cost-params kv_dtype=auto|fp16|bf16|fp8,tp=N (tensor-parallel GPUs)\n");
+}
+
+std::string kv_dtype_text(const CostModel& cost) {
+  double bytes = cost.options().kv_dtype_bytes;
+  if (bytes == 0) return "auto (the model's)";
+  return bytes == 1 ? "fp8" : bytes == 2 ? "fp16/bf16" : fmt::format("{:g} bytes", bytes);
 }
 
 void run(const CostArgs& a) {
@@ -51,11 +58,17 @@ void run(const CostArgs& a) {
   CostModel cost = CostModel::make(a.model, a.gpu, a.params);
   auto tokens = parse_tokens(a.tokens);
   const auto& o = cost.options();
+  uint32_t tp = cost.tensor_parallel();
   fmt::print(
       "cost model {}: MFU {:g}, MBU {:g}, PCIe {:g} GB/s, overhead {:g} ms, {} tokens a "
-      "block\n",
-      cost.label(), o.mfu, o.mbu, o.pcie_bytes_per_s / 1e9, o.overhead_s * 1e3,
-      cost.block_tokens());
+      "block, KV dtype {}, tensor parallel {}\n",
+      cost.label(), o.mfu, o.mbu, o.pcie_bytes_per_s / 1e9, o.overhead_s * 1e3, cost.block_tokens(),
+      kv_dtype_text(cost), tp);
+  if (tp > 1)
+    fmt::print(
+        "  a worker is {} GPUs: compute and memory time / {}, KV capacity x {} (no communication "
+        "cost modelled)\n",
+        tp, tp, tp);
   double kv = cost.kv_bytes_per_token();
   if (!cost.is_linear()) {
     const ModelShape& m = cost.model();
@@ -67,11 +80,14 @@ void run(const CostArgs& a) {
     const GpuSpec& g = cost.gpu();
     fmt::print("GPU: {} TFLOP/s dense, {} GB/s, {} GB\n", g.peak_flops / 1e12,
                g.mem_bandwidth / 1e9, g.mem_bytes / 1e9);
-    double free = g.mem_bytes - cost.weight_bytes();
+    // The weights are sharded across the tp GPUs: the group's memory less one copy of them.
+    double free = tp * g.mem_bytes - cost.weight_bytes();
     if (free > 0)
-      fmt::print("  memory left for KV after the weights: {:.1f} GB = {} blocks ({} tokens)\n",
-                 free / 1e9, cost.blocks_for_bytes(free),
-                 cost.blocks_for_bytes(free) * cost.block_tokens());
+      fmt::print("  memory left for KV after the weights{}: {:.1f} GB = {} blocks ({} tokens)\n",
+                 tp > 1 ? fmt::format(" on the {} GPUs", tp) : "", free / 1e9,
+                 cost.blocks_for_bytes(free), cost.blocks_for_bytes(free) * cost.block_tokens());
+    else
+      fmt::print("  the weights do not fit in {} x {} GB\n", tp, g.mem_bytes / 1e9);
   }
   fmt::print(
       "KV cache: {:.0f} bytes a token ({:.1f} KiB, {:.3f} MB), {:.2f} MiB a block; 1 GB "
@@ -88,9 +104,9 @@ void run(const CostArgs& a) {
     double t = cost.prefill_time(u, a.cached);
     double compute = 0, memory = 0;
     if (!cost.is_linear()) {
-      compute = cost.prefill_flops(u, a.cached) / (o.mfu * cost.gpu().peak_flops);
+      compute = cost.prefill_flops(u, a.cached) / (o.mfu * cost.gpu().peak_flops) / tp;
       memory = (cost.weight_bytes() + kv * double(a.cached + std::max<uint64_t>(u, 1))) /
-               (o.mbu * cost.gpu().mem_bandwidth);
+               (o.mbu * cost.gpu().mem_bandwidth) / tp;
     }
     fmt::print("{:>9} {:>9} {:>12.3f} {:>11.2f} {:>10.2f} {:>11.2f} {:>12.0f}\n", u, a.cached,
                cost.is_linear() ? 0.0 : cost.prefill_flops(u, a.cached) / 1e12, compute * 1e3,
@@ -98,6 +114,14 @@ void run(const CostArgs& a) {
   }
   fmt::print("\ndecode step: batch 1 at 1k context {:.2f} ms; batch 32 at 32 x 1k {:.2f} ms\n",
              cost.decode_step_time(1, 1024) * 1e3, cost.decode_step_time(32, 32 * 1024) * 1e3);
+  IterationWork mixed;
+  cost.add_prefill_chunk(mixed, 2048, 0);
+  cost.add_decode(mixed, 32, 32 * 1024);
+  fmt::print(
+      "continuous batching: one pass of a 2k prefill chunk + that batch of 32 {:.2f} ms (apart: "
+      "{:.2f} + {:.2f} ms)\n",
+      cost.iteration_time(mixed) * 1e3, cost.prefill_time(2048, 0) * 1e3,
+      cost.decode_step_time(32, 32 * 1024) * 1e3);
   fmt::print("DRAM -> HBM transfer: {:.3f} ms a block, {:.3f} ms for 1000 tokens\n",
              cost.transfer_time(1, Tier::kDram) * 1e3,
              cost.transfer_time(1, Tier::kDram) * 1e3 * 1000 / cost.block_tokens());

@@ -40,11 +40,18 @@ const std::vector<ModelShape>& model_presets() {
 }
 
 // Datasheet numbers: dense (not sparse) fp16/bf16 tensor throughput, memory bandwidth, memory.
+// NVIDIA quotes tensor throughput with 2:4 sparsity; the dense figure is half of it.
 const std::vector<GpuSpec>& gpu_presets() {
   static const std::vector<GpuSpec> presets = {
       {"a100-80gb", 312e12, 2.039e12, 80e9},  // A100 80GB SXM
       {"h100", 989e12, 3.35e12, 80e9},        // H100 SXM5
       {"l40", 181.05e12, 864e9, 48e9},        // L40 (PCIe, GDDR6)
+      // H200 SXM: the H100's GH100 compute (1,979 TFLOP/s bf16 with sparsity = 989 dense),
+      // 141 GB HBM3e at 4.8 TB/s (NVIDIA H200 datasheet).
+      {"h200", 989e12, 4.8e12, 141e9},
+      // L40S (PCIe, GDDR6): 362.05 TFLOP/s fp16/bf16 tensor dense (733 with sparsity), 864 GB/s,
+      // 48 GB (NVIDIA L40S datasheet; about twice the L40's tensor rate).
+      {"l40s", 362.05e12, 864e9, 48e9},
   };
   return presets;
 }
@@ -75,12 +82,36 @@ const GpuSpec& find_gpu(const std::string& name) { return find_named(gpu_presets
 
 CostModel::CostModel() : CostModel(find_model(kDefaultModel), find_gpu(kDefaultGpu), Options{}) {}
 
-CostModel::CostModel(const ModelShape& model, const GpuSpec& gpu, const Options& options)
-    : model_(model), gpu_(gpu), options_(options), kv_bytes_per_token_(model.kv_bytes_per_token()) {
+namespace {
+
+void check_options(const CostModel::Options& options) {
   if (options.mfu <= 0 || options.mfu > 1 || options.mbu <= 0 || options.mbu > 1)
     throw ConfigError("cost model: mfu and mbu must be in (0, 1]");
   if (options.pcie_bytes_per_s <= 0 || options.overhead_s < 0 || options.block_tokens == 0)
     throw ConfigError("cost model: pcie bandwidth and block tokens must be positive");
+  if (!(options.kv_dtype_bytes >= 0))
+    throw ConfigError("cost model: kv dtype bytes must be >= 0 (0 = the model's dtype)");
+  if (options.tensor_parallel == 0)
+    throw ConfigError("cost model: tensor parallelism must be at least 1");
+}
+
+// The model's KV bytes per token with the KV stored in `kv_dtype_bytes` per value (0 = the
+// model's dtype, exactly ModelShape::kv_bytes_per_token).
+double kv_bytes_for(const ModelShape& model, double kv_dtype_bytes) {
+  if (kv_dtype_bytes == 0) return model.kv_bytes_per_token();
+  ModelShape kv = model;
+  kv.dtype_bytes = kv_dtype_bytes;
+  return kv.kv_bytes_per_token();
+}
+
+}  // namespace
+
+CostModel::CostModel(const ModelShape& model, const GpuSpec& gpu, const Options& options)
+    : model_(model),
+      gpu_(gpu),
+      options_(options),
+      kv_bytes_per_token_(kv_bytes_for(model, options.kv_dtype_bytes)) {
+  check_options(options);
 }
 
 CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode_a_ms,
@@ -90,6 +121,7 @@ CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode
     throw ConfigError("cost model: linear coefficients must be >= 0 and kv bytes > 0");
   if (a_ms == 0 && b_ms == 0 && c_ms == 0)
     throw ConfigError("cost model: linear mode needs a non-zero coefficient");
+  check_options(options);
   CostModel m;
   m.model_ = ModelShape{};
   m.model_.name = "linear";
@@ -101,7 +133,10 @@ CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode
   m.c_ms_ = c_ms;
   m.decode_a_ms_ = decode_a_ms;
   m.decode_b_ms_ = decode_b_ms;
-  m.kv_bytes_per_token_ = kv_bytes_per_token;
+  // kv_bytes is per token in a 2-byte dtype; another KV dtype scales it (fp8 halves it).
+  m.kv_bytes_per_token_ = options.kv_dtype_bytes == 0
+                              ? kv_bytes_per_token
+                              : kv_bytes_per_token * (options.kv_dtype_bytes / 2);
   return m;
 }
 
@@ -115,6 +150,10 @@ std::vector<ParamSpec> CostModel::param_specs() {
       param_double("pcie_gbps", 32, kPositive, "host-to-GPU bandwidth for DRAM hits, GB/s"),
       param_double("overhead_ms", 0, kNonNegative, "fixed time per forward pass, ms"),
       param_int("block_tokens", 16, {.min = 1, .max = 1 << 20}, "tokens per KV block"),
+      param_choice("kv_dtype", "auto", {"auto", "fp16", "bf16", "fp8"},
+                   "KV cache dtype (auto = the model's; fp8 halves the KV bytes)"),
+      param_int("tp", 1, {.min = 1, .max = 64},
+                "tensor-parallel GPUs per worker: compute and memory time / tp"),
       param_double("a_ms", 0, kNonNegative, "linear mode: TTFT intercept, ms"),
       param_double("b_ms", 0.1, kNonNegative, "linear mode: ms per uncached token"),
       param_double("c_ms", 0, kNonNegative, "linear mode: ms per uncached token per context token"),
@@ -134,6 +173,9 @@ CostModel CostModel::make(const std::string& model, const std::string& gpu,
   o.pcie_bytes_per_s = p.get_double("pcie_gbps") * 1e9;
   o.overhead_s = p.get_double("overhead_ms") * 1e-3;
   o.block_tokens = static_cast<uint32_t>(p.get_int("block_tokens"));
+  std::string kv_dtype = p.get_string("kv_dtype");
+  o.kv_dtype_bytes = kv_dtype == "fp8" ? 1 : kv_dtype == "auto" ? 0 : 2;
+  o.tensor_parallel = static_cast<uint32_t>(p.get_int("tp"));
   if (lower(model) == "linear")
     return linear(p.get_double("a_ms"), p.get_double("b_ms"), p.get_double("c_ms"),
                   p.get_double("decode_a_ms"), p.get_double("decode_b_ms"),
@@ -162,27 +204,81 @@ double CostModel::weight_bytes() const {
 double CostModel::prefill_time(uint64_t uncached, uint64_t cached) const {
   if (linear_) {
     double u = double(std::max<uint64_t>(uncached, 1)), ctx = double(cached) + u;
-    return (a_ms_ + b_ms_ * u + c_ms_ * u * ctx) * 1e-3 + options_.overhead_s;
+    return (a_ms_ + b_ms_ * u + c_ms_ * u * ctx) * 1e-3 / options_.tensor_parallel +
+           options_.overhead_s;
   }
   double compute = prefill_flops(uncached, cached) / (options_.mfu * gpu_.peak_flops);
   // Weights once, the cached KV read, the new KV written.
   double bytes =
       weight_bytes() + kv_bytes_per_token_ * double(cached + std::max<uint64_t>(uncached, 1));
   double memory = bytes / (options_.mbu * gpu_.mem_bandwidth);
-  return std::max(compute, memory) + options_.overhead_s;
+  return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 
 double CostModel::decode_step_time(uint32_t batch, uint64_t context_tokens) const {
   if (batch == 0) return 0;
   if (linear_)
-    return (decode_a_ms_ + decode_b_ms_ * double(context_tokens)) * 1e-3 + options_.overhead_s;
-  const ModelShape& m = model_;
-  double flops = 2.0 * (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * batch +
-                 4.0 * m.layers * m.heads * m.head_dim * double(context_tokens);
-  double compute = flops / (options_.mfu * gpu_.peak_flops);
+    return (decode_a_ms_ + decode_b_ms_ * double(context_tokens)) * 1e-3 /
+               options_.tensor_parallel +
+           options_.overhead_s;
+  double compute = decode_flops(batch, context_tokens) / (options_.mfu * gpu_.peak_flops);
   double memory = (weight_bytes() + kv_bytes_per_token_ * double(context_tokens)) /
                   (options_.mbu * gpu_.mem_bandwidth);
-  return std::max(compute, memory) + options_.overhead_s;
+  return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
+}
+
+double CostModel::decode_flops(uint32_t batch, uint64_t context_tokens) const {
+  // Every projection, MLP and the LM head for each sequence's one new token; attention over the
+  // batch's KV.
+  const ModelShape& m = model_;
+  return 2.0 * (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * batch +
+         4.0 * m.layers * m.heads * m.head_dim * double(context_tokens);
+}
+
+void CostModel::add_prefill_chunk(IterationWork& w, uint64_t uncached, uint64_t cached) const {
+  uint64_t computed = std::max<uint64_t>(uncached, 1);  // as prefill_time
+  if (linear_) {
+    // The same expression as prefill_time's, so that one chunk costs exactly prefill_time; the
+    // intercept a comes with the first chunk only.
+    double u = double(computed), ctx = double(cached) + u;
+    w.prefill_linear_ms +=
+        w.prefill_chunks == 0 ? a_ms_ + b_ms_ * u + c_ms_ * u * ctx : b_ms_ * u + c_ms_ * u * ctx;
+  } else {
+    w.prefill_flops += prefill_flops(uncached, cached);  // with the LM head of its last token
+  }
+  w.prefill_chunks += 1;
+  w.kv_read_tokens += cached;
+  w.kv_written_tokens += computed;
+}
+
+void CostModel::add_decode(IterationWork& w, uint32_t sequences, uint64_t context_tokens) const {
+  if (sequences == 0) return;
+  w.decode_batch += sequences;
+  w.decode_context += context_tokens;
+}
+
+double CostModel::iteration_time(const IterationWork& w) const {
+  bool prefill = w.prefill_chunks > 0, decode = w.decode_batch > 0;
+  if (!prefill && !decode) return 0;
+  // Each sum starts at 0 and adds a part only if present, so that an iteration of one part is
+  // bit-identical to prefill_time or decode_step_time.
+  if (linear_) {
+    double ms = 0;
+    if (prefill) ms += w.prefill_linear_ms;
+    if (decode) ms += decode_a_ms_ + decode_b_ms_ * double(w.decode_context);
+    return ms * 1e-3 / options_.tensor_parallel + options_.overhead_s;
+  }
+  double flops = 0;
+  if (prefill) flops += w.prefill_flops;
+  if (decode) flops += decode_flops(w.decode_batch, w.decode_context);
+  double compute = flops / (options_.mfu * gpu_.peak_flops);
+  // The weights once for the whole pass; the chunks' cached KV read and new KV written; the
+  // decodes' KV read.
+  uint64_t kv_tokens =
+      (prefill ? w.kv_read_tokens + w.kv_written_tokens : 0) + (decode ? w.decode_context : 0);
+  double memory = (weight_bytes() + kv_bytes_per_token_ * double(kv_tokens)) /
+                  (options_.mbu * gpu_.mem_bandwidth);
+  return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 
 double CostModel::transfer_time(uint64_t blocks, Tier from) const {

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "kvpolicy/core/error.h"
 
@@ -116,6 +119,188 @@ TEST(CostModel, OptionsAndErrors) {
   EXPECT_THROW(CostModel::make("llama-3.1-8b", "a100-80gb", "mfu=1.5"), ConfigError);
   EXPECT_THROW(CostModel::make("llama-3.1-8b", "a100-80gb", "nope=1"), ConfigError);
   EXPECT_THROW(CostModel::make("linear", "", "a_ms=0,b_ms=0"), ConfigError);
+}
+
+TEST(CostModel, GpuPresetsAreTheDatasheetNumbers) {
+  const GpuSpec& h200 = find_gpu("H200");  // SXM: the H100's compute, HBM3e
+  EXPECT_EQ(h200.peak_flops, 989e12);
+  EXPECT_EQ(h200.mem_bandwidth, 4.8e12);
+  EXPECT_EQ(h200.mem_bytes, 141e9);
+  EXPECT_EQ(h200.peak_flops, find_gpu("h100").peak_flops);
+  const GpuSpec& l40s = find_gpu("l40s");  // about twice the L40's tensor rate, the same memory
+  EXPECT_EQ(l40s.peak_flops, 362.05e12);
+  EXPECT_EQ(l40s.mem_bandwidth, 864e9);
+  EXPECT_EQ(l40s.mem_bytes, 48e9);
+  EXPECT_NEAR(l40s.peak_flops / find_gpu("l40").peak_flops, 2, 0.001);
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "h200").label(), "llama-3.1-8b@h200");
+}
+
+TEST(CostModel, Fp8KvHalvesTheKvBytes) {
+  CostModel bf16 = CostModel::make("llama-3.1-8b", "a100-80gb");
+  CostModel fp8 = CostModel::make("llama-3.1-8b", "a100-80gb", "kv_dtype=fp8");
+  EXPECT_EQ(fp8.kv_bytes_per_token(), 65536.0);  // 131,072 / 2
+  EXPECT_EQ(fp8.kv_bytes_per_block(), bf16.kv_bytes_per_block() / 2);
+  EXPECT_EQ(bf16.blocks_for_bytes(1e9), 476u);  // floor(1e9 / 2 MiB)
+  EXPECT_EQ(fp8.blocks_for_bytes(1e9), 953u);   // floor(1e9 / 1 MiB): twice, plus the remainder
+  EXPECT_EQ(fp8.blocks_for_bytes(64 * 1048576.0), 2 * bf16.blocks_for_bytes(64 * 1048576.0));
+  // The weights stay 2-byte; only the KV terms shrink.
+  EXPECT_EQ(fp8.weight_bytes(), bf16.weight_bytes());
+  double kv_saved = 131072.0 / 2 * 100000;
+  EXPECT_NEAR(bf16.decode_step_time(8, 100000) - fp8.decode_step_time(8, 100000),
+              kv_saved / (0.7 * 2.039e12), 1e-12);
+  EXPECT_LT(fp8.prefill_time(16, 30000), bf16.prefill_time(16, 30000));
+  // fp16, bf16 and auto are the model's 2 bytes, bit-identical to the default.
+  for (const char* dtype : {"kv_dtype=fp16", "kv_dtype=bf16", "kv_dtype=auto"}) {
+    CostModel same = CostModel::make("llama-3.1-8b", "a100-80gb", dtype);
+    EXPECT_EQ(same.kv_bytes_per_token(), bf16.kv_bytes_per_token());
+    EXPECT_EQ(same.prefill_time(1000, 500), bf16.prefill_time(1000, 500));
+  }
+  // Linear mode: kv_bytes is 2-byte values, fp8 halves it.
+  EXPECT_EQ(CostModel::make("linear", "", "kv_bytes=1000,kv_dtype=fp8").kv_bytes_per_token(),
+            500.0);
+  EXPECT_EQ(CostModel::make("linear", "", "kv_bytes=1000,kv_dtype=bf16").kv_bytes_per_token(),
+            1000.0);
+  // Options built in code: any byte width.
+  CostModel::Options o;
+  o.kv_dtype_bytes = 4;
+  EXPECT_EQ(CostModel(find_model("llama-3.1-8b"), find_gpu("h100"), o).kv_bytes_per_token(),
+            262144.0);
+}
+
+TEST(CostModel, TensorParallelDividesComputeAndMemoryNotOverhead) {
+  CostModel one = CostModel::make("llama-3.1-70b", "h100", "overhead_ms=2");
+  CostModel two = CostModel::make("llama-3.1-70b", "h100", "overhead_ms=2,tp=2");
+  EXPECT_EQ(one.tensor_parallel(), 1u);
+  EXPECT_EQ(two.tensor_parallel(), 2u);
+  for (auto [u, c] : {std::pair<uint64_t, uint64_t>{1, 0}, {1000, 500}, {8192, 30000}})
+    EXPECT_NEAR(two.prefill_time(u, c) - 0.002, (one.prefill_time(u, c) - 0.002) / 2, 1e-12);
+  EXPECT_NEAR(two.decode_step_time(32, 32000) - 0.002,
+              (one.decode_step_time(32, 32000) - 0.002) / 2, 1e-12);
+  // KV per token and per block are the model's: serve mode multiplies the capacity by tp.
+  EXPECT_EQ(two.kv_bytes_per_token(), one.kv_bytes_per_token());
+  // Linear mode too.
+  CostModel lin1 = CostModel::make("linear", "", "a_ms=20,b_ms=0.1,decode_a_ms=10");
+  CostModel lin4 = CostModel::make("linear", "", "a_ms=20,b_ms=0.1,decode_a_ms=10,tp=4");
+  EXPECT_NEAR(lin4.prefill_time(100, 0), lin1.prefill_time(100, 0) / 4, 1e-15);
+  EXPECT_NEAR(lin4.decode_step_time(1, 100), lin1.decode_step_time(1, 100) / 4, 1e-15);
+  // tp = 1 is bit-identical to the default.
+  CostModel dflt;
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "a100-80gb", "tp=1").prefill_time(1000, 500),
+            dflt.prefill_time(1000, 500));
+}
+
+TEST(CostModel, BadKvDtypeAndTpAreConfigErrorsNamingWhatIsAllowed) {
+  auto message = [](const std::string& params) {
+    try {
+      CostModel::make("llama-3.1-8b", "a100-80gb", params);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("kv_dtype=fp4").find("one of auto, fp16, bf16, fp8"), std::string::npos)
+      << message("kv_dtype=fp4");
+  for (const char* tp : {"tp=0", "tp=65", "tp=1.5", "tp=-2"}) {
+    std::string m = message(tp);
+    EXPECT_NE(m.find("parameter tp"), std::string::npos) << m;
+    EXPECT_NE(m.find("an integer in [1, 64]"), std::string::npos) << m;
+  }
+  CostModel::Options o;
+  o.tensor_parallel = 0;
+  EXPECT_THROW(CostModel(find_model("llama-3.1-8b"), find_gpu("h100"), o), ConfigError);
+  o.tensor_parallel = 1;
+  o.kv_dtype_bytes = -1;
+  EXPECT_THROW(CostModel(find_model("llama-3.1-8b"), find_gpu("h100"), o), ConfigError);
+}
+
+// An iteration of one chunk, one decode batch, or both.
+IterationWork work(const CostModel& cost, std::vector<std::pair<uint64_t, uint64_t>> chunks,
+                   uint32_t batch = 0, uint64_t context = 0) {
+  IterationWork w;
+  for (auto [u, c] : chunks) cost.add_prefill_chunk(w, u, c);
+  cost.add_decode(w, batch, context);
+  return w;
+}
+
+std::vector<CostModel> iteration_models() {
+  return {
+      CostModel(), CostModel::make("qwen2.5-32b", "h200", "overhead_ms=1.5,tp=2,kv_dtype=fp8"),
+      CostModel::make("llama-3.1-70b", "l40s", "tp=8,mfu=0.4,mbu=0.8"),
+      CostModel::make("linear", "", "a_ms=20,b_ms=0.1,c_ms=0.00001,decode_a_ms=9"),
+      CostModel::make("linear", "", "a_ms=3.3,b_ms=0.07,decode_b_ms=0.0001,overhead_ms=1,tp=4")};
+}
+
+TEST(CostModel, IterationOfOnePartIsExactlyPrefillOrDecodeTime) {
+  for (const CostModel& cost : iteration_models()) {
+    SCOPED_TRACE(cost.label());
+    EXPECT_EQ(cost.iteration_time(IterationWork{}), 0);
+    EXPECT_EQ(cost.iteration_time(work(cost, {}, 0, 5000)), 0);  // 0 sequences add nothing
+    for (auto [u, c] : std::vector<std::pair<uint64_t, uint64_t>>{
+             {0, 0}, {0, 4000}, {1, 16}, {100, 50}, {1000, 500}, {8192, 0}, {2048, 30000}})
+      EXPECT_EQ(cost.iteration_time(work(cost, {{u, c}})), cost.prefill_time(u, c))
+          << u << "," << c;
+    for (auto [b, ctx] :
+         std::vector<std::pair<uint32_t, uint64_t>>{{1, 0}, {1, 1000}, {32, 32768}, {256, 1000000}})
+      EXPECT_EQ(cost.iteration_time(work(cost, {}, b, ctx)), cost.decode_step_time(b, ctx))
+          << b << "," << ctx;
+  }
+}
+
+TEST(CostModel, MixedIterationIsBetweenTheMaxAndTheSumOfItsParts) {
+  for (const CostModel& cost : iteration_models()) {
+    SCOPED_TRACE(cost.label());
+    for (auto [u, c, b, ctx] : std::vector<std::tuple<uint64_t, uint64_t, uint32_t, uint64_t>>{
+             {1, 0, 1, 100}, {512, 2000, 8, 8000}, {8000, 0, 200, 400000}, {64, 100000, 1, 1}}) {
+      double prefill = cost.prefill_time(u, c), decode = cost.decode_step_time(b, ctx);
+      double mixed = cost.iteration_time(work(cost, {{u, c}}, b, ctx));
+      // Linear mode without overhead is the sum itself (up to rounding).
+      EXPECT_LE(mixed, (prefill + decode) * (1 + 1e-12));
+      EXPECT_GE(mixed, std::max(prefill, decode));
+    }
+  }
+}
+
+TEST(CostModel, MixedIterationMatchesHandComputation) {
+  CostModel cost;  // Llama-3.1-8B on A100-80GB
+  IterationWork w = work(cost, {{1000, 500}, {200, 0}}, 16, 20000);
+  EXPECT_EQ(w.prefill_chunks, 2u);
+  EXPECT_EQ(w.kv_read_tokens, 500u);
+  EXPECT_EQ(w.kv_written_tokens, 1200u);
+  EXPECT_EQ(w.decode_batch, 16u);
+  EXPECT_EQ(w.decode_context, 20000u);
+  // FLOPs: both chunks (each with its LM head) and 16 decodes (each with its LM head); bytes: the
+  // weights once, 500 + 1200 + 20000 KV tokens.
+  double flops = cost.prefill_flops(1000, 500) + cost.prefill_flops(200, 0) +
+                 2 * (32 * kLayer + kLmHead) * 16 + 4.0 * 32 * 32 * 128 * 20000;
+  EXPECT_DOUBLE_EQ(w.prefill_flops, cost.prefill_flops(1000, 500) + cost.prefill_flops(200, 0));
+  double bytes = (32 * kLayer + kLmHead) * 2 + 131072.0 * 21700;
+  EXPECT_DOUBLE_EQ(cost.iteration_time(w),
+                   std::max(flops / (0.5 * 312e12), bytes / (0.7 * 2.039e12)));
+  // Chunking costs one weight read per pass, not per chunk: two chunks in one pass are cheaper
+  // than two passes when memory-bound.
+  EXPECT_LT(cost.iteration_time(work(cost, {{8, 0}, {8, 0}})),
+            cost.prefill_time(8, 0) + cost.prefill_time(8, 0));
+}
+
+TEST(CostModel, LinearIterationCountsTheInterceptOncePerPass) {
+  CostModel lin = CostModel::make("linear", "",
+                                  "a_ms=20,b_ms=0.1,c_ms=0.00001,decode_a_ms=9,decode_b_ms=0.001");
+  IterationWork w = work(lin, {{100, 50}, {300, 0}}, 4, 1000);
+  // 20 + (0.1 x 100 + 1e-5 x 100 x 150) + (0.1 x 300 + 1e-5 x 300 x 300) + 9 + 0.001 x 1000 ms.
+  double ms = 20 + (10 + 0.15) + (30 + 0.9) + 9 + 1;
+  EXPECT_NEAR(w.prefill_linear_ms, 20 + 10.15 + 30.9, 1e-12);
+  EXPECT_NEAR(lin.iteration_time(w), ms * 1e-3, 1e-15);
+}
+
+TEST(CostModel, TensorParallelHalvesTheIterationButNotItsOverhead) {
+  for (const char* model : {"llama-3.1-8b", "linear"}) {
+    SCOPED_TRACE(model);
+    CostModel one = CostModel::make(model, "h100", "overhead_ms=3");
+    CostModel two = CostModel::make(model, "h100", "overhead_ms=3,tp=2");
+    double t1 = one.iteration_time(work(one, {{2000, 1000}, {1, 7}}, 64, 64000));
+    double t2 = two.iteration_time(work(two, {{2000, 1000}, {1, 7}}, 64, 64000));
+    EXPECT_NEAR(t2 - 0.003, (t1 - 0.003) / 2, 1e-12);
+  }
 }
 
 }  // namespace

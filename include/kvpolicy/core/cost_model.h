@@ -1,6 +1,7 @@
-// The serving cost model: prefill, decode step and tier-transfer times, and KV bytes per token,
-// derived from a model's shape and a GPU's datasheet with stated utilisations (or given as a
-// linear fit of measured TTFT). docs/cost-model.md states every formula and its sources.
+// The serving cost model: prefill, decode step, continuous-batching iteration and tier-transfer
+// times, and KV bytes per token, derived from a model's shape and a GPU's datasheet with stated
+// utilisations (or given as a linear fit of measured TTFT). docs/cost-model.md states every
+// formula and its sources.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,20 @@ struct ModelShape {
   double kv_bytes_per_token() const;
 };
 
+// The work of one forward pass of continuous batching: prefill chunks and a decode batch. Build
+// it with CostModel::add_prefill_chunk and add_decode, price it with CostModel::iteration_time.
+struct IterationWork {
+  double prefill_flops = 0;  // summed over the iteration's prefill chunks
+  // Linear mode: a + sum over the chunks of (b x u + c x u x ctx), in ms; the intercept a is
+  // counted once per iteration (added with the first chunk), not once per chunk.
+  double prefill_linear_ms = 0;
+  uint64_t prefill_chunks = 0;
+  uint64_t kv_read_tokens = 0;     // cached context the chunks attend to
+  uint64_t kv_written_tokens = 0;  // new tokens whose KV the chunks write
+  uint32_t decode_batch = 0;
+  uint64_t decode_context = 0;  // KV tokens the decodes read
+};
+
 struct GpuSpec {
   std::string name;
   double peak_flops = 0;     // dense fp16/bf16 tensor FLOP/s (no sparsity)
@@ -64,6 +79,13 @@ class CostModel {
     double pcie_bytes_per_s = 32e9;
     double overhead_s = 0;  // fixed time added to every forward pass (scheduling, sampling)
     uint32_t block_tokens = 16;
+    // Bytes per KV value, independent of the weights' dtype (fp8 = 1); 0 = the model's dtype.
+    // Linear mode: kv_bytes is taken as 2-byte values and scaled by kv_dtype_bytes / 2.
+    double kv_dtype_bytes = 0;
+    // GPUs of a tensor-parallel group: weights and KV are sharded across them, so the compute and
+    // memory terms of a forward pass are divided by it (overhead_s is not; no communication cost
+    // is modelled). A serve-mode worker's KV capacity is tensor_parallel x one GPU's.
+    uint32_t tensor_parallel = 1;
   };
 
   // The default of the simulator: Llama-3.1-8B on one A100-80GB, default options.
@@ -83,16 +105,30 @@ class CostModel {
 
   // Seconds to prefill `uncached` new tokens after `cached` reused ones. At least one token is
   // computed (an engine recomputes the last token of a fully cached prompt to get its logits).
+  // This and decode_step_time divide their compute and memory terms by the tensor-parallel
+  // degree (not the overhead).
   double prefill_time(uint64_t uncached_tokens, uint64_t cached_tokens) const;
   // Seconds for one decode iteration of `batch` sequences holding `context_tokens` KV tokens in
   // total.
   double decode_step_time(uint32_t batch, uint64_t context_tokens) const;
+  // One forward pass of continuous batching. add_prefill_chunk adds a chunk of `uncached` new
+  // tokens after `cached` ones (at least one token computed, as in prefill_time); add_decode adds
+  // `sequences` decoding one token each over `context_tokens` KV tokens in total (0 sequences:
+  // nothing). iteration_time (seconds; 0 for empty work) streams the weights once:
+  // max(compute, memory) / tp + overhead, with compute = (prefill + decode FLOPs) / (MFU x peak)
+  // and memory = (weights + KV read and written) / (MBU x bandwidth). A single chunk costs
+  // exactly prefill_time(u, c), a lone decode batch exactly decode_step_time(batch, context).
+  // Linear mode: a + the chunks' b x u + c x u x ctx, plus decode_a + decode_b x context when
+  // there are decodes, in ms, / tp, + overhead.
+  void add_prefill_chunk(IterationWork& w, uint64_t uncached_tokens, uint64_t cached_tokens) const;
+  void add_decode(IterationWork& w, uint32_t sequences, uint64_t context_tokens) const;
+  double iteration_time(const IterationWork& w) const;
   // Seconds to bring `blocks` into HBM from `from` (0 from HBM; PCIe from DRAM).
   double transfer_time(uint64_t blocks, Tier from) const;
 
   double prefill_flops(uint64_t uncached_tokens, uint64_t cached_tokens) const;
   double weight_bytes() const;  // streamed once per forward pass
-  double kv_bytes_per_token() const { return kv_bytes_per_token_; }
+  double kv_bytes_per_token() const { return kv_bytes_per_token_; }  // in the KV dtype
   double kv_bytes_per_block() const { return kv_bytes_per_token_ * options_.block_tokens; }
   // Blocks that fit in `bytes` of KV memory (floor).
   size_t blocks_for_bytes(double bytes) const;
@@ -103,10 +139,15 @@ class CostModel {
   const GpuSpec& gpu() const { return gpu_; }
   const Options& options() const { return options_; }
   uint32_t block_tokens() const { return options_.block_tokens; }
+  // GPUs per worker: serve mode multiplies a worker's KV capacity by it.
+  uint32_t tensor_parallel() const { return options_.tensor_parallel; }
   CostModel with_block_tokens(uint32_t block_tokens) const;
   std::string label() const;  // "llama-3.1-8b@a100-80gb" or "linear(a=..,b=..,c=..)"
 
  private:
+  // FLOPs of one decode step (the decode_step_time and iteration_time share it).
+  double decode_flops(uint32_t batch, uint64_t context_tokens) const;
+
   ModelShape model_;
   GpuSpec gpu_;
   Options options_;
