@@ -58,7 +58,8 @@ std::unique_ptr<Router> make_router(const RouterSpec& spec, const RouterContext&
 std::string router_table_markdown() {
   std::string out = "| name | routes to | source |\n|---|---|---|\n";
   for (auto& r : RouterRegistry::instance().all())
-    out += "| `" + r.name + "` | " + r.summary + " | " + r.source + " |\n";
+    out += "| `" + r.name + "` | " + markdown_cell(r.summary) + " | " + markdown_cell(r.source) +
+           " |\n";
   return out;
 }
 
