@@ -50,6 +50,21 @@ void FakeCluster::finish(WorkerId w, const RequestView& r, bool admitted) {
   }
 }
 
+std::vector<BlockKey> prompt(std::initializer_list<uint64_t> ids) {
+  std::vector<BlockKey> out;
+  BlockKey key = kRootKey;
+  for (uint64_t id : ids) out.push_back(key = chain_key(key, id));
+  return out;
+}
+
+RequestView request(const std::vector<BlockKey>& blocks, RequestIndex index, SessionId session,
+                    uint32_t block_tokens) {
+  return RequestView{.index = index,
+                     .session = session,
+                     .prompt_tokens = static_cast<uint32_t>(blocks.size()) * block_tokens,
+                     .blocks = blocks};
+}
+
 std::vector<WorkerId> drive(Router& router, FakeCluster& cluster, const Trace& trace, uint64_t seed,
                             uint32_t empty_prompts, Time max_gap) {
   struct Flight {

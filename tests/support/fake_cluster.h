@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <unordered_set>
 #include <vector>
@@ -40,6 +41,13 @@ class FakeCluster final : public ClusterView {
   std::vector<WorkerLoad> loads_;
   std::vector<std::unordered_set<BlockKey>> cached_;
 };
+
+// A prompt of chained block keys from block ids: prompt({1, 2, 3}) shares its first two blocks
+// with prompt({1, 2, 4}).
+std::vector<BlockKey> prompt(std::initializer_list<uint64_t> ids);
+// A request over `blocks` (which must outlive it), every block full.
+RequestView request(const std::vector<BlockKey>& blocks, RequestIndex index,
+                    SessionId session = kNoSession, uint32_t block_tokens = 16);
 
 // Routes `trace`'s requests (plus `empty_prompts` requests without blocks, spread among them)
 // through `router` on `cluster`, advancing the clock by up to `max_gap` each arrival, admitting
