@@ -14,4 +14,13 @@ std::vector<std::string> split_list(std::string_view text, char sep) {
   return out;
 }
 
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace kvpolicy

@@ -34,18 +34,10 @@ std::vector<std::string> PolicyRegistry::names() const {
 }
 
 std::string policy_table_markdown() {
-  // A '|' inside a cell would end it.
-  auto cell = [](const std::string& text) {
-    std::string out;
-    for (char c : text) {
-      if (c == '|') out += '\\';
-      out += c;
-    }
-    return out;
-  };
   std::string out = "| name | evicts | source |\n|---|---|---|\n";
   for (auto& p : PolicyRegistry::instance().all())
-    out += "| `" + p.name + "` | " + cell(p.summary) + " | " + cell(p.paper) + " |\n";
+    out += "| `" + p.name + "` | " + markdown_cell(p.summary) + " | " + markdown_cell(p.paper) +
+           " |\n";
   return out;
 }
 

@@ -51,6 +51,10 @@ std::vector<RouterSpec> parse_router_list(const std::string& text) {
 std::unique_ptr<Router> make_router(const RouterSpec& spec, const RouterContext& ctx) {
   const RouterInfo& info = RouterRegistry::instance().get(spec.name);
   if (ctx.workers == 0) throw ConfigError("a cluster needs at least one worker");
+  if (info.max_workers != 0 && ctx.workers > info.max_workers)
+    throw ConfigError("router " + spec.name + " routes over at most " +
+                      std::to_string(info.max_workers) + " workers, not " +
+                      std::to_string(ctx.workers));
   Params params = Params::parse(spec.params, info.params, "router " + spec.name);
   return info.make(ctx, params);
 }
@@ -58,7 +62,8 @@ std::unique_ptr<Router> make_router(const RouterSpec& spec, const RouterContext&
 std::string router_table_markdown() {
   std::string out = "| name | routes to | source |\n|---|---|---|\n";
   for (auto& r : RouterRegistry::instance().all())
-    out += "| `" + r.name + "` | " + r.summary + " | " + r.source + " |\n";
+    out += "| `" + r.name + "` | " + markdown_cell(r.summary) + " | " + markdown_cell(r.source) +
+           " |\n";
   return out;
 }
 

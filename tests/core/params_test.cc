@@ -117,5 +117,10 @@ TEST(SplitList, PolicyListKeepsParametersWithTheirSpec) {
   EXPECT_EQ(specs[2].name, "fifo");
 }
 
+TEST(MarkdownCell, EscapesTheCellSeparator) {
+  EXPECT_EQ(markdown_cell("a|b|"), "a\\|b\\|");
+  EXPECT_EQ(markdown_cell("plain"), "plain");
+}
+
 }  // namespace
 }  // namespace kvpolicy

@@ -1,4 +1,5 @@
-// The one list splitter of the command line and of parameter strings.
+// The one list splitter of the command line and of parameter strings, and the one escaping of
+// markdown table cells.
 #pragma once
 
 #include <string>
@@ -10,5 +11,8 @@ namespace kvpolicy {
 // Splits "a,b,,c" at `sep` into {"a", "b", "c"}: empty items (doubled or trailing separators) are
 // dropped, so every list the CLI takes tolerates them alike.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');
+
+// `text` as one cell of a markdown table: a '|' inside a cell would end it, so it is escaped.
+std::string markdown_cell(std::string_view text);
 
 }  // namespace kvpolicy

@@ -65,6 +65,9 @@ class Router {
   }
   // Named counters reported after a run (e.g. imbalanced decisions, learned biases).
   virtual PolicyStats stats() const { return {}; }
+  // What the router still attributes to requests in flight (LBGR's queue slots and routing
+  // records): 0 once every request it routed has completed. The contract suite checks it.
+  virtual double in_flight_state() const { return 0.0; }
 };
 
 struct RouterContext {
@@ -82,6 +85,9 @@ struct RouterInfo {
   std::vector<ParamSpec> params = {};
   std::vector<std::string> variants = {};  // parameter settings the contract suite also runs
   bool randomized = false;
+  // The most workers it can route over (its approximate tree keeps a 64-bit holder mask);
+  // 0 = any number. make_router rejects a larger cluster.
+  uint32_t max_workers = 0;
   std::function<std::unique_ptr<Router>(const RouterContext&, const Params&)> make = {};
 };
 
@@ -113,7 +119,7 @@ struct RouterSpec {
   std::string params;  // "key=value,..."
   std::string label() const { return params.empty() ? name : name + ":" + params; }
 };
-RouterSpec parse_router_spec(const std::string& text);          // "cache_aware:threshold=0.5"
+RouterSpec parse_router_spec(const std::string& text);               // "cache_aware:threshold=0.5"
 std::vector<RouterSpec> parse_router_list(const std::string& text);  // as parse_policy_list
 std::unique_ptr<Router> make_router(const RouterSpec& spec, const RouterContext& ctx);
 std::string router_table_markdown();
