@@ -80,8 +80,10 @@ const bool registered = register_router<CacheAware>({
     .source = "SGLang router (cache_aware), with KVRouting's thresholds (RLT paper)",
     .params = {param_int("balance_abs", 32, {.min = 0},
                          "imbalanced if max - min requests in flight exceeds this ..."),
-               param_double("balance_rel", 1.0001, {.min = 1},
-                            "... and max exceeds balance_rel x min (SGLang's launcher: 64, 1.5)"),
+               param_double(
+                   "balance_rel", 1.0001, {.min = 1},
+                   "... and max exceeds balance_rel x min (SGLang's launcher: 64, 1.5, with "
+                   "cache_threshold 0.3)"),
                param_double("cache_threshold", 0.5, {.min = 0, .max = 1},
                             "route by prefix when the best match covers more than this share of "
                             "the prompt"),
