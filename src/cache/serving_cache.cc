@@ -145,6 +145,12 @@ void ServingCache::release(std::span<const NodeId> path, size_t private_blocks) 
 
 void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
                             size_t private_blocks) {
+  if (path.size() >= r.blocks.size() || private_blocks == 0) {  // no answer block to cache
+    private_ -= private_blocks;
+    for (size_t j = path.size(); j-- > 0;) unpin(path[j]);
+    path.clear();
+    return;
+  }
   policy_->on_request_begin(r);
   AccessInfo info;
   info.now = r.time;
@@ -154,14 +160,6 @@ void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
   info.category = r.category;
   info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
   info.kind = AccessKind::kInserted;
-  // The prompt's blocks are used until now: engines refresh a finished request's blocks when
-  // they release them (vLLM's free queue, SGLang's last access time), so the policy hears them.
-  info.kind = AccessKind::kReused;
-  for (size_t i = 0; i < path.size(); ++i) {
-    info.position = static_cast<uint32_t>(i);
-    info.access = r.first_access + i;
-    policy_->on_access(path[i], info);
-  }
   info.kind = AccessKind::kInserted;
   NodeId parent = path.empty() ? kNoNode : path.back();
   size_t used = 0;

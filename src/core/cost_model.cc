@@ -316,8 +316,17 @@ CostModel CostModel::with_block_tokens(uint32_t block_tokens) const {
 }
 
 std::string CostModel::label() const {
-  if (linear_) return fmt::format("linear(a={:g}ms,b={:g}ms,c={:g}ms)", a_ms_, b_ms_, c_ms_);
-  return model_.name + "@" + gpu_.name;
+  // Tensor parallelism and a KV dtype other than the weights' change every time and capacity in
+  // GB, so they name a different model (results with another label are not resumed as these).
+  std::string extra;
+  if (options_.tensor_parallel > 1) extra += fmt::format("/tp{}", options_.tensor_parallel);
+  double weights = linear_ ? 2 : model_.dtype_bytes;
+  if (options_.kv_dtype_bytes != 0 && options_.kv_dtype_bytes != weights)
+    extra += options_.kv_dtype_bytes == 1 ? "/kv-fp8" : fmt::format("/kv-{:g}B",
+                                                                   options_.kv_dtype_bytes);
+  if (linear_)
+    return fmt::format("linear(a={:g}ms,b={:g}ms,c={:g}ms){}", a_ms_, b_ms_, c_ms_, extra);
+  return model_.name + "@" + gpu_.name + extra;
 }
 
 }  // namespace kvpolicy

@@ -286,6 +286,13 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   }
   if (left != n)
     throw Error("serve: " + std::to_string(n - left) + " requests never completed (a bug)");
+  for (uint32_t w = 0; w < o.workers; ++w) {
+    const WorkerLoad& l = workers[w]->load();
+    if (l.in_flight != 0 || l.active_blocks != 0 || l.queued_prefill_tokens != 0)
+      throw Error("serve: worker " + std::to_string(w) + " still holds load after the run (a bug)");
+  }
+  if (router->in_flight_state() > 1e-9)
+    throw Error("serve: router " + o.router.label() + " still holds in-flight state (a bug)");
 
   // Metrics over completed requests.
   std::vector<double> wait, ttft, tpot, e2e;

@@ -305,3 +305,18 @@ TEST(CostModel, TensorParallelHalvesTheIterationButNotItsOverhead) {
 
 }  // namespace
 }  // namespace kvpolicy
+
+namespace kvpolicy {
+namespace {
+
+// Results are resumed by their cost model's label: a different tp or KV dtype is another model.
+TEST(CostModel, LabelNamesTensorParallelismAndKvDtype) {
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "h100", "tp=2").label(), "llama-3.1-8b@h100/tp2");
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "h100", "kv_dtype=fp8").label(),
+            "llama-3.1-8b@h100/kv-fp8");
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "h100", "kv_dtype=bf16").label(),
+            "llama-3.1-8b@h100");
+}
+
+}  // namespace
+}  // namespace kvpolicy

@@ -2,9 +2,9 @@
 // requests it runs (DESIGN.md section 6, ALGORITHMS.md section 10). Every block a running request
 // holds is either a node of the prefix tree, pinned while the request runs, or a private block
 // (output being generated, or a recomputed answer) that joins the tree when the request
-// completes. The policy sees each request's prompt at admission and its whole sequence at
-// completion, each as one request cycle (policy.h), and chooses what to evict when memory runs
-// short; only unpinned blocks are ever evicted.
+// completes. The policy hears each prompt block once, at admission, as in replay mode, and each
+// answer block when it joins the tree, each in a request cycle of its own (policy.h); it
+// chooses what to evict when memory runs short, and only unpinned blocks are ever evicted.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,7 @@ class ServingCache {
   // A preempted request: its nodes are unpinned (they stay cached) and its private blocks freed.
   void release(std::span<const NodeId> path, size_t private_blocks);
   // A completed request: one request cycle over `sequence` (prompt and answer blocks) in which
-  // the blocks of `path` are used again (released now) and the blocks after it are inserted from the request's private blocks (or, when another
+  // the blocks after `path` are inserted from the request's private blocks (or, when another
   // request cached the same block meanwhile, that one is reused and the private block freed),
   // then every node is unpinned. Frees private blocks beyond what the sequence needs.
   void complete(const RequestView& sequence, std::vector<NodeId>& path, size_t private_blocks);

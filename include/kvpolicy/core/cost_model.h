@@ -142,7 +142,8 @@ class CostModel {
   // GPUs per worker: serve mode multiplies a worker's KV capacity by it.
   uint32_t tensor_parallel() const { return options_.tensor_parallel; }
   CostModel with_block_tokens(uint32_t block_tokens) const;
-  std::string label() const;  // "llama-3.1-8b@a100-80gb" or "linear(a=..,b=..,c=..)"
+  // "llama-3.1-8b@a100-80gb" or "linear(a=..,b=..,c=..)", then "/tp2" and "/kv-fp8" if so.
+  std::string label() const;
 
  private:
   // FLOPs of one decode step (the decode_step_time and iteration_time share it).
