@@ -139,18 +139,19 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
   fmt::print("trace {}: {} requests, {} block accesses of {} tokens; cost model {}\n", trace.name,
              trace.size(), trace.num_block_accesses(), trace.block_tokens, cost.label());
   double gb_per_block = cost.with_block_tokens(trace.block_tokens).kv_bytes_per_block() / 1e9;
-  fmt::print("{:<14} {:<10} {:>3} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6}\n",
-             "router", "policy", "W", "blocks/w", "GB/w", "hit %", "TTFT ms", "p99 ms",
-             "wait ms", "e2e p99", "req/s", "preempt", "slo %");
+  fmt::print("{:<16} {:<10} {:>3} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} "
+             "{:>7} {:>6}\n",
+             "router", "policy", "W", "blocks/w", "GB/w", "hit %", "TTFT ms", "p50", "p99",
+             "wait ms", "e2e p50", "e2e p99", "req/s", "preempt", "slo %");
   for (const ServeResult& r : results) {
     std::string router = r.router_params.empty() ? r.router : r.router + ":" + r.router_params;
     std::string policy = r.params.empty() ? r.policy : r.policy + ":" + r.params;
     fmt::print(
-        "{:<14} {:<10} {:>3} {:>9} {:>7.1f} {:>7.2f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.2f} "
-        "{:>7} {:>6.1f}\n",
+        "{:<16} {:<10} {:>3} {:>9} {:>7.1f} {:>7.2f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} "
+        "{:>9.1f} {:>7.2f} {:>7} {:>6.1f}\n",
         router, policy, r.workers, r.capacity_blocks, double(r.capacity_blocks) * gb_per_block,
-        r.block_hit_rate * 100, r.ttft_ms.mean, r.ttft_ms.p99, r.queue_wait_ms.mean, r.e2e_ms.p99,
-        r.throughput_rps, r.preemptions, r.slo_violation_rate * 100);
+        r.block_hit_rate * 100, r.ttft_ms.mean, r.ttft_ms.p50, r.ttft_ms.p99, r.queue_wait_ms.mean,
+        r.e2e_ms.p50, r.e2e_ms.p99, r.throughput_rps, r.preemptions, r.slo_violation_rate * 100);
     if (r.rejected)
       fmt::print("  {} request(s) never fit in a worker's memory and were rejected\n", r.rejected);
   }

@@ -129,9 +129,12 @@ const bool registered = register_router<Lbgr>({
     .summary = "least predicted latency: uncached tokens x token cost (approximate tree) + "
                "decaying queue of routed service + RLS-learned per-worker bias",
     .source = "Randomization Boosts KV Caching, Learning Balances Query Load (LBGR), 2025",
-    .params = {param_double("token_cost_ms", -1, {.min = 0, .special = {-1}},
-                            "service per uncached prompt token, ms; -1 = the cluster's prefill "
-                            "cost per token (the authors use 1 ms per uncached character)"),
+    // The authors' 1 ms per uncached character at about 4 characters per token. Its scale
+    // matters: the queue slot decays by wall-clock time, so a realistic per-token cost makes
+    // queues look short and herds load onto cached workers (docs/routers.md, lbgr).
+    .params = {param_double("token_cost_ms", 4, {.min = 0, .special = {-1}},
+                            "service per uncached prompt token, ms (the authors use 1 ms per "
+                            "uncached character); -1 = the cluster's prefill cost per token"),
                param_double("decay", 31.0 / 32.0, {.min = 0, .max = 1, .min_exclusive = true},
                             "the queue slot is multiplied by this every decay interval"),
                param_double("decay_interval_ms", 20, {.min = 0, .min_exclusive = true},
@@ -143,7 +146,7 @@ const bool registered = register_router<Lbgr>({
                param_int("max_tree_tokens", int64_t{1} << 24, {.min = 1},
                          "per-worker size of the approximate tree, tokens (SGLang: 2^24 "
                          "characters); LRU leaves go beyond it")},
-    .variants = {"token_cost_ms=1", "max_tree_tokens=64,decay=1"},
+    .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 
