@@ -12,7 +12,7 @@ namespace {
 
 TEST(RouteStudy, GspOrdersAreGeneratedAndNamed) {
   RouteStudyWorkloadOptions o;
-  o.gsp_params = "groups=8,prompts_per_group=4";
+  o.gsp_params = "groups=8,prompts=4";
   auto w = route_study_workloads({"gsp-random", "gsp-round_robin", "gsp-grouped"}, o, nullptr);
   ASSERT_EQ(w.size(), 3u);
   EXPECT_EQ(w[1].name, "gsp-round_robin");
