@@ -1,5 +1,7 @@
 // `kvpolicy route-study`: the RLT paper's comparison of routers x eviction policies on a cluster
 // of workers, over GSP in its three orders, conversations and long-document QA.
+#include "kvpolicy/serve/route_study.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -8,7 +10,6 @@
 #include "common.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
-#include "kvpolicy/serve/route_study.h"
 #include "serve_args.h"
 
 namespace kvpolicy::cli {
@@ -26,8 +27,8 @@ const ServeResult* find(const std::vector<ServeResult>& results, const std::stri
 void print_against_baseline(const std::vector<ServeResult>& results) {
   const ServeResult* base = find(results, "cache_aware", "lru");
   if (!base) return;
-  for (auto [router, policy] : {std::pair{"cache_aware", "rlt"}, std::pair{"lbgr", "lru"},
-                                std::pair{"lbgr", "rlt"}}) {
+  for (auto [router, policy] :
+       {std::pair{"cache_aware", "rlt"}, std::pair{"lbgr", "lru"}, std::pair{"lbgr", "rlt"}}) {
     const ServeResult* r = find(results, router, policy);
     if (!r) continue;
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };

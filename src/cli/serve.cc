@@ -1,5 +1,7 @@
 // `kvpolicy serve`: a trace through a simulated cluster of workers behind a router, for every
 // (router, policy, workers, capacity) asked; queueing, batching and TTFT included.
+#include "kvpolicy/serve/serve.h"
+
 #include <fmt/format.h>
 
 #include "command.h"
@@ -8,7 +10,6 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
-#include "kvpolicy/serve/serve.h"
 #include "kvpolicy/trace/generators.h"
 #include "serve_args.h"
 
@@ -19,8 +20,7 @@ void ServeArgs::add(CLI::App* cmd) {
       ->capture_default_str();
   cmd->add_option("--policy,-p", policies, "eviction policies of the workers' caches")
       ->capture_default_str();
-  cmd->add_option("--workers,-w", workers, "worker counts, comma-separated")
-      ->capture_default_str();
+  cmd->add_option("--workers,-w", workers, "worker counts, comma-separated")->capture_default_str();
   cmd->add_option("--capacity,-c", capacities,
                   "KV memory per GPU: blocks, a share of unique blocks (0.05 or 5%), tokens "
                   "(10000t) or bytes (40GB, 4.8GiB); a worker has --tp times it")
@@ -44,8 +44,9 @@ void ServeArgs::add(CLI::App* cmd) {
                   "closed loop: this many clients, each sending a session's turns one after "
                   "another (0 = open loop, arrivals from the trace)")
       ->capture_default_str();
-  cmd->add_option("--think-time", think_time_s, "closed loop: seconds between a reply and the "
-                                                "client's next request")
+  cmd->add_option("--think-time", think_time_s,
+                  "closed loop: seconds between a reply and the "
+                  "client's next request")
       ->capture_default_str();
   cmd->add_option("--max-batch-tokens", max_batch_tokens, "token budget per iteration")
       ->capture_default_str();
@@ -54,10 +55,8 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_flag("--no-cache-outputs", no_cache_outputs,
                 "do not cache finished answers (by default a next turn reuses them)");
   cmd->add_option("--slo", slo_ms, "TTFT SLO for the violation rate, ms")->capture_default_str();
-  cmd->add_option("--seed", seed, "seed of routers and randomized policies")
-      ->capture_default_str();
-  cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")
-      ->capture_default_str();
+  cmd->add_option("--seed", seed, "seed of routers and randomized policies")->capture_default_str();
+  cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();
   cmd->add_option("--json", json_path, "write one JSON object per result to this file");
   cmd->add_flag("--resume", resume,
                 "keep the results already in --json and run only the missing configurations");
@@ -139,10 +138,11 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
   fmt::print("trace {}: {} requests, {} block accesses of {} tokens; cost model {}\n", trace.name,
              trace.size(), trace.num_block_accesses(), trace.block_tokens, cost.label());
   double gb_per_block = cost.with_block_tokens(trace.block_tokens).kv_bytes_per_block() / 1e9;
-  fmt::print("{:<16} {:<10} {:>3} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} "
-             "{:>7} {:>6}\n",
-             "router", "policy", "W", "blocks/w", "GB/w", "hit %", "TTFT ms", "p50", "p99",
-             "wait ms", "e2e p50", "e2e p99", "req/s", "preempt", "slo %");
+  fmt::print(
+      "{:<16} {:<10} {:>3} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} "
+      "{:>7} {:>6}\n",
+      "router", "policy", "W", "blocks/w", "GB/w", "hit %", "TTFT ms", "p50", "p99", "wait ms",
+      "e2e p50", "e2e p99", "req/s", "preempt", "slo %");
   for (const ServeResult& r : results) {
     std::string router = r.router_params.empty() ? r.router : r.router + ":" + r.router_params;
     std::string policy = r.params.empty() ? r.policy : r.policy + ":" + r.params;

@@ -32,9 +32,9 @@ CapacitySpec parse_capacity(const std::string& text) {
     const char* name;
     double bytes;
   };
-  static const Suffix kBytes[] = {{"kb", 1e3},          {"mb", 1e6},           {"gb", 1e9},
-                                  {"tb", 1e12},         {"kib", 1024.0},       {"mib", 1048576.0},
-                                  {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+  static const Suffix kBytes[] = {
+      {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},           {"tb", 1e12},
+      {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
   if (unit.empty()) {
     c.unit = v < 1 ? CapacitySpec::Unit::kFraction : CapacitySpec::Unit::kBlocks;
     if (c.unit == CapacitySpec::Unit::kBlocks && v != std::floor(v))
@@ -72,10 +72,18 @@ size_t CapacitySpec::blocks(size_t unique_blocks, uint32_t block_tokens,
                             double kv_bytes_per_block) const {
   double b = 0;
   switch (unit) {
-    case Unit::kBlocks: b = value; break;
-    case Unit::kFraction: b = value * double(unique_blocks); break;
-    case Unit::kTokens: b = value / block_tokens; break;
-    case Unit::kBytes: b = value / kv_bytes_per_block; break;
+    case Unit::kBlocks:
+      b = value;
+      break;
+    case Unit::kFraction:
+      b = value * double(unique_blocks);
+      break;
+    case Unit::kTokens:
+      b = value / block_tokens;
+      break;
+    case Unit::kBytes:
+      b = value / kv_bytes_per_block;
+      break;
   }
   if (b >= 1e15) bad(text, "more than 10^15 blocks");
   size_t blocks = static_cast<size_t>(std::floor(b));

@@ -322,8 +322,8 @@ std::string CostModel::label() const {
   if (options_.tensor_parallel > 1) extra += fmt::format("/tp{}", options_.tensor_parallel);
   double weights = linear_ ? 2 : model_.dtype_bytes;
   if (options_.kv_dtype_bytes != 0 && options_.kv_dtype_bytes != weights)
-    extra += options_.kv_dtype_bytes == 1 ? "/kv-fp8" : fmt::format("/kv-{:g}B",
-                                                                   options_.kv_dtype_bytes);
+    extra += options_.kv_dtype_bytes == 1 ? "/kv-fp8"
+                                          : fmt::format("/kv-{:g}B", options_.kv_dtype_bytes);
   if (linear_)
     return fmt::format("linear(a={:g}ms,b={:g}ms,c={:g}ms){}", a_ms_, b_ms_, c_ms_, extra);
   return model_.name + "@" + gpu_.name + extra;

@@ -45,8 +45,9 @@ std::vector<double> arrival_times(const Trace& trace, const ServeOptions& o) {
   if (o.rate > 0 && n > 1) {
     double span = double(trace.time[n - 1] - trace.time[0]) / kMicrosPerSecond;
     if (span <= 0)
-      throw ConfigError("serve: --rate rescales the trace's arrival times, but all of its "
-                        "requests arrive at the same time");
+      throw ConfigError(
+          "serve: --rate rescales the trace's arrival times, but all of its "
+          "requests arrive at the same time");
     scale = (double(n - 1) / o.rate) / span;  // n - 1 gaps at the mean rate
   }
   for (size_t r = 0; r < n; ++r) t[r] = double(trace.time[r] - trace.time[0]) / 1e6 * scale;
@@ -135,8 +136,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   auto wall_start = std::chrono::steady_clock::now();
   const size_t n = trace.size();
   const uint32_t B = trace.block_tokens;
-  CostModel cost = o.cost_model ? o.cost_model->with_block_tokens(B)
-                                : CostModel().with_block_tokens(B);
+  CostModel cost =
+      o.cost_model ? o.cost_model->with_block_tokens(B) : CostModel().with_block_tokens(B);
   const bool closed = o.clients > 0;
   std::vector<double> arrival = closed ? std::vector<double>(n, 0.0) : arrival_times(trace, o);
   std::vector<Time> arrival_us(n);
@@ -251,8 +252,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     ++in_system;
     WorkerId w = router->route(request_view(r, now), cluster);
     if (w >= o.workers)
-      throw Error("router " + o.router.label() + " chose worker " + std::to_string(w) +
-                  " of " + std::to_string(o.workers));
+      throw Error("router " + o.router.label() + " chose worker " + std::to_string(w) + " of " +
+                  std::to_string(o.workers));
     workers[w]->enqueue(r);
     if (!workers[w]->busy()) kick(w, now);
   };
@@ -265,8 +266,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     if (!from_trace && events.empty()) break;
     Event e;
     if (from_trace &&
-        (events.empty() || events.top() > Event{arrival[next_arrival], 1,
-                                                static_cast<uint32_t>(next_arrival), 0})) {
+        (events.empty() ||
+         events.top() > Event{arrival[next_arrival], 1, static_cast<uint32_t>(next_arrival), 0})) {
       e = {arrival[next_arrival], 1, static_cast<uint32_t>(next_arrival), 0};
       ++next_arrival;
     } else {
@@ -342,8 +343,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       }
     }
   }
-  res.block_hit_rate =
-      res.block_accesses ? double(res.block_hits) / double(res.block_accesses) : 0;
+  res.block_hit_rate = res.block_accesses ? double(res.block_hits) / double(res.block_accesses) : 0;
   res.router_stats = router->stats();
   res.total_sojourn_s = sojourn;
   res.sim_seconds =

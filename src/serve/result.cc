@@ -78,8 +78,7 @@ std::string ServeResult::to_json() const {
   return o.str();
 }
 
-ServeResult parse_serve_result(const std::string& line, const std::string& path,
-                               uint64_t line_no) {
+ServeResult parse_serve_result(const std::string& line, const std::string& path, uint64_t line_no) {
   simdjson::dom::parser parser;
   simdjson::dom::object obj;
   auto fail = [&](const std::string& field, const std::string& what) {
@@ -127,6 +126,45 @@ ServeResult parse_serve_result(const std::string& line, const std::string& path,
   num("preemptions", r.preemptions);
   num("throughput_rps", r.throughput_rps);
   num("slo_violation_rate", r.slo_violation_rate);
+  num("prompt_tokens", r.prompt_tokens);
+  num("token_hits", r.token_hits);
+  num("evictions", r.evictions);
+  num("output_tokens", r.output_tokens);
+  num("iterations", r.iterations);
+  num("events", r.events);
+  num("makespan_s", r.makespan_s);
+  num("output_tokens_per_s", r.output_tokens_per_s);
+  num("mean_in_system", r.mean_in_system);
+  num("total_sojourn_s", r.total_sojourn_s);
+  num("sim_seconds", r.sim_seconds);
+  auto stats = [&](const char* key, PolicyStats& out) {
+    simdjson::dom::object o;
+    if (obj[key].get(o)) return;  // absent when empty
+    for (auto [name, value] : o) {
+      double v;
+      if (value.get(v)) fail(key, "a value is not a number");
+      out.push_back({std::string(name), v});
+    }
+  };
+  stats("policy_stats", r.policy_stats);
+  stats("router_stats", r.router_stats);
+  simdjson::dom::array workers;
+  if (obj["per_worker"].get(workers)) fail("per_worker", "missing or not an array");
+  for (simdjson::dom::element e : workers) {
+    WorkerResult w;
+    auto field = [&](const char* key, auto& out) {
+      double v;
+      if (e[key].get(v)) fail(std::string("per_worker.") + key, "missing or not a number");
+      out = static_cast<std::remove_reference_t<decltype(out)>>(v);
+    };
+    field("requests", w.requests);
+    field("block_accesses", w.block_accesses);
+    field("block_hits", w.block_hits);
+    field("preemptions", w.preemptions);
+    field("evictions", w.evictions);
+    field("busy_seconds", w.busy_seconds);
+    r.per_worker.push_back(w);
+  }
   auto latency = [&](const std::string& name, LatencyStats& s) {
     num((name + "_mean_ms").c_str(), s.mean);
     num((name + "_p50_ms").c_str(), s.p50);

@@ -1,6 +1,7 @@
 #include "kvpolicy/serve/route_study.h"
 
 #include <filesystem>
+#include <iterator>
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/generators.h"
@@ -11,13 +12,18 @@ namespace {
 
 struct TextSource {
   const char* name;
-  const char* source;  // text_trace.h's reader
-  const char* file;    // under the data directory
+  const char* source;              // text_trace.h's reader
+  std::vector<const char*> files;  // under the data directory, read one after another
 };
-constexpr TextSource kTextSources[] = {
-    {"sharegpt", "sharegpt", "sharegpt-sample/sharegpt_sample_slim.jsonl"},
-    {"chatbot-arena", "chatbot-arena", "chatbot-arena/chatbot_arena_conversations_raw.jsonl"},
-    {"loogle", "loogle", "loogle/longdep_qa.jsonl"},
+const TextSource kTextSources[] = {
+    {"sharegpt", "sharegpt", {"sharegpt-sample/sharegpt_sample_slim.jsonl"}},
+    {"chatbot-arena", "chatbot-arena", {"chatbot-arena/chatbot_arena_conversations_raw.jsonl"}},
+    // Every LooGLE sample (20 documents with their questions): 5 documents alone are too few
+    // to load 4 workers.
+    {"loogle",
+     "loogle",
+     {"loogle/longdep_qa.jsonl", "loogle/shortdep_qa.jsonl", "loogle/shortdep_cloze.jsonl",
+      "loogle/longdep_summarization.jsonl"}},
 };
 
 }  // namespace
@@ -55,16 +61,24 @@ std::vector<StudyWorkload> route_study_workloads(const std::vector<std::string>&
       throw ConfigError("route-study: unknown workload '" + name + "' (known: " + known +
                         ", or all)");
     }
-    std::string path = o.data_dir + "/" + source->file;
-    if (o.data_dir.empty() || !std::filesystem::exists(path)) {
-      if (skipped)
-        skipped->push_back(name + ": " +
-                           (o.data_dir.empty() ? "no data directory (--data or KVPOLICY_DATA)"
-                                               : path + " not found"));
+    std::vector<Conversation> conversations;
+    std::string missing;
+    for (const char* file : source->files) {
+      std::string path = o.data_dir + "/" + file;
+      if (o.data_dir.empty() || !std::filesystem::exists(path)) {
+        missing = o.data_dir.empty() ? "no data directory (--data or KVPOLICY_DATA)"
+                                     : path + " not found";
+        break;
+      }
+      TextReadReport report;
+      auto some = read_conversations(path, source->source, /*skip_bad=*/true, report);
+      conversations.insert(conversations.end(), std::make_move_iterator(some.begin()),
+                           std::make_move_iterator(some.end()));
+    }
+    if (!missing.empty()) {
+      if (skipped) skipped->push_back(name + ": " + missing);
       continue;
     }
-    TextReadReport report;
-    auto conversations = read_conversations(path, source->source, /*skip_bad=*/true, report);
     auto tokenizer = make_tokenizer(o.tokenizer);
     TextTraceParams params;
     params.max_conversations = o.max_conversations;

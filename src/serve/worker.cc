@@ -167,10 +167,11 @@ void Worker::end_iteration(double now) {
     queued_prefill_ -= c.tokens;
     const uint32_t p = workload_.prompt_blocks[c.request];
     uint64_t pt = prompt_tokens(c.request);
-    uint32_t computed = s.context >= pt ? p
-                                         : std::min<uint32_t>(
-                                               p, static_cast<uint32_t>(
-                                                      s.context / workload_.sequences.block_tokens));
+    uint32_t computed =
+        s.context >= pt
+            ? p
+            : std::min<uint32_t>(
+                  p, static_cast<uint32_t>(s.context / workload_.sequences.block_tokens));
     cache_.mark_computed(s.path, computed);
     if (s.prefill_left > 0) continue;
     // The last chunk's forward pass yields the next token (the first, unless recomputing).

@@ -40,8 +40,7 @@ class Worker {
   // `done(request, now, rejected)` is called when a request leaves the worker.
   Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
          const CostModel& cost, const Config& config, const Workload& workload,
-         std::vector<RequestState>& requests,
-         std::function<void(uint32_t, double, bool)> done);
+         std::vector<RequestState>& requests, std::function<void(uint32_t, double, bool)> done);
 
   void enqueue(uint32_t request);
   // Plans the next iteration at `now`; returns its duration, or a negative number when there

@@ -314,8 +314,7 @@ TEST(CostModel, LabelNamesTensorParallelismAndKvDtype) {
   EXPECT_EQ(CostModel::make("llama-3.1-8b", "h100", "tp=2").label(), "llama-3.1-8b@h100/tp2");
   EXPECT_EQ(CostModel::make("llama-3.1-8b", "h100", "kv_dtype=fp8").label(),
             "llama-3.1-8b@h100/kv-fp8");
-  EXPECT_EQ(CostModel::make("llama-3.1-8b", "h100", "kv_dtype=bf16").label(),
-            "llama-3.1-8b@h100");
+  EXPECT_EQ(CostModel::make("llama-3.1-8b", "h100", "kv_dtype=bf16").label(), "llama-3.1-8b@h100");
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // The routing study's workloads: the GSP orders are generated, text workloads come from the
 // data directory and are skipped with a reason without it, unknown names are one clear error.
+#include "kvpolicy/serve/route_study.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "kvpolicy/core/error.h"
-#include "kvpolicy/serve/route_study.h"
 
 namespace kvpolicy {
 namespace {

@@ -1,14 +1,17 @@
 // Serve mode against what must hold of any queueing simulation: the M/D/1 mean wait, Little's
 // law, every request completing exactly once (preempted or not), replay mode's hit rates when
 // nothing interferes, determinism, and clear errors for bad configurations.
+#include "kvpolicy/serve/serve.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <numeric>
 
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
-#include "kvpolicy/serve/serve.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/generators.h"
 #include "support/random_workload.h"
@@ -94,8 +97,8 @@ TEST(Serve, LittlesLawAndCompletionOnEveryConfiguration) {
         o.check_victims = true;
         RequestTimeline t;
         ServeResult r = serve(trace, o, &t);
-        SCOPED_TRACE(std::string(router) + " capacity " + std::to_string(capacity) +
-                     " clients " + std::to_string(clients));
+        SCOPED_TRACE(std::string(router) + " capacity " + std::to_string(capacity) + " clients " +
+                     std::to_string(clients));
         expect_littles_law(r, t);
         expect_each_completes_once(r, t);
         for (size_t i = 0; i < t.arrival.size(); ++i) {
@@ -227,7 +230,8 @@ TEST(Serve, ClosedLoopOneClientNeverOverlaps) {
   ASSERT_EQ(r.requests, trace.size());
   std::vector<size_t> order(trace.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.arrival[a] < t.arrival[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return t.arrival[a] < t.arrival[b]; });
   for (size_t k = 1; k < order.size(); ++k)
     EXPECT_NEAR(t.arrival[order[k]], t.finish[order[k - 1]] + 0.5, 1e-9);
   EXPECT_NEAR(r.mean_in_system * r.makespan_s, r.total_sojourn_s, 1e-6 * r.total_sojourn_s);
@@ -265,6 +269,48 @@ TEST(Serve, BadConfigurationsGetOneClearError) {
   fails([](ServeOptions& o) { o.policy = {"nope", ""}; }, "unknown policy");
   fails([](ServeOptions& o) { o.capacity_blocks = 0; }, "at least one KV block");
   EXPECT_THROW(CostModel::make("llama-3.1-8b", "tpu"), ConfigError);
+}
+
+}  // namespace
+}  // namespace kvpolicy
+
+namespace kvpolicy {
+namespace {
+
+TEST(ServeSweep, ResumesWithoutRerunningFinishedConfigurations) {
+  ConversationParams cp;
+  cp.sessions = 40;
+  Trace trace = generate_conversation(cp, 6);
+  std::vector<ServeOptions> configs;
+  for (const char* router : {"round_robin", "least_loaded", "lbgr"}) {
+    ServeOptions o;
+    o.workers = 2;
+    o.router = parse_router_spec(router);
+    o.capacity_blocks = 3000;
+    configs.push_back(o);
+  }
+  std::string path = ::testing::TempDir() + "/serve_sweep.jsonl";
+  std::remove(path.c_str());
+  ServeSweepOptions so;
+  so.json_path = path;
+  so.jobs = 2;
+  auto first = run_serve_sweep(trace, {configs[0], configs[1]}, so);
+  // A kill mid-write leaves a torn line; resuming cuts it off and keeps the finished results.
+  { std::ofstream(path, std::ios::app) << "{\"mode\":\"serve\",\"trace\""; }
+  so.resume = true;
+  auto all = run_serve_sweep(trace, configs, so);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_NEAR(all[0].ttft_ms.p99, first[0].ttft_ms.p99, 1e-3);  // read back from the file
+  EXPECT_EQ(all[1].block_hits, first[1].block_hits);
+  EXPECT_EQ(all[2].router, "lbgr");
+  std::ifstream in(path);
+  std::string line;
+  size_t lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_NO_THROW(parse_serve_result(line, path, lines)) << line;
+  }
+  EXPECT_EQ(lines, 3u);  // a re-run would have appended the first two again
 }
 
 }  // namespace

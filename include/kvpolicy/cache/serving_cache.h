@@ -67,8 +67,8 @@ class ServingCache {
   std::unique_ptr<Policy> policy_;
   size_t capacity_;
   size_t private_ = 0;
-  size_t pinned_ = 0;       // nodes held by at least one running request
-  size_t ids_told_ = 0;     // the tree's id limit the policy was last told of
+  size_t pinned_ = 0;              // nodes held by at least one running request
+  size_t ids_told_ = 0;            // the tree's id limit the policy was last told of
   std::vector<uint32_t> holders_;  // per node: running requests holding it (the tree pins once)
   std::vector<uint8_t> computed_;  // per node: its KV has been computed
   uint64_t evictions_ = 0;

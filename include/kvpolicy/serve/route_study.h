@@ -16,8 +16,8 @@ struct StudyWorkload {
 };
 
 struct RouteStudyWorkloadOptions {
-  std::string data_dir;  // ../shared/traces layout; text workloads are skipped without it
-  std::string gsp_params;        // extra "key=value,..." for the GSP generator
+  std::string data_dir;    // ../shared/traces layout; text workloads are skipped without it
+  std::string gsp_params;  // extra "key=value,..." for the GSP generator
   std::string tokenizer = "auto";
   uint64_t seed = 1;
   uint64_t max_conversations = 0;  // 0 = all

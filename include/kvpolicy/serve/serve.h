@@ -20,7 +20,7 @@ struct ServeOptions {
   uint32_t workers = 1;
   RouterSpec router{"round_robin", ""};
   PolicySpec policy{"lru", ""};
-  size_t capacity_blocks = 0;  // KV memory of one worker (its whole tensor-parallel group)
+  size_t capacity_blocks = 0;     // KV memory of one worker (its whole tensor-parallel group)
   double capacity_fraction = -1;  // how it was given, echoed in results (< 0: not a fraction)
   // Continuous batching (vLLM's defaults): tokens per iteration and running sequences.
   uint32_t max_batch_tokens = 8192;
@@ -97,7 +97,7 @@ struct ServeResult {
   double makespan_s = 0;  // first arrival to last completion
   double throughput_rps = 0;
   double output_tokens_per_s = 0;
-  double mean_in_system = 0;  // time-average of requests arrived and not completed
+  double mean_in_system = 0;   // time-average of requests arrived and not completed
   double total_sojourn_s = 0;  // summed time in the system (Little: = mean_in_system x makespan)
   LatencyStats queue_wait_ms, ttft_ms, tpot_ms, e2e_ms;
   std::vector<WorkerResult> per_worker;
@@ -135,7 +135,6 @@ std::vector<ServeResult> run_serve_sweep(const Trace& trace,
                                          const std::vector<ServeOptions>& configs,
                                          const ServeSweepOptions& options);
 
-ServeResult parse_serve_result(const std::string& line, const std::string& path,
-                               uint64_t line_no);
+ServeResult parse_serve_result(const std::string& line, const std::string& path, uint64_t line_no);
 
 }  // namespace kvpolicy
