@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Prints the throughput, memory and latency tables of docs/results.md from `kvpolicy bench
---json FILE` output, so the figures there are pasted from one run, never typed."""
+--json FILE` output, so the figures there are pasted from one run, never typed. The serve-mode
+table is printed when the file has one (bench output from before serve mode has none)."""
 import json
 import sys
 
@@ -48,6 +49,31 @@ def main():
             mb = load[f"{key}_bytes"] / 1e6
             cpu, wall = load[f"{key}_cpu_seconds"], load[f"{key}_wall_seconds"]
             print(f"| {what} | {cpu:.4f} s | {mb / cpu:.0f} | {mb / wall:.0f} |")
+    serve = bench.get("serve")
+    if serve:
+        print()
+        print_serve(serve)
+
+
+def print_serve(serve):
+    gb = serve["gpu_bytes"] / 1e9
+    print(f"Serve mode: {serve['requests']:,} requests ({serve['copies']} copies of the Mooncake "
+          f"trace), {serve['workers']} workers × {serve['capacity_blocks']} blocks ({gb:.0f} GB "
+          f"of KV each), {serve['cost_model']}; budget {serve['budget_seconds']:g} s of CPU per "
+          f"(router, policy).")
+    print()
+    print("| router | policy | wall s | CPU s | events | M events/s | iterations | requests "
+          "| hit % | TTFT mean ms | TTFT p99 ms | within budget |")
+    print("|---" * 12 + "|")
+    for r in serve["rows"]:
+        if "error" in r:
+            print(f"| {r['router']} | {r['policy']} | failed: {r['error']} |" + " |" * 9)
+            continue
+        print(f"| {r['router']} | {r['policy']} | {r['wall_seconds']:.2f} | "
+              f"{r['cpu_seconds']:.2f} | {r['events']:,} | {r['events_per_second'] / 1e6:.2f} | "
+              f"{r['iterations']:,} | {r['requests']:,} | {r['block_hit_rate'] * 100:.2f} | "
+              f"{r['ttft_mean_ms']:.1f} | {r['ttft_p99_ms']:.1f} | "
+              f"{'yes' if r['within_budget'] else 'no'} |")
 
 
 if __name__ == "__main__":
