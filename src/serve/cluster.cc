@@ -125,6 +125,8 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   res.time_scale = o.time_scale;
   res.rate = o.rate;
   res.clients = o.clients;
+  res.think_time_s = o.think_time_s;
+  res.cache_outputs = o.cache_outputs;
   res.slo_ms = o.slo_ms;
   return res;
 }

@@ -24,9 +24,10 @@ void add_latency(JsonObject& o, const std::string& name, const LatencyStats& s) 
 }  // namespace
 
 std::string ServeResult::key() const {
-  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{}|{}|{:g}", trace, policy,
-                     params, router, router_params, workers, capacity_blocks, seed, cost_model,
-                     time_scale, rate, clients, max_batch_tokens, max_running, slo_ms);
+  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}", trace,
+                     policy, params, router, router_params, workers, capacity_blocks, seed,
+                     cost_model, time_scale, rate, clients, think_time_s, cache_outputs,
+                     max_batch_tokens, max_running, slo_ms);
 }
 
 std::string ServeResult::to_json() const {
@@ -53,7 +54,9 @@ std::string ServeResult::to_json() const {
   o.add("workers", workers).add("tensor_parallel", tensor_parallel);
   o.add("max_batch_tokens", max_batch_tokens).add("max_running", max_running);
   o.raw("time_scale", fmt::format("{:g}", time_scale)).raw("rate", fmt::format("{:g}", rate));
-  o.add("clients", clients).add("rejected", rejected).add("preemptions", preemptions);
+  o.add("clients", clients).raw("think_time_s", fmt::format("{:g}", think_time_s));
+  o.raw("cache_outputs", cache_outputs ? "true" : "false");
+  o.add("rejected", rejected).add("preemptions", preemptions);
   o.add("output_tokens", output_tokens).add("iterations", iterations).add("events", events);
   o.add("makespan_s", makespan_s).add("throughput_rps", throughput_rps, 4);
   o.add("output_tokens_per_s", output_tokens_per_s, 2);
@@ -116,6 +119,8 @@ ServeResult parse_serve_result(const std::string& line, const std::string& path,
   num("time_scale", r.time_scale);
   num("rate", r.rate);
   num("clients", r.clients);
+  num("think_time_s", r.think_time_s);
+  if (obj["cache_outputs"].get(r.cache_outputs)) fail("cache_outputs", "missing or not a boolean");
   num("slo_ms", r.slo_ms);
   num("requests", r.requests);
   num("block_accesses", r.block_accesses);

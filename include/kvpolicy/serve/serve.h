@@ -89,6 +89,8 @@ struct ServeResult {
   double time_scale = 1;
   double rate = 0;
   uint32_t clients = 0;
+  double think_time_s = 0;
+  bool cache_outputs = true;
   uint64_t rejected = 0;  // prompts larger than a worker's whole memory (never admitted)
   uint64_t preemptions = 0;
   uint64_t output_tokens = 0;
