@@ -104,13 +104,7 @@ uint32_t ServingCache::admit(const RequestView& r, size_t private_blocks,
   uint32_t hits = computed_prefix(r.blocks);
   path.clear();
   policy_->on_request_begin(r);
-  AccessInfo info;
-  info.now = r.time;
-  info.req = r.index;
-  info.session = r.session;
-  info.turn = r.turn;
-  info.category = r.category;
-  info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
+  AccessInfo info = AccessInfo::of_request(r);
   info.kind = AccessKind::kInserted;
   NodeId parent = kNoNode;
   for (uint32_t i = 0; i < r.blocks.size(); ++i) {
@@ -152,13 +146,7 @@ void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
     return;
   }
   policy_->on_request_begin(r);
-  AccessInfo info;
-  info.now = r.time;
-  info.req = r.index;
-  info.session = r.session;
-  info.turn = r.turn;
-  info.category = r.category;
-  info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
+  AccessInfo info = AccessInfo::of_request(r);
   info.kind = AccessKind::kInserted;
   info.kind = AccessKind::kInserted;
   NodeId parent = path.empty() ? kNoNode : path.back();

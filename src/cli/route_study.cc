@@ -49,7 +49,7 @@ void add(CLI::App& app) {
   args->workers = "4";
   args->capacities = "200000t";  // the paper's KV cache per worker
   args->gpu = "l40";
-  args->rate = 12;
+  args->base.rate = 12;
   auto workloads = std::make_shared<std::string>("gsp-random,gsp-round_robin,gsp-grouped");
   auto wopts = std::make_shared<RouteStudyWorkloadOptions>();
   auto* cmd = app.add_subcommand(
@@ -79,7 +79,7 @@ void add(CLI::App& app) {
     if (args->resume && args->json_path.empty()) throw ConfigError("--resume needs --json FILE");
     if (wopts->data_dir.empty() && std::getenv("KVPOLICY_DATA"))
       wopts->data_dir = std::getenv("KVPOLICY_DATA");
-    wopts->seed = args->seed;
+    wopts->seed = args->base.seed;
     std::vector<std::string> skipped;
     auto studies = route_study_workloads(split_list(*workloads), *wopts, &skipped);
     for (auto& s : skipped) fmt::print(stderr, "kvpolicy route-study: skipped {}\n", s);

@@ -36,26 +36,29 @@ void ServeArgs::add(CLI::App* cmd) {
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
   cmd->add_option("--cost-params", cost_params, "more cost model options, key=value,...");
-  cmd->add_option("--rate", rate, "rescale arrivals to this mean rate, requests/s (0 = as traced)")
+  cmd->add_option("--rate", base.rate,
+                  "rescale arrivals to this mean rate, requests/s (0 = as traced)")
       ->capture_default_str();
-  cmd->add_option("--time-scale", time_scale, "multiply the trace's arrival times by this")
+  cmd->add_option("--time-scale", base.time_scale, "multiply the trace's arrival times by this")
       ->capture_default_str();
-  cmd->add_option("--clients", clients,
+  cmd->add_option("--clients", base.clients,
                   "closed loop: this many clients, each sending a session's turns one after "
                   "another (0 = open loop, arrivals from the trace)")
       ->capture_default_str();
-  cmd->add_option("--think-time", think_time_s,
+  cmd->add_option("--think-time", base.think_time_s,
                   "closed loop: seconds between a reply and the "
                   "client's next request")
       ->capture_default_str();
-  cmd->add_option("--max-batch-tokens", max_batch_tokens, "token budget per iteration")
+  cmd->add_option("--max-batch-tokens", base.max_batch_tokens, "token budget per iteration")
       ->capture_default_str();
-  cmd->add_option("--max-running", max_running, "running sequences per worker at most")
+  cmd->add_option("--max-running", base.max_running, "running sequences per worker at most")
       ->capture_default_str();
   cmd->add_flag("--no-cache-outputs", no_cache_outputs,
                 "do not cache finished answers (by default a next turn reuses them)");
-  cmd->add_option("--slo", slo_ms, "TTFT SLO for the violation rate, ms")->capture_default_str();
-  cmd->add_option("--seed", seed, "seed of routers and randomized policies")->capture_default_str();
+  cmd->add_option("--slo", base.slo_ms, "TTFT SLO for the violation rate, ms")
+      ->capture_default_str();
+  cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
+      ->capture_default_str();
   cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();
   cmd->add_option("--json", json_path, "write one JSON object per result to this file");
   cmd->add_flag("--resume", resume,
@@ -72,7 +75,7 @@ std::vector<uint32_t> ServeArgs::validate() const {
   for (auto& r : parse_router_list(routers)) RouterRegistry::instance().get(r.name);
   for (auto& p : parse_policy_list(policies)) PolicyRegistry::instance().get(p.name);
   parse_capacity_list(capacities);
-  if (!(rate >= 0)) throw ConfigError("--rate must be >= 0 requests per second");
+  if (!(base.rate >= 0)) throw ConfigError("--rate must be >= 0 requests per second");
   std::vector<uint32_t> worker_counts;
   for (const std::string& w : split_list(workers)) {
     char* end = nullptr;
@@ -97,21 +100,13 @@ std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel
     for (uint32_t w : worker_counts)
       for (auto& router : router_specs)
         for (auto& policy : policy_specs) {
-          ServeOptions o;
+          ServeOptions o = base;
           o.workers = w;
           o.router = router;
           o.policy = policy;
           o.capacity_blocks = per_gpu * cost.tensor_parallel();
           o.capacity_fraction = cap.is_fraction() ? cap.value : -1;
-          o.max_batch_tokens = max_batch_tokens;
-          o.max_running = max_running;
-          o.time_scale = time_scale;
-          o.rate = rate;
-          o.clients = clients;
-          o.think_time_s = think_time_s;
           o.cache_outputs = !no_cache_outputs;
-          o.slo_ms = slo_ms;
-          o.seed = seed;
           out.push_back(o);
         }
   }
@@ -179,7 +174,7 @@ void add(CLI::App& app) {
       size_t colon = generate->find(':');
       trace = generate_workload(generate->substr(0, colon),
                                 colon == std::string::npos ? "" : generate->substr(colon + 1),
-                                args->seed);
+                                args->base.seed);
     } else {
       args->validate();  // bad flags fail before a long load
       trace = trace_args->load();

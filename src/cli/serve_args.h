@@ -20,15 +20,9 @@ struct ServeArgs {
   uint32_t tp = 1;
   std::string kv_dtype = "auto";
   std::string cost_params;
-  double rate = 0;
-  double time_scale = 1;
-  uint32_t clients = 0;
-  double think_time_s = 0;
-  uint32_t max_batch_tokens = 8192;
-  uint32_t max_running = 256;
+  // Batching, arrivals, SLO and seed: every configuration starts from these.
+  ServeOptions base;
   bool no_cache_outputs = false;
-  double slo_ms = 200;
-  uint64_t seed = 1;
   unsigned jobs = 0;
   std::string json_path;
   bool resume = false;

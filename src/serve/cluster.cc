@@ -191,19 +191,6 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   uint64_t in_system = 0, left = 0;
   size_t progress_step = std::max<size_t>(1, n / 100);
 
-  auto request_view = [&](uint32_t r, double now) {
-    RequestView v;
-    v.index = r;
-    v.time = static_cast<Time>(now * kMicrosPerSecond);
-    v.session = trace.session[r];
-    v.turn = trace.turn[r];
-    v.category = trace.category[r];
-    v.prompt_tokens = trace.prompt_tokens[r];
-    v.output_tokens = trace.output_tokens[r];
-    v.first_access = workload.sequences.block_offset[r];
-    v.blocks = trace.prompt(r);
-    return v;
-  };
   auto done = [&](uint32_t r, double now, bool rejected) {
     RequestState& s = requests[r];
     --in_system;
@@ -218,7 +205,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     c.first_token = static_cast<Time>((s.first_token < 0 ? now : s.first_token) * 1e6);
     c.finish = static_cast<Time>(now * kMicrosPerSecond);
     c.cached_blocks = s.hit_blocks;
-    router->on_complete(request_view(r, now), s.worker, c, cluster);
+    router->on_complete(workload.view(r, now, false), s.worker, c, cluster);
     if (closed) {
       const auto& turns = sessions[session_of[r]];
       uint32_t next_turn = turn_of[r] + 1;
@@ -252,7 +239,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   auto arrive = [&](uint32_t r, double now) {
     requests[r].arrival = now;
     ++in_system;
-    WorkerId w = router->route(request_view(r, now), cluster);
+    WorkerId w = router->route(workload.view(r, now, false), cluster);
     if (w >= o.workers)
       throw Error("router " + o.router.label() + " chose worker " + std::to_string(w) + " of " +
                   std::to_string(o.workers));

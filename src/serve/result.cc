@@ -1,10 +1,10 @@
 // ServeResult as one JSON line: replay mode's fields under the same names, then serve mode's.
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/serve/serve.h"
+#include "kvpolicy/trace/json_record.h"
 
 namespace kvpolicy {
 namespace {
@@ -82,84 +82,57 @@ std::string ServeResult::to_json() const {
 }
 
 ServeResult parse_serve_result(const std::string& line, const std::string& path, uint64_t line_no) {
-  simdjson::dom::parser parser;
-  simdjson::dom::object obj;
-  auto fail = [&](const std::string& field, const std::string& what) {
-    throw InputError(path, line_no, field, what);
-  };
-  if (parser.parse(line).get(obj)) fail("", "not a JSON object");
+  JsonRecord j(line, path, line_no);
+  if (j.str("mode") != "serve") j.fail("mode", "not a serve-mode result");
   ServeResult r;
-  auto str = [&](const char* key, std::string& out) {
-    std::string_view v;
-    if (obj[key].get(v)) fail(key, "missing or not a string");
-    out = v;
-  };
-  auto num = [&](const char* key, auto& out) {
-    double v;
-    if (obj[key].get(v)) fail(key, "missing or not a number");
-    out = static_cast<std::remove_reference_t<decltype(out)>>(v);
-  };
-  std::string mode;
-  str("mode", mode);
-  if (mode != "serve") fail("mode", "not a serve-mode result");
-  str("trace", r.trace);
-  str("policy", r.policy);
-  str("params", r.params);
-  str("router", r.router);
-  str("router_params", r.router_params);
-  str("cost_model", r.cost_model);
-  num("capacity_blocks", r.capacity_blocks);
-  double fraction;
-  r.capacity_fraction = obj["capacity_fraction"].get(fraction) ? -1 : fraction;
-  num("seed", r.seed);
-  num("workers", r.workers);
-  num("tensor_parallel", r.tensor_parallel);
-  num("max_batch_tokens", r.max_batch_tokens);
-  num("max_running", r.max_running);
-  num("time_scale", r.time_scale);
-  num("rate", r.rate);
-  num("clients", r.clients);
-  num("think_time_s", r.think_time_s);
-  if (obj["cache_outputs"].get(r.cache_outputs)) fail("cache_outputs", "missing or not a boolean");
-  num("slo_ms", r.slo_ms);
-  num("requests", r.requests);
-  num("block_accesses", r.block_accesses);
-  num("block_hits", r.block_hits);
-  num("block_hit_rate", r.block_hit_rate);
-  num("token_hit_rate", r.token_hit_rate);
-  num("rejected", r.rejected);
-  num("preemptions", r.preemptions);
-  num("throughput_rps", r.throughput_rps);
-  num("slo_violation_rate", r.slo_violation_rate);
-  num("prompt_tokens", r.prompt_tokens);
-  num("token_hits", r.token_hits);
-  num("evictions", r.evictions);
-  num("output_tokens", r.output_tokens);
-  num("iterations", r.iterations);
-  num("events", r.events);
-  num("makespan_s", r.makespan_s);
-  num("output_tokens_per_s", r.output_tokens_per_s);
-  num("mean_in_system", r.mean_in_system);
-  num("total_sojourn_s", r.total_sojourn_s);
-  num("sim_seconds", r.sim_seconds);
-  auto stats = [&](const char* key, PolicyStats& out) {
-    simdjson::dom::object o;
-    if (obj[key].get(o)) return;  // absent when empty
-    for (auto [name, value] : o) {
-      double v;
-      if (value.get(v)) fail(key, "a value is not a number");
-      out.push_back({std::string(name), v});
-    }
-  };
-  stats("policy_stats", r.policy_stats);
-  stats("router_stats", r.router_stats);
+  r.trace = j.str("trace");
+  r.policy = j.str("policy");
+  r.params = j.str("params");
+  r.router = j.str("router");
+  r.router_params = j.str("router_params");
+  r.cost_model = j.str("cost_model");
+  j.get("capacity_blocks", r.capacity_blocks);
+  r.capacity_fraction = j.num_or("capacity_fraction", -1);
+  j.get("seed", r.seed);
+  j.get("workers", r.workers);
+  j.get("tensor_parallel", r.tensor_parallel);
+  j.get("max_batch_tokens", r.max_batch_tokens);
+  j.get("max_running", r.max_running);
+  j.get("time_scale", r.time_scale);
+  j.get("rate", r.rate);
+  j.get("clients", r.clients);
+  j.get("think_time_s", r.think_time_s);
+  r.cache_outputs = j.boolean("cache_outputs");
+  j.get("slo_ms", r.slo_ms);
+  j.get("requests", r.requests);
+  j.get("block_accesses", r.block_accesses);
+  j.get("block_hits", r.block_hits);
+  j.get("block_hit_rate", r.block_hit_rate);
+  j.get("token_hit_rate", r.token_hit_rate);
+  j.get("rejected", r.rejected);
+  j.get("preemptions", r.preemptions);
+  j.get("throughput_rps", r.throughput_rps);
+  j.get("slo_violation_rate", r.slo_violation_rate);
+  j.get("prompt_tokens", r.prompt_tokens);
+  j.get("token_hits", r.token_hits);
+  j.get("evictions", r.evictions);
+  j.get("output_tokens", r.output_tokens);
+  j.get("iterations", r.iterations);
+  j.get("events", r.events);
+  j.get("makespan_s", r.makespan_s);
+  j.get("output_tokens_per_s", r.output_tokens_per_s);
+  j.get("mean_in_system", r.mean_in_system);
+  j.get("total_sojourn_s", r.total_sojourn_s);
+  j.get("sim_seconds", r.sim_seconds);
+  r.policy_stats = j.stats("policy_stats");
+  r.router_stats = j.stats("router_stats");
   simdjson::dom::array workers;
-  if (obj["per_worker"].get(workers)) fail("per_worker", "missing or not an array");
+  if (j.object()["per_worker"].get(workers)) j.fail("per_worker", "missing or not an array");
   for (simdjson::dom::element e : workers) {
     WorkerResult w;
     auto field = [&](const char* key, auto& out) {
       double v;
-      if (e[key].get(v)) fail(std::string("per_worker.") + key, "missing or not a number");
+      if (e[key].get(v)) j.fail(std::string("per_worker.") + key, "missing or not a number");
       out = static_cast<std::remove_reference_t<decltype(out)>>(v);
     };
     field("requests", w.requests);
@@ -171,12 +144,12 @@ ServeResult parse_serve_result(const std::string& line, const std::string& path,
     r.per_worker.push_back(w);
   }
   auto latency = [&](const std::string& name, LatencyStats& s) {
-    num((name + "_mean_ms").c_str(), s.mean);
-    num((name + "_p50_ms").c_str(), s.p50);
-    num((name + "_p90_ms").c_str(), s.p90);
-    num((name + "_p95_ms").c_str(), s.p95);
-    num((name + "_p99_ms").c_str(), s.p99);
-    num((name + "_max_ms").c_str(), s.max);
+    j.get((name + "_mean_ms").c_str(), s.mean);
+    j.get((name + "_p50_ms").c_str(), s.p50);
+    j.get((name + "_p90_ms").c_str(), s.p90);
+    j.get((name + "_p95_ms").c_str(), s.p95);
+    j.get((name + "_p99_ms").c_str(), s.p99);
+    j.get((name + "_max_ms").c_str(), s.max);
   };
   latency("ttft", r.ttft_ms);
   latency("queue_wait", r.queue_wait_ms);

@@ -18,22 +18,6 @@ Worker::Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, Po
   cache_.set_checking(config.check_victims);
 }
 
-RequestView Worker::view(uint32_t r, double now, bool whole_sequence) const {
-  const Trace& s = workload_.sequences;
-  RequestView v;
-  v.index = r;
-  v.time = static_cast<Time>(now * kMicrosPerSecond);
-  v.session = s.session[r];
-  v.turn = s.turn[r];
-  v.category = s.category[r];
-  v.prompt_tokens = s.prompt_tokens[r];
-  v.output_tokens = s.output_tokens[r];
-  v.first_access = s.block_offset[r];
-  v.blocks = s.prompt(r);
-  if (!whole_sequence) v.blocks = v.blocks.first(workload_.prompt_blocks[r]);
-  return v;
-}
-
 void Worker::enqueue(uint32_t r) {
   requests_[r].worker = id_;
   waiting_.push_back(r);
@@ -47,7 +31,7 @@ bool Worker::admit(uint32_t r, double now) {
   uint64_t tokens = prompt_tokens(r) + s.generated;
   uint32_t extra = sequence_blocks(p, tokens, b) - p;
   if (!cache_.fits(workload_.sequences.prompt(r).first(p), extra)) return false;
-  s.hit_blocks = cache_.admit(view(r, now, false), extra, s.path);
+  s.hit_blocks = cache_.admit(workload_.view(r, now, false), extra, s.path);
   s.private_blocks = extra;
   // At least one token is computed, for the logits of the next one.
   uint64_t cached = std::min<uint64_t>(uint64_t{s.hit_blocks} * b, prompt_tokens(r));
@@ -81,7 +65,7 @@ void Worker::complete(uint32_t r, double now) {
   ++result_.requests;
   result_.block_accesses += workload_.prompt_blocks[r];
   result_.block_hits += s.hit_blocks;
-  cache_.complete(view(r, now, true), s.path, s.private_blocks);
+  cache_.complete(workload_.view(r, now, true), s.path, s.private_blocks);
   s.private_blocks = 0;
   running_.erase(std::find(running_.begin(), running_.end(), r));
   done_(r, now, false);

@@ -62,7 +62,6 @@ class Worker {
     uint32_t request;
     uint32_t tokens;
   };
-  RequestView view(uint32_t request, double now, bool whole_sequence) const;
   uint64_t prompt_tokens(uint32_t r) const { return workload_.sequences.prompt_tokens[r]; }
   uint32_t target_tokens(uint32_t r) const {
     return std::max(1u, workload_.sequences.output_tokens[r]);

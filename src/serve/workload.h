@@ -19,6 +19,14 @@ struct Workload {
   std::vector<uint32_t> prompt_blocks;
   Oracle oracle;  // over `sequences`, when a policy needs the future
   bool has_oracle = false;
+
+  // Request r at `now` (seconds): its prompt, or with whole_sequence its answer blocks too.
+  RequestView view(uint32_t r, double now, bool whole_sequence) const {
+    RequestView v = request_view(sequences, r);
+    v.time = static_cast<Time>(now * kMicrosPerSecond);
+    if (!whole_sequence) v.blocks = v.blocks.first(prompt_blocks[r]);
+    return v;
+  }
 };
 
 // Answers have max(1, output tokens) tokens; with cache_outputs false they get no blocks.

@@ -1,7 +1,6 @@
 #include "kvpolicy/sim/sweep.h"
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include <cmath>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
+#include "kvpolicy/trace/json_record.h"
 
 namespace kvpolicy {
 
@@ -20,68 +20,45 @@ std::string result_key(const ReplayResult& r) {
 }
 
 ReplayResult parse_result_json(const std::string& line, const std::string& path, uint64_t line_no) {
-  simdjson::dom::parser parser;
-  simdjson::dom::object obj;
-  auto fail = [&](const std::string& field, const std::string& what) {
-    throw InputError(path, line_no, field, what);
-  };
-  if (parser.parse(line).get(obj)) fail("", "not a JSON object");
+  JsonRecord j(line, path, line_no);
   ReplayResult r;
-  auto str = [&](const char* key, std::string& out) {
-    std::string_view v;
-    if (obj[key].get(v)) fail(key, "missing or not a string");
-    out = v;
-  };
-  auto num = [&](const char* key, auto& out) {
-    double v;
-    if (obj[key].get(v)) fail(key, "missing or not a number");
-    out = static_cast<std::remove_reference_t<decltype(out)>>(v);
-  };
-  str("trace", r.trace);
-  str("policy", r.policy);
-  str("params", r.params);
-  str("dram_policy", r.dram_policy);
-  str("cost_model", r.cost_model);
-  num("capacity_blocks", r.capacity_blocks);
-  double fraction;
-  r.capacity_fraction = obj["capacity_fraction"].get(fraction) ? -1 : fraction;
-  num("seed", r.seed);
-  num("requests", r.requests);
-  num("block_accesses", r.block_accesses);
-  num("block_hits", r.block_hits);
-  num("block_hit_rate", r.block_hit_rate);
-  num("prompt_tokens", r.prompt_tokens);
-  num("token_hits", r.token_hits);
-  num("token_hit_rate", r.token_hit_rate);
-  num("infinite_hit_rate", r.infinite_hit_rate);
-  num("evictions", r.evictions);
-  num("uncached_blocks", r.uncached_blocks);
-  num("replay_seconds", r.replay_seconds);
-  double cpu;
-  r.replay_cpu_seconds = obj["replay_cpu_seconds"].get(cpu) ? 0 : cpu;
-  num("ns_per_access", r.ns_per_access);
-  num("bytes_per_block", r.bytes_per_block);
-  num("dram_capacity_blocks", r.dram_capacity_blocks);
-  num("dram_hits", r.dram_hits);
-  num("demotions", r.demotions);
-  num("hbm_hit_rate", r.hbm_hit_rate);
-  num("dram_hit_rate", r.dram_hit_rate);
-  num("ttft_p50_ms", r.ttft_p50_ms);
-  num("ttft_p90_ms", r.ttft_p90_ms);
-  num("ttft_p95_ms", r.ttft_p95_ms);
-  num("ttft_p99_ms", r.ttft_p99_ms);
-  num("ttft_mean_ms", r.ttft_mean_ms);
-  num("tel_ms", r.tel_ms);
-  num("xi_ms", r.xi_ms);
-  num("slo_ms", r.slo_ms);
-  num("slo_violation_rate", r.slo_violation_rate);
-  simdjson::dom::object stats;
-  if (!obj["policy_stats"].get(stats)) {
-    for (auto [key, value] : stats) {
-      double v;
-      r.policy_stats.push_back({std::string(key), value.get(v) ? std::nan("") : v});
-    }
-  }
+  r.trace = j.str("trace");
+  r.policy = j.str("policy");
+  r.params = j.str("params");
+  r.dram_policy = j.str("dram_policy");
+  r.cost_model = j.str("cost_model");
+  j.get("capacity_blocks", r.capacity_blocks);
+  r.capacity_fraction = j.num_or("capacity_fraction", -1);
+  j.get("seed", r.seed);
+  j.get("requests", r.requests);
+  j.get("block_accesses", r.block_accesses);
+  j.get("block_hits", r.block_hits);
+  j.get("block_hit_rate", r.block_hit_rate);
+  j.get("prompt_tokens", r.prompt_tokens);
+  j.get("token_hits", r.token_hits);
+  j.get("token_hit_rate", r.token_hit_rate);
+  j.get("infinite_hit_rate", r.infinite_hit_rate);
+  j.get("evictions", r.evictions);
+  j.get("uncached_blocks", r.uncached_blocks);
+  j.get("replay_seconds", r.replay_seconds);
+  r.replay_cpu_seconds = j.num_or("replay_cpu_seconds", 0);
+  j.get("ns_per_access", r.ns_per_access);
+  j.get("bytes_per_block", r.bytes_per_block);
+  j.get("dram_capacity_blocks", r.dram_capacity_blocks);
+  j.get("dram_hits", r.dram_hits);
+  j.get("demotions", r.demotions);
+  j.get("hbm_hit_rate", r.hbm_hit_rate);
+  j.get("dram_hit_rate", r.dram_hit_rate);
+  j.get("ttft_p50_ms", r.ttft_p50_ms);
+  j.get("ttft_p90_ms", r.ttft_p90_ms);
+  j.get("ttft_p95_ms", r.ttft_p95_ms);
+  j.get("ttft_p99_ms", r.ttft_p99_ms);
+  j.get("ttft_mean_ms", r.ttft_mean_ms);
+  j.get("tel_ms", r.tel_ms);
+  j.get("xi_ms", r.xi_ms);
+  j.get("slo_ms", r.slo_ms);
+  j.get("slo_violation_rate", r.slo_violation_rate);
+  r.policy_stats = j.stats("policy_stats");
   return r;
 }
 

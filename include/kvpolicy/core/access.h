@@ -29,6 +29,8 @@ enum class Removal : uint8_t {
   kPromoted,  // moved up to the tier above (DRAM -> HBM): a hit, not a victim
 };
 
+struct RequestView;
+
 // Told to a policy on every block access; the cache fills it from the request.
 struct AccessInfo {
   Time now = 0;
@@ -44,6 +46,8 @@ struct AccessInfo {
   AccessKind kind = AccessKind::kReused;
 
   bool reused() const { return kind == AccessKind::kReused; }
+  // The fields every block of `r` shares (position, access and kind are set per block).
+  static AccessInfo of_request(const RequestView& r);
 };
 
 // One request as the cache sees it.
@@ -58,6 +62,17 @@ struct RequestView {
   uint64_t first_access = 0;  // flat index of the first prompt block
   std::span<const BlockKey> blocks;
 };
+
+inline AccessInfo AccessInfo::of_request(const RequestView& r) {
+  AccessInfo info;
+  info.now = r.time;
+  info.req = r.index;
+  info.session = r.session;
+  info.turn = r.turn;
+  info.category = r.category;
+  info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
+  return info;
+}
 
 // Named counters a policy or predictor reports after a run (e.g. predictor calls, phases).
 using PolicyStats = std::vector<std::pair<std::string, double>>;

@@ -193,13 +193,7 @@ AccessResult RequestWalk::access(P& hbm, const RequestView& r) {
   hbm.on_request_begin(r);
   if (dram_) dram_->on_request_begin(r);
   path_.clear();
-  AccessInfo info;
-  info.now = r.time;
-  info.req = r.index;
-  info.session = r.session;
-  info.turn = r.turn;
-  info.category = r.category;
-  info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
+  AccessInfo info = AccessInfo::of_request(r);
 
   // Longest cached prefix: HBM blocks first, then DRAM ones; the first miss ends it.
   uint32_t n = info.prompt_blocks, i = 0, first_dram = n;
