@@ -80,7 +80,7 @@ print("Replay mode (no queueing), block hit rate %: " + "; ".join(
     f"{c:,} blocks: lru {pct(next(d for d in crep if d['policy'] == 'lru' and d['capacity_blocks'] == c)['block_hit_rate'])}, "
     f"wa {pct(next(d for d in crep if d['policy'] == 'wa' and d['capacity_blocks'] == c)['block_hit_rate'])}"
     for c in sorted({d["capacity_blocks"] for d in crep})) + "\n")
-print("| workers, router | rate req/s | blocks/worker | policy | hit % | util | TTFT mean | P50 | P90 | P99 ms | preempt |")
+print("| workers, router | rate req/s | blocks/worker | policy | hit % | util (Δ busy s) | TTFT mean | P50 | P90 | P99 ms | preempt |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 serve_c = [d for d in rows("c-serve-w*.json")]
 keys = sorted({(d["workers"], d["router"], d["rate"], d["capacity_blocks"]) for d in serve_c},
@@ -95,7 +95,9 @@ for w, router, rate, c in keys:
         print(f"| {w}, {router} | {rate:g} | {c:,} | {lab} | {pct(d['block_hit_rate'])} | {util:.2f} | "
               f"{ms(d['ttft_mean_ms'])} | {ms(d['ttft_p50_ms'])} | {ms(d['ttft_p90_ms'])} | "
               f"{ms(d['ttft_p99_ms'])} | {d['preemptions']} |")
-    print(f"| | | | **wa vs lru** | {100 * (wa['block_hit_rate'] - lru['block_hit_rate']):+.2f} pt | | "
+    busy = [sum(p["busy_seconds"] for p in d["per_worker"]) for d in (lru, wa)]
+    print(f"| | | | **wa vs lru** | {100 * (wa['block_hit_rate'] - lru['block_hit_rate']):+.2f} pt | "
+          f"busy {change(busy[1], busy[0])} | "
           f"**{change(wa['ttft_mean_ms'], lru['ttft_mean_ms'])}** | {change(wa['ttft_p50_ms'], lru['ttft_p50_ms'])} | "
           f"{change(wa['ttft_p90_ms'], lru['ttft_p90_ms'])} | {change(wa['ttft_p99_ms'], lru['ttft_p99_ms'])} | |")
 un = rows("c-wa-unscaled.json")
