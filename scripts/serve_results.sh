@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the serve-mode results of docs/results.md (draft: docs/results-serve-draft.md):
 #   (a) RLT vs LRU hit rate on GSP in round-robin order, one worker, capacity / cycle footprint
+#   (b) the cluster study: every router x {lru, rlt}, 4 workers, GSP in three orders,
+#       conversations (ShareGPT, Chatbot Arena) and LooGLE (kvpolicy route-study)
 #   (c) WA vs LRU queued TTFT on Mooncake, 1 and 4 workers
 #   (d) LARU (oracle) vs LRU vs Belady TTFT percentiles on Chatbot Arena and LooGLE
 # Usage: scripts/serve_results.sh OUT_DIR
@@ -23,7 +25,7 @@ for f in "$K" "$M" "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl" \
   [[ -e $f ]] || { echo "missing: $f" >&2; exit 1; }
 done
 cd "$out"
-rm -f ./*.json
+rm -f ./*.json ./*.jsonl
 log() { echo "+ $*" >&2; "$@" > /dev/null; }
 
 # ---- (a) GSP, round-robin order, one worker -------------------------------------------------
@@ -60,6 +62,13 @@ log "$K" serve -t gsp-rr.kvtrace -w 1 -p lru,rlt -c "$chk" --seed 1 --jobs 1 --j
 log "$K" serve -t gsp-rr.kvtrace -w 1 -p lru,rlt -c "$chk" --rate 0.05 --seed 1 --jobs 1 \
     --json a-serve-rate0.05.json
 log "$K" simulate -t gsp-rr.kvtrace -p lru,rlt -c "$chk,$chk1" --seed 1 --jobs 1 --json a-check-replay.json
+
+# ---- (b) the cluster study (the RLT paper's setting: Llama-3.1-8B on L40s, 200k-token caches,
+# 4 workers, 12 requests/s; and at 6 requests/s, below saturation) ---------------------------
+for rate in 12 6; do
+  log "$K" route-study --workloads all --data "$T" --rate $rate --jobs 1 \
+      --json b-route-study-rate$rate.jsonl
+done
 
 # ---- (c) WA vs LRU, queued TTFT on Mooncake --------------------------------------------------
 # 894 blocks = 60 GB of Llama-3.1-8B KV (64 MiB per 512-token block; an A100-80GB's memory
@@ -104,3 +113,10 @@ log "$K" serve -t loogle-shortdep-qa.kvtrace -w 1 -p lru,laru:predictor=oracle,b
 
 commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 python3 "$src/scripts/serve_results_tables.py" "$out" "$commit"
+for rate in 12 6; do
+  echo
+  echo "### (b) route-study at $rate requests/s (commit $commit)"
+  echo
+  python3 "$src/scripts/route_study_tables.py" --summary "$out/b-route-study-rate$rate.jsonl"
+  python3 "$src/scripts/route_study_tables.py" "$out/b-route-study-rate$rate.jsonl"
+done

@@ -157,15 +157,19 @@ namespace {
 void add(CLI::App& app) {
   auto trace_args = std::make_shared<TraceArgs>();
   auto generate = std::make_shared<std::string>();
+  auto generate_seed = std::make_shared<uint64_t>(1);
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand(
       "serve", "simulate a serving cluster: routers, eviction policies, batching, queueing, TTFT");
   trace_args->add(cmd, false);
   cmd->add_option("--generate", *generate,
                   "instead of --trace, a generated workload: kind[:key=value,...] (gsp, "
-                  "conversation, zipf; see `kvpolicy generate --help`)");
+                  "conversation, zipf; see `kvpolicy trace generate --help`)");
+  cmd->add_option("--generate-seed", *generate_seed,
+                  "seed of the generated workload (--seed sets the routers' and policies')")
+      ->capture_default_str();
   args->add(cmd);
-  cmd->callback([trace_args, generate, args] {
+  cmd->callback([trace_args, generate, generate_seed, args] {
     if (trace_args->path.empty() == generate->empty())
       throw ConfigError("serve: give either --trace FILE or --generate KIND[:params]");
     CostModel cost = args->cost_model();
@@ -174,7 +178,7 @@ void add(CLI::App& app) {
       size_t colon = generate->find(':');
       trace = generate_workload(generate->substr(0, colon),
                                 colon == std::string::npos ? "" : generate->substr(colon + 1),
-                                args->base.seed);
+                                *generate_seed);
     } else {
       args->validate();  // bad flags fail before a long load
       trace = trace_args->load();
