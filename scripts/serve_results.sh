@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the serve-mode results of docs/results.md (draft: docs/results-serve-draft.md):
+# Regenerates the serve-mode results of docs/results.md (section "Serve mode"):
 #   (a) RLT vs LRU hit rate on GSP in round-robin order, one worker, capacity / cycle footprint
 #   (b) the cluster study: every router x {lru, rlt}, 4 workers, GSP in three orders,
 #       conversations (ShareGPT, Chatbot Arena) and LooGLE (kvpolicy route-study)
@@ -68,6 +68,9 @@ log "$K" simulate -t gsp-rr.kvtrace -p lru,rlt -c "$chk,$chk1" --seed 1 --jobs 1
 for rate in 12 6; do
   log "$K" route-study --workloads all --data "$T" --rate $rate --jobs 1 \
       --json b-route-study-rate$rate.jsonl
+  # LBGR's token cost: the authors' scale (the default) against the cluster's real one (-1).
+  log "$K" route-study --workloads gsp-random --router cache_aware,lbgr,lbgr:token_cost_ms=-1 \
+      --policy lru,rlt --rate $rate --jobs 1 --json b-lbgr-token-cost-rate$rate.jsonl
 done
 
 # ---- (c) WA vs LRU, queued TTFT on Mooncake --------------------------------------------------
@@ -119,4 +122,7 @@ for rate in 12 6; do
   echo
   python3 "$src/scripts/route_study_tables.py" --summary "$out/b-route-study-rate$rate.jsonl"
   python3 "$src/scripts/route_study_tables.py" "$out/b-route-study-rate$rate.jsonl"
+  echo
+  echo "### (b) LBGR's token cost at $rate requests/s (commit $commit)"
+  python3 "$src/scripts/route_study_tables.py" "$out/b-lbgr-token-cost-rate$rate.jsonl"
 done
