@@ -65,9 +65,11 @@ bool Trace::sort_by_time() {
   sorted.block_tokens = block_tokens;
   sorted.category_names = category_names;
   sorted.reserve(size(), blocks.size());
-  for (uint32_t r : order)
+  for (uint32_t r : order) {
     sorted.add_request_keys(time[r], prompt(r), prompt_tokens[r], output_tokens[r], session[r],
                             turn[r], category[r], user[r]);
+    if (has_continuation()) sorted.continuation.push_back(continuation[r]);
+  }
   *this = std::move(sorted);
   return true;
 }
@@ -77,6 +79,16 @@ void Trace::validate() const {
   if (session.size() != n || turn.size() != n || category.size() != n || user.size() != n ||
       prompt_tokens.size() != n || output_tokens.size() != n || block_offset.size() != n + 1)
     throw Error("trace '" + name + "': column lengths differ");
+  if (has_continuation()) {
+    if (continuation.size() != n)
+      throw Error("trace '" + name + "': the continuation column has " +
+                  std::to_string(continuation.size()) + " values for " + std::to_string(n) +
+                  " requests");
+    for (size_t r = 0; r < n; ++r)
+      if (!(continuation[r] >= 0 && continuation[r] <= 1))
+        throw Error("trace '" + name + "': request " + std::to_string(r) +
+                    "'s continuation probability is not in [0, 1]");
+  }
   if (block_offset.back() != blocks.size())
     throw Error("trace '" + name + "': block offsets do not cover the block array");
   for (size_t r = 0; r < n; ++r) {
@@ -114,6 +126,7 @@ RequestView request_view(const Trace& trace, size_t r) {
   v.output_tokens = trace.output_tokens[r];
   v.first_access = trace.block_offset[r];
   v.blocks = trace.prompt(r);
+  if (trace.has_continuation()) v.continuation = trace.continuation[r];
   return v;
 }
 
@@ -191,6 +204,7 @@ Trace repeat_with_fresh_keys(const Trace& base, size_t copies) {
                         : static_cast<SessionId>(base.session[r] + c * sessions);
       t.add_request_keys(base.time[r] + static_cast<Time>(c) * span, keys, base.prompt_tokens[r],
                          base.output_tokens[r], s, base.turn[r], base.category[r], base.user[r]);
+      if (base.has_continuation()) t.continuation.push_back(base.continuation[r]);
     }
   }
   return t;

@@ -61,6 +61,9 @@ struct RequestView {
   uint32_t output_tokens = 0;
   uint64_t first_access = 0;  // flat index of the first prompt block
   std::span<const BlockKey> blocks;
+  // The trace's continuation probability for this request (Trace::continuation); < 0 when the
+  // trace carries none.
+  float continuation = -1;
 };
 
 inline AccessInfo AccessInfo::of_request(const RequestView& r) {

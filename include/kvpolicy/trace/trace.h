@@ -33,6 +33,12 @@ struct Trace {
 
   std::vector<std::string> category_names;  // CategoryId -> name; empty = one category
 
+  // Optional, per request: the probability that its conversation goes on after it, scored by
+  // a continuation classifier when the trace was built (LPC; the text itself is never kept).
+  // Empty when the trace carries none; otherwise one value in [0, 1] per request.
+  std::vector<float> continuation;
+  bool has_continuation() const { return !continuation.empty(); }
+
   size_t size() const { return time.size(); }
   size_t num_block_accesses() const { return blocks.size(); }
   std::span<const BlockKey> prompt(size_t r) const {
