@@ -1,0 +1,52 @@
+// The LPC paper's evaluation (ALGORITHMS.md section 6): hit rate against capacity for LRU, LPC
+// and its oracle, Belady and other policies on a conversation trace, and from those curves the
+// cache each policy needs for LRU's hit rate and the share of the LRU-to-oracle gap it closes.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/sim/sweep.h"
+
+namespace kvpolicy {
+
+struct LpcStudyOptions {
+  std::vector<double> capacities = {0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2};
+  std::string policies = "lru,lpc,lpc:predictor=oracle,belady,wa,s3fifo";
+  std::string baseline = "lru";
+  std::string oracle = "lpc:predictor=oracle";  // the gap's upper end
+  uint64_t seed = 1;
+  SweepOptions sweep;  // jobs, JSON output, resume, progress
+};
+
+// One policy at one of LRU's points.
+struct CapacitySaving {
+  std::string policy;
+  double capacity_fraction = 0;  // where LRU was measured
+  double lru_hit_rate = 0;
+  double hit_rate = 0;  // this policy's, at the same capacity
+  // The capacity at which this policy's curve reaches LRU's hit rate (linear interpolation
+  // between measured points); NaN when it never does within the sweep; `at_most` when it
+  // already does at the smallest capacity measured (the value is then an upper bound).
+  double capacity_needed = 0;
+  bool at_most = false;
+  double saving() const { return 1 - capacity_needed / capacity_fraction; }
+  // (hit rate - LRU's) / (oracle's - LRU's); NaN when the oracle does not beat LRU.
+  double gap_closed = 0;
+};
+
+struct LpcStudy {
+  std::vector<ReplayResult> runs;  // every policy at every capacity
+  std::vector<CapacitySaving> savings;
+};
+
+LpcStudy run_lpc_study(const Trace& trace, const LpcStudyOptions& options);
+
+// The capacity at which the curve (capacities ascending, hit rates) first reaches `target`,
+// by linear interpolation; NaN if never; the first capacity with *at_most set if already there.
+double capacity_for_hit_rate(const std::vector<double>& capacities,
+                             const std::vector<double>& hit_rates, double target, bool* at_most);
+
+}  // namespace kvpolicy
