@@ -77,6 +77,9 @@ Trace random_workload(const RandomWorkloadOptions& o) {
     uint32_t tokens = static_cast<uint32_t>(ids.size()) * trace.block_tokens;
     trace.add_request(t, ids, tokens, 1 + rng.below(64), sid, turn);
     prompts.push_back(std::move(ids));
+    if (o.continuation)
+      trace.continuation.push_back(float(mix64(o.seed * 0x9e3779b97f4a7c15ULL + r) >> 40) *
+                                   0x1.0p-24f);
   }
   return trace;
 }

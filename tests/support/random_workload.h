@@ -24,6 +24,9 @@ struct RandomWorkloadOptions {
   double p_branch = 0.15;            // an earlier prompt cut at a random block, then fresh blocks
   double p_oneshot = 0.15;           // a system prompt (or none) then fresh blocks, no session
   // Otherwise: the next turn of a random open conversation (its last prompt + fresh blocks).
+  // A continuation column (LPC's classifier scores): per request a value in [0, 1) hashed
+  // from the seed and the index, apart from the draws above (so they stay as they were).
+  bool continuation = true;
 };
 
 // Deterministic for the options (no std distributions, whose output differs between libraries).
