@@ -20,6 +20,7 @@ struct DataArgs {
   double test_share = 0.2;
   bool skip_bad = false;
   std::string json;
+  uint32_t min_turn = 1;
 
   void add(CLI::App* cmd) {
     cmd->add_option("--source", source, "chatbot-arena, sharegpt or loogle")
@@ -31,6 +32,11 @@ struct DataArgs {
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     cmd->add_flag("--skip-bad-lines", skip_bad, "skip and count bad records");
+    cmd->add_option("--min-turn", min_turn,
+                    "evaluate only turns from this one on (2 leaves out first turns, which "
+                    "always continue in Chatbot Arena's >= 2-turn sample)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     cmd->add_option("--json", json, "write the evaluation as one JSON object to FILE");
   }
 };
@@ -62,7 +68,7 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
   std::vector<double> p, baseline;
   std::vector<uint8_t> y;
   size_t train_conversations = 0, eval_conversations = 0;
-  uint32_t last = UINT32_MAX;
+  uint32_t last = UINT32_MAX, last_eval = UINT32_MAX;
   for (const auto& e : d.examples) {
     const bool first = e.conversation != last;
     last = e.conversation;
@@ -71,10 +77,11 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
       train_labels.push_back(e.continues);
       train_conversations += first;
     }
-    if (split == "all" || (split == "test") == e.test) {
+    if ((split == "all" || (split == "test") == e.test) && e.turn >= a.min_turn) {
       p.push_back(score(e));
       y.push_back(e.continues);
-      eval_conversations += first;
+      eval_conversations += e.conversation != last_eval;
+      last_eval = e.conversation;
     }
   }
   if (p.empty())
@@ -84,11 +91,13 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
     throw ConfigError("no train examples for the turn baseline (test share 1?)");
   const TurnBucketBaseline turns = TurnBucketBaseline::fit(train_turns, train_labels);
   for (const auto& e : d.examples)
-    if (split == "all" || (split == "test") == e.test) baseline.push_back(turns.predict(e.turn));
+    if ((split == "all" || (split == "test") == e.test) && e.turn >= a.min_turn)
+      baseline.push_back(turns.predict(e.turn));
   BinaryMetrics m = evaluate_binary(p, y);
   BinaryMetrics b = evaluate_binary(baseline, y);
-  fmt::print("{} split: {} turns of {} conversations\n{}", split, p.size(), eval_conversations,
-             format_metrics(m));
+  fmt::print("{} split{}: {} turns of {} conversations\n{}", split,
+             a.min_turn > 1 ? fmt::format(", turns >= {}", a.min_turn) : "", p.size(),
+             eval_conversations, format_metrics(m));
   fmt::print(
       "turn count only (train split's share per turn bucket, the paper's LPC_turns): MCC {:.4f}, "
       "F1 {:.4f} (macro {:.4f}), AUC {:.4f}, accuracy {:.4f}\n",
@@ -96,7 +105,8 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
   if (!a.json.empty()) {
     JsonObject o = extra;
     o.add("source", a.source).add("input", a.input).add("split", split);
-    o.add("test_share", a.test_share).add("conversations", d.conversations);
+    o.add("test_share", a.test_share).add("min_turn", a.min_turn);
+    o.add("conversations", d.conversations);
     o.add("train_conversations", train_conversations).add("train_turns", train_turns.size());
     o.raw("metrics", metrics_json(m));
     o.raw("turn_baseline", metrics_json(b));
