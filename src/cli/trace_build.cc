@@ -4,6 +4,8 @@
 #include "command.h"
 #include "common.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/predict/continuation.h"
+#include "kvpolicy/trace/continuation_examples.h"
 #include "kvpolicy/trace/text_trace.h"
 #include "kvpolicy/trace/trace_io.h"
 
@@ -18,6 +20,7 @@ struct BuildArgs {
   TextTraceParams params;
   uint64_t seed = 1;
   bool skip_bad = false;
+  std::string classifier;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -28,6 +31,11 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 void run(const BuildArgs& a) {
   if (!ends_with(a.out, ".kvtrace") && !ends_with(a.out, ".jsonl"))
     throw ConfigError("--out must end in .kvtrace (native) or .jsonl (Alibaba schema)");
+  // Loaded first, so a bad model fails before the dataset is read.
+  std::unique_ptr<ContinuationClassifier> classifier;
+  if (!a.classifier.empty())
+    classifier =
+        std::make_unique<ContinuationClassifier>(ContinuationClassifier::load(a.classifier));
   std::string note;
   auto tok = make_tokenizer(a.tokenizer, &note);
   if (!note.empty()) fmt::print(stderr, "kvpolicy: {}\n", note);
@@ -39,6 +47,19 @@ void run(const BuildArgs& a) {
   std::vector<uint64_t> raw;
   Trace t = build_text_trace(convs, *tok, a.params, a.seed, &raw);
   t.name = a.source + ":" + a.input;
+  if (classifier) {
+    // Every turn scored from its prompts; the trace keeps the score and never the text.
+    auto examples = continuation_examples(convs, 0.0, classifier->feature_options().window);
+    std::vector<float> scores;
+    scores.reserve(examples.size());
+    for (const auto& e : examples)
+      scores.push_back(static_cast<float>(classifier->predict(e.prompts, e.turn)));
+    set_continuation(t, examples, scores);
+    double sum = 0;
+    for (float p : t.continuation) sum += p;
+    fmt::print("scored {} requests with the continuation classifier {} (mean p {:.3f})\n", t.size(),
+               a.classifier, t.size() ? sum / double(t.size()) : 0.0);
+  }
   if (ends_with(a.out, ".kvtrace")) {
     write_native(t, a.out);
   } else {
@@ -100,6 +121,9 @@ void add(CLI::App& app) {
                   "text prepended to every conversation (a shared prefix)");
   cmd->add_option("--seed", args->seed, "seed of the arrival times")->capture_default_str();
   cmd->add_flag("--skip-bad-lines", args->skip_bad, "skip and count bad records");
+  cmd->add_option("--classifier", args->classifier,
+                  "score every request with this continuation model (`classifier train`) and "
+                  "store the score in the trace's continuation column");
   cmd->callback([args] { run(*args); });
 }
 

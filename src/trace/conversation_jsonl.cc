@@ -42,7 +42,10 @@ void write_conversation_jsonl(const Trace& trace, const std::string& path,
     for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a)
       fmt::format_to(std::back_inserter(line), "{}{}", a == trace.block_offset[r] ? "" : ",",
                      raw_ids[a]);
-    line += "]}\n";
+    line += "]";
+    if (trace.has_continuation())
+      fmt::format_to(std::back_inserter(line), R"(,"continuation":{:.6f})", trace.continuation[r]);
+    line += "}\n";
     out << line;
   }
   if (!out) throw ConfigError("error writing '" + path + "'");

@@ -32,6 +32,7 @@ void expect_same(const Trace& a, const Trace& b) {
   EXPECT_EQ(a.block_offset, b.block_offset);
   EXPECT_EQ(a.blocks, b.blocks);
   EXPECT_EQ(a.category_names, b.category_names);
+  EXPECT_EQ(a.continuation, b.continuation);
 }
 
 // A random prefix workload: prompts extend earlier prompts, so keys repeat.
@@ -146,6 +147,62 @@ TEST(Native, TruncatedOrCorruptFilesGiveClearErrors) {
   EXPECT_NE(
       std::string(input_error([&] { read_trace(none, "auto", {}); }).what()).find("cannot read"),
       std::string::npos);
+}
+
+// The optional continuation column: written as version 2 only when present, read back exactly,
+// cut by max_requests, and a trace without it stays a version-1 file.
+TEST(Native, ContinuationColumnRoundTrips) {
+  Trace plain = random_trace(6, 120);
+  std::string p1 = temp_path("plain.kvtrace");
+  write_native(plain, p1);
+  std::string plain_bytes = read_bytes(p1);
+  uint32_t version;
+  std::memcpy(&version, plain_bytes.data() + 8, 4);
+  EXPECT_EQ(version, 1u);
+  Trace back = read_trace(p1, "native", {});
+  EXPECT_FALSE(back.has_continuation());
+  expect_same(plain, back);
+
+  Trace scored = plain;
+  std::mt19937_64 rng(6);
+  for (size_t r = 0; r < scored.size(); ++r)
+    scored.continuation.push_back(r == 0 ? 0.0f : r == 1 ? 1.0f : float(rng() % 1000) / 999.0f);
+  std::string p2 = temp_path("scored.kvtrace");
+  write_native(scored, p2);
+  std::string bytes = read_bytes(p2);
+  std::memcpy(&version, bytes.data() + 8, 4);
+  EXPECT_EQ(version, 2u);
+  EXPECT_EQ(bytes.size(), plain_bytes.size() + 4 * scored.size());
+  back = read_trace(p2, "native", {});
+  ASSERT_TRUE(back.has_continuation());
+  expect_same(scored, back);
+
+  ReadOptions opts;
+  opts.max_requests = 30;
+  back = read_trace(p2, "native", opts);
+  ASSERT_EQ(back.continuation.size(), 30u);
+  EXPECT_TRUE(
+      std::equal(back.continuation.begin(), back.continuation.end(), scored.continuation.begin()));
+  back.validate();
+
+  // Cut into the column, or one value flipped: the length check or the checksum refuses it.
+  std::string cut = write_file("cut.kvtrace", bytes.substr(0, bytes.size() - 2));
+  EXPECT_NE(
+      std::string(input_error([&] { read_trace(cut, "native", {}); }).what()).find("truncated"),
+      std::string::npos);
+  std::string flipped = bytes;
+  flipped[bytes.size() - 3] ^= 0x10;
+  std::string pf = write_file("flip.kvtrace", flipped);
+  EXPECT_EQ(input_error([&] { read_trace(pf, "native", {}); }).field(), "checksum");
+  // A version-1 header on a file holding the column: trailing bytes, not a silent misread.
+  std::string relabelled = bytes;
+  relabelled[8] = 1;
+  std::string pr = write_file("relabelled.kvtrace", relabelled);
+  EXPECT_NE(std::string(input_error([&] { read_trace(pr, "native", {}); }).what()).find("trailing"),
+            std::string::npos);
+  // A value out of [0, 1] is refused by the writer (Trace::validate).
+  scored.continuation[5] = 1.5f;
+  EXPECT_THROW(write_native(scored, temp_path("bad.kvtrace")), Error);
 }
 
 struct OgRecord {

@@ -1,5 +1,6 @@
 // Alibaba qwen-bailian JSONL: chat_id, parent_chat_id (-1 = root), timestamp (s), input_length,
-// output_length, type, turn, hash_ids (16-token blocks). A session is the tree of chats under one
+// output_length, type, turn, hash_ids (16-token blocks), optionally continuation (a classifier's
+// probability, on every record or none). A session is the tree of chats under one
 // root chat; the category is the request type.
 #include <algorithm>
 #include <limits>
@@ -78,6 +79,8 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
   std::vector<uint64_t> ids;
   std::vector<int64_t> chat, parent;
   std::vector<uint64_t> line;
+  std::vector<float> continuation;  // optional (written by `trace build --classifier`)
+  uint64_t first_without = 0;       // a line without it, for the message
   double last = 0;
   jsonl::for_each_record(path, opts, report, [&](jsonl::object& obj, const jsonl::Where& w) {
     int64_t chat_id = jsonl::get_int(obj, "chat_id", w);
@@ -95,16 +98,35 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
     uint64_t turn = jsonl::get_uint(obj, "turn", w);
     if (turn == 0 || turn > UINT32_MAX) w.fail("turn", "expected a turn number from 1");
     jsonl::get_uint_array(obj, "hash_ids", w, ids);
+    double p_continues = -1;
+    if (jsonl::has_field(obj, "continuation")) {
+      p_continues = jsonl::get_double(obj, "continuation", w);
+      if (!(p_continues >= 0 && p_continues <= 1))
+        w.fail("continuation", "expected a probability in [0, 1]");
+    }
     if (!opts.sort_unsorted && !t.time.empty() && sec < last)
       w.fail("timestamp", "earlier than the line before");
     CategoryId cat = category_of(t, type, w);
     last = sec;
     t.add_request(static_cast<Time>(std::llround(sec * 1e6)), ids, static_cast<uint32_t>(input),
                   static_cast<uint32_t>(output), kNoSession, static_cast<uint32_t>(turn), cat);
+    if (p_continues >= 0) {
+      continuation.resize(t.size() - 1, -1.0f);  // earlier records without it
+      continuation.push_back(static_cast<float>(p_continues));
+    } else if (!first_without) {
+      first_without = w.line;
+    }
     chat.push_back(chat_id);
     parent.push_back(parent_id);
     line.push_back(w.line);
   });
+  // The column is all or nothing: a file where only some records carry it is refused.
+  if (!continuation.empty()) {
+    if (first_without)
+      throw InputError(path, first_without, "continuation",
+                       "missing here but present on other records");
+    t.continuation = std::move(continuation);
+  }
   assign_sessions(t, path, chat, parent, line);
   // Time counts from the first request.
   Time first = *std::min_element(t.time.begin(), t.time.end());

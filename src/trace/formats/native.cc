@@ -3,7 +3,10 @@
 //     u64 block accesses, u32 name bytes, u32 categories, u64 checksum of everything else;
 //   the name; per category u32 length + bytes;
 //   columns as raw arrays: time i64[n], session u32[n], turn u32[n], category u16[n], user u32[n],
-//     prompt_tokens u32[n], output_tokens u32[n], block_offset u64[n+1], blocks u64[blocks].
+//     prompt_tokens u32[n], output_tokens u32[n], block_offset u64[n+1], blocks u64[blocks];
+//   version 2 only: continuation f32[n] (Trace::continuation, each in [0, 1]).
+// A trace without the continuation column is written as version 1, byte for byte as before, so
+// older builds still read it; version 2 is written only when the column is present.
 // A load is one read per column; the checksum and the structural checks turn a truncated or
 // corrupt file into an InputError.
 #include <algorithm>
@@ -25,6 +28,7 @@ namespace {
 
 constexpr char kMagic[8] = {'K', 'V', 'P', 'T', 'R', 'A', 'C', 'E'};
 constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersionContinuation = 2;  // version 1 + the continuation column
 constexpr size_t kHeaderBytes = 48;
 constexpr size_t kChecksumOffset = 40;
 // Bytes per request over all per-request columns.
@@ -133,10 +137,12 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
   if (std::memcmp(h, kMagic, sizeof kMagic) != 0)
     throw InputError(path, 0, "magic", "not a kvpolicy native trace");
   uint32_t version = get<uint32_t>(h + 8);
-  if (version != kVersion)
+  if (version != kVersion && version != kVersionContinuation)
     throw InputError(path, 0, "version",
                      "native trace version " + std::to_string(version) + ", this build reads " +
-                         std::to_string(kVersion) + " (convert the source trace again)");
+                         std::to_string(kVersion) + " and " + std::to_string(kVersionContinuation) +
+                         " (convert the source trace again)");
+  const bool with_continuation = version == kVersionContinuation;
   Trace t;
   t.block_tokens = get<uint32_t>(h + 12);
   uint64_t n = get<uint64_t>(h + 16);
@@ -164,10 +170,11 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
     in.read(c.data(), l, "category_names", &sum);
   }
   // The columns must fill the rest exactly; checked before allocating anything.
-  if (nb > in.left() / 8 || n > in.left() / kRequestBytes ||
-      in.left() != n * kRequestBytes + (n + 1) * 8 + nb * 8) {
-    if (nb <= in.left() / 8 && n <= in.left() / kRequestBytes &&
-        in.left() > n * kRequestBytes + (n + 1) * 8 + nb * 8)
+  const uint64_t request_bytes = kRequestBytes + (with_continuation ? sizeof(float) : 0);
+  if (nb > in.left() / 8 || n > in.left() / request_bytes ||
+      in.left() != n * request_bytes + (n + 1) * 8 + nb * 8) {
+    if (nb <= in.left() / 8 && n <= in.left() / request_bytes &&
+        in.left() > n * request_bytes + (n + 1) * 8 + nb * 8)
       throw InputError(path, 0, "", "corrupt native trace: trailing bytes");
     in.truncated("columns");
   }
@@ -180,6 +187,7 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
   in.column(t.output_tokens, n, "output_tokens", sum);
   in.column(t.block_offset, n + 1, "block_offset", sum);
   in.column(t.blocks, nb, "blocks", sum);
+  if (with_continuation) in.column(t.continuation, n, "continuation", sum);
   if (sum.value() != checksum)
     throw InputError(path, 0, "checksum", "corrupt native trace: checksum mismatch");
 
@@ -193,6 +201,8 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
       throw InputError(path, 0, "time", "corrupt native trace: times go back");
     if (categories && t.category[r] >= categories)
       throw InputError(path, 0, "category", "corrupt native trace: unknown category");
+    if (with_continuation && !(t.continuation[r] >= 0 && t.continuation[r] <= 1))
+      throw InputError(path, 0, "continuation", "corrupt native trace: not a probability");
   }
   report.lines = n;
   if (opts.block_tokens) t.block_tokens = opts.block_tokens;
@@ -202,6 +212,7 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
       col->resize(m);
     t.time.resize(m);
     t.category.resize(m);
+    if (with_continuation) t.continuation.resize(m);
     t.block_offset.resize(m + 1);
     t.blocks.resize(t.block_offset[m]);
   }
@@ -225,7 +236,7 @@ void write_native(const Trace& trace, const std::string& path) {
   Writer out(f.get(), path);
   unsigned char h[kHeaderBytes] = {};
   std::memcpy(h, kMagic, sizeof kMagic);
-  put<uint32_t>(h + 8, kVersion);
+  put<uint32_t>(h + 8, trace.has_continuation() ? kVersionContinuation : kVersion);
   put<uint32_t>(h + 12, trace.block_tokens);
   put<uint64_t>(h + 16, trace.size());
   put<uint64_t>(h + 24, trace.blocks.size());
@@ -251,6 +262,7 @@ void write_native(const Trace& trace, const std::string& path) {
   out.column(trace.output_tokens, sum);
   out.column(trace.block_offset, sum);
   out.column(trace.blocks, sum);
+  if (trace.has_continuation()) out.column(trace.continuation, sum);
   put<uint64_t>(h + kChecksumOffset, sum.value());
   if (std::fseek(f.get(), static_cast<long>(kChecksumOffset), SEEK_SET) != 0)
     throw ConfigError("error writing '" + path + "'");

@@ -1,0 +1,217 @@
+// `kvpolicy classifier train|eval`: LPC's continuation classifier on a text conversation
+// dataset, trained on the train split (by conversation) and evaluated on the test split, next to
+// the turn-count-only baseline (the paper's LPC_turns).
+#include <fmt/format.h>
+
+#include "command.h"
+#include "common.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/predict/binary_metrics.h"
+#include "kvpolicy/predict/continuation.h"
+#include "kvpolicy/trace/continuation_examples.h"
+
+namespace kvpolicy::cli {
+namespace {
+
+struct DataArgs {
+  std::string source;
+  std::string input;
+  double test_share = 0.2;
+  bool skip_bad = false;
+  std::string json;
+  uint32_t min_turn = 1;
+
+  void add(CLI::App* cmd) {
+    cmd->add_option("--source", source, "chatbot-arena, sharegpt or loogle")
+        ->required()
+        ->check(CLI::IsMember({"chatbot-arena", "sharegpt", "loogle"}));
+    cmd->add_option("--input,-i", input, "the dataset's JSONL file")->required();
+    cmd->add_option("--test-share", test_share,
+                    "share of conversations in the test split (by a hash of the id)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    cmd->add_flag("--skip-bad-lines", skip_bad, "skip and count bad records");
+    cmd->add_option("--min-turn", min_turn,
+                    "evaluate only turns from this one on (2 leaves out first turns, which "
+                    "always continue in Chatbot Arena's >= 2-turn sample)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--json", json, "write the evaluation as one JSON object to FILE");
+  }
+};
+
+struct Data {
+  std::vector<ConversationTurnExample> examples;
+  size_t conversations = 0;
+};
+
+Data load(const DataArgs& a, uint32_t window) {
+  TextReadReport rep;
+  Data d;
+  auto convs = read_conversations(a.input, a.source, a.skip_bad, rep);
+  if (rep.bad_records)
+    fmt::print(stderr, "kvpolicy: skipped {} bad record(s) of {} lines; first: {}\n",
+               rep.bad_records, rep.lines, rep.first_error);
+  d.conversations = convs.size();
+  d.examples = continuation_examples(convs, a.test_share, window);
+  return d;
+}
+
+// The evaluation of `score` on the chosen split, with the turn baseline fitted on the train
+// split, printed and optionally written as JSON.
+template <typename Score>
+void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score score,
+              const JsonObject& extra) {
+  std::vector<uint32_t> train_turns;
+  std::vector<uint8_t> train_labels;
+  std::vector<double> p, baseline;
+  std::vector<uint8_t> y;
+  size_t train_conversations = 0, eval_conversations = 0;
+  uint32_t last = UINT32_MAX, last_eval = UINT32_MAX;
+  for (const auto& e : d.examples) {
+    const bool first = e.conversation != last;
+    last = e.conversation;
+    if (!e.test) {
+      train_turns.push_back(e.turn);
+      train_labels.push_back(e.continues);
+      train_conversations += first;
+    }
+    if ((split == "all" || (split == "test") == e.test) && e.turn >= a.min_turn) {
+      p.push_back(score(e));
+      y.push_back(e.continues);
+      eval_conversations += e.conversation != last_eval;
+      last_eval = e.conversation;
+    }
+  }
+  if (p.empty())
+    throw ConfigError(
+        fmt::format("no {} examples in '{}' (test share {})", split, a.input, a.test_share));
+  if (train_turns.empty())
+    throw ConfigError("no train examples for the turn baseline (test share 1?)");
+  const TurnBucketBaseline turns = TurnBucketBaseline::fit(train_turns, train_labels);
+  for (const auto& e : d.examples)
+    if ((split == "all" || (split == "test") == e.test) && e.turn >= a.min_turn)
+      baseline.push_back(turns.predict(e.turn));
+  BinaryMetrics m = evaluate_binary(p, y);
+  BinaryMetrics b = evaluate_binary(baseline, y);
+  fmt::print("{} split{}: {} turns of {} conversations\n{}", split,
+             a.min_turn > 1 ? fmt::format(", turns >= {}", a.min_turn) : "", p.size(),
+             eval_conversations, format_metrics(m));
+  fmt::print(
+      "turn count only (train split's share per turn bucket, the paper's LPC_turns): MCC {:.4f}, "
+      "F1 {:.4f} (macro {:.4f}), AUC {:.4f}, accuracy {:.4f}\n",
+      b.mcc, b.f1, b.f1_macro, b.auc, b.accuracy);
+  if (!a.json.empty()) {
+    JsonObject o = extra;
+    o.add("source", a.source).add("input", a.input).add("split", split);
+    o.add("test_share", a.test_share).add("min_turn", a.min_turn);
+    o.add("conversations", d.conversations);
+    o.add("train_conversations", train_conversations).add("train_turns", train_turns.size());
+    o.raw("metrics", metrics_json(m));
+    o.raw("turn_baseline", metrics_json(b));
+    open_output(a.json) << o.str() << "\n";
+    fmt::print("wrote {}\n", a.json);
+  }
+}
+
+struct TrainArgs {
+  DataArgs data;
+  std::string out;
+  ContinuationTrainOptions options;
+  uint64_t seed = 1;
+};
+
+void train(const TrainArgs& a) {
+  Data d = load(a.data, a.options.features.window);
+  std::vector<ContinuationExample> train_set;
+  for (const auto& e : d.examples)
+    if (!e.test)
+      train_set.push_back(
+          {continuation_features(e.prompts, e.turn, a.options.features), e.continues});
+  fmt::print("{}: {} conversations, {} turns; training on {} turns (train split)\n", a.data.input,
+             d.conversations, d.examples.size(), train_set.size());
+  ContinuationClassifier c = ContinuationClassifier::train(train_set, a.options, a.seed);
+  c.save(a.out);
+  fmt::print("wrote {}\n", a.out);
+  if (a.data.test_share <= 0) return;
+  JsonObject extra;
+  extra.add("model", a.out).add("epochs", a.options.epochs).add("lr", a.options.lr);
+  extra.add("dim", a.options.dim).add("word_ngrams", a.options.word_ngrams);
+  extra.add("minn", a.options.minn).add("maxn", a.options.maxn).add("seed", a.seed);
+  evaluate(
+      d, a.data, "test",
+      [&](const ConversationTurnExample& e) { return c.predict(e.prompts, e.turn); }, extra);
+}
+
+struct EvalArgs {
+  DataArgs data;
+  std::string model;
+  std::string split = "test";
+};
+
+void eval(const EvalArgs& a) {
+  ContinuationClassifier c = ContinuationClassifier::load(a.model);
+  Data d = load(a.data, c.feature_options().window);
+  JsonObject extra;
+  extra.add("model", a.model);
+  evaluate(
+      d, a.data, a.split,
+      [&](const ConversationTurnExample& e) { return c.predict(e.prompts, e.turn); }, extra);
+}
+
+void add(CLI::App& app) {
+  CLI::App* cls = app.add_subcommand(
+      "classifier", "LPC's conversation continuation classifier (fastText): train, eval");
+  cls->require_subcommand(1);
+
+  auto t = std::make_shared<TrainArgs>();
+  auto* train_cmd = cls->add_subcommand(
+      "train", "train on a dataset's train split, save the model, evaluate on the test split");
+  t->data.add(train_cmd);
+  train_cmd->add_option("--out,-o", t->out, "the model file to write")->required();
+  ContinuationTrainOptions& o = t->options;
+  train_cmd->add_option("--epochs", o.epochs, "passes over the training data")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_cmd->add_option("--lr", o.lr, "learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_cmd->add_option("--dim", o.dim, "embedding dimension")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_cmd->add_option("--word-ngrams", o.word_ngrams, "word n-grams (2 = words + bigrams)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_cmd->add_option("--minn", o.minn, "shortest character n-gram (0 = none)")
+      ->capture_default_str();
+  train_cmd->add_option("--maxn", o.maxn, "longest character n-gram (0 = none)")
+      ->capture_default_str();
+  train_cmd->add_option("--bucket", o.bucket, "hash buckets for n-grams")->capture_default_str();
+  train_cmd
+      ->add_option("--max-chars", o.features.max_chars,
+                   "characters kept per prompt (head and tail halves)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_cmd->add_option("--window", o.features.window, "prompts per turn: current + previous")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_cmd->add_option("--seed", t->seed, "seed of the shuffle and the initial weights")
+      ->capture_default_str();
+  train_cmd->callback([t] { train(*t); });
+
+  auto e = std::make_shared<EvalArgs>();
+  auto* eval_cmd =
+      cls->add_subcommand("eval", "evaluate a saved model on a dataset's test (or other) split");
+  e->data.add(eval_cmd);
+  eval_cmd->add_option("--model,-m", e->model, "a model written by `classifier train`")->required();
+  eval_cmd->add_option("--split", e->split, "test, train or all")
+      ->check(CLI::IsMember({"test", "train", "all"}))
+      ->capture_default_str();
+  eval_cmd->callback([e] { eval(*e); });
+}
+
+CommandRegistrar registrar(46, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli

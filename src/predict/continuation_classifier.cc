@@ -1,0 +1,387 @@
+// The LPC continuation classifier on fastText's C++ API: the feature encoding of a turn, training
+// through a temporary file, probabilities from the 2-label softmax, and a model file whose
+// trailer is checked before fastText (which trusts its input) reads it.
+#include <fasttext/fasttext.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/types.h"
+#include "kvpolicy/predict/continuation.h"
+
+namespace kvpolicy {
+
+static_assert(std::endian::native == std::endian::little, "model trailers are little-endian");
+
+namespace {
+
+constexpr char kTrailerMagic[8] = {'K', 'V', 'P', 'L', 'P', 'C', 'M', '1'};
+constexpr uint32_t kTrailerVersion = 1;
+constexpr size_t kTrailerBytes = 48;
+// fastText 0.9.2's own header: int32 magic, int32 version.
+constexpr int32_t kFastTextMagic = 793712314;
+constexpr int32_t kFastTextVersion = 12;
+constexpr const char* kLabel0 = "__label__0";
+constexpr const char* kLabel1 = "__label__1";
+
+bool is_continuation_byte(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+size_t code_points(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += !is_continuation_byte(c);
+  return n;
+}
+
+// Byte offset of code point `k` (or s.size()).
+size_t offset_of(std::string_view s, size_t k) {
+  size_t seen = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (is_continuation_byte(static_cast<unsigned char>(s[i]))) continue;
+    if (seen++ == k) return i;
+  }
+  return s.size();
+}
+
+// Lowercase ASCII, one space for any run of white space or control characters, ASCII
+// punctuation as tokens of its own.
+std::string normalise(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  bool space = true;  // at the start, as after a space: no leading space
+  auto sep = [&] {
+    if (!space) out += ' ';
+    space = true;
+  };
+  for (unsigned char c : text) {
+    if (c <= 0x20 || c == 0x7f) {
+      sep();
+    } else if (c < 0x80 && std::ispunct(c)) {
+      sep();
+      out += char(c);
+      out += ' ';
+    } else {
+      out += char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      space = false;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// The first and last max_chars / 2 code points of `s` when it is longer than max_chars.
+std::string head_and_tail(const std::string& s, uint32_t max_chars) {
+  size_t n = code_points(s);
+  if (n <= max_chars) return s;
+  size_t half = max_chars / 2;
+  std::string out = s.substr(0, offset_of(s, half));
+  out += ' ';
+  out += s.substr(offset_of(s, n - (max_chars - half)));
+  return out;
+}
+
+// FNV-1a over 8-byte words (then the tail): enough to catch truncation and corruption.
+uint64_t checksum(const std::string& bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    h = (h ^ w) * 0x100000001b3ULL;
+  }
+  for (; i < bytes.size(); ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ULL;
+  return mix64(h ^ bytes.size());
+}
+
+template <typename T>
+void put(std::string& s, size_t at, T v) {
+  std::memcpy(s.data() + at, &v, sizeof v);
+}
+template <typename T>
+T get(const std::string& s, size_t at) {
+  T v;
+  std::memcpy(&v, s.data() + at, sizeof v);
+  return v;
+}
+
+std::string read_all(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("cannot read {} '{}'", what, path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A temporary directory removed with everything in it when this goes out of scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kvpolicy-fasttext-XXXXXX");
+    if (!mkdtemp(pattern.data()))
+      throw ConfigError("cannot create a temporary directory for fastText's training file");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+namespace {
+
+size_t turn_bucket(uint32_t turn) {
+  return turn <= 2 ? (turn <= 1 ? 0 : 1) : turn <= 4 ? 2 : turn <= 8 ? 3 : 4;
+}
+
+}  // namespace
+
+std::string continuation_turn_token(uint32_t turn) {
+  static const char* kTokens[5] = {"__turn_1", "__turn_2", "__turn_3_4", "__turn_5_8",
+                                   "__turn_9plus"};
+  return kTokens[turn_bucket(turn)];
+}
+
+TurnBucketBaseline TurnBucketBaseline::fit(std::span<const uint32_t> turns,
+                                           std::span<const uint8_t> labels) {
+  if (turns.size() != labels.size() || turns.empty())
+    throw Error("turn baseline: one label per turn, and at least one");
+  double count[5] = {}, positive[5] = {}, all_positive = 0;
+  for (size_t i = 0; i < turns.size(); ++i) {
+    ++count[turn_bucket(turns[i])];
+    positive[turn_bucket(turns[i])] += labels[i] != 0;
+    all_positive += labels[i] != 0;
+  }
+  TurnBucketBaseline b;
+  for (size_t k = 0; k < 5; ++k)
+    b.rate_[k] = count[k] ? positive[k] / count[k] : all_positive / double(turns.size());
+  return b;
+}
+
+double TurnBucketBaseline::predict(uint32_t turn) const { return rate_[turn_bucket(turn)]; }
+
+std::string continuation_features(std::span<const std::string> prompts, uint32_t turn,
+                                  const ContinuationFeatureOptions& opts) {
+  std::string out;
+  const size_t used = std::min<size_t>(prompts.size(), opts.window);
+  for (size_t i = 0; i < used; ++i) {
+    std::string text = head_and_tail(normalise(prompts[i]), opts.max_chars);
+    std::string prefix = fmt::format("p{}_", i);
+    bool any = false;
+    for (size_t b = 0; b < text.size();) {
+      size_t e = text.find(' ', b);
+      if (e == std::string::npos) e = text.size();
+      if (e > b) {
+        if (!out.empty()) out += ' ';
+        out += prefix;
+        out.append(text, b, e - b);
+        any = true;
+      }
+      b = e + 1;
+    }
+    if (!any) {
+      if (!out.empty()) out += ' ';
+      out += prefix + "_empty";
+    }
+  }
+  if (!out.empty()) out += ' ';
+  out += continuation_turn_token(turn);
+  const size_t chars = prompts.empty() ? 0 : code_points(prompts[0]);
+  out += fmt::format(" __len_{}", std::bit_width(chars + 1) - 1);
+  return out;
+}
+
+struct ContinuationClassifier::Impl {
+  fasttext::FastText model;
+  ContinuationFeatureOptions features;
+  double base_rate = 0;
+};
+
+ContinuationClassifier::ContinuationClassifier() = default;
+ContinuationClassifier::ContinuationClassifier(ContinuationClassifier&&) noexcept = default;
+ContinuationClassifier& ContinuationClassifier::operator=(ContinuationClassifier&&) noexcept =
+    default;
+ContinuationClassifier::~ContinuationClassifier() = default;
+
+ContinuationClassifier ContinuationClassifier::train(std::span<const ContinuationExample> examples,
+                                                     const ContinuationTrainOptions& o,
+                                                     uint64_t seed) {
+  if (o.epochs <= 0 || !(o.lr > 0) || o.dim <= 0 || o.word_ngrams < 1 || o.min_count < 1 ||
+      o.minn < 0 || o.maxn < o.minn || (o.maxn > 0 && o.minn == 0) || o.bucket < 0 ||
+      ((o.word_ngrams > 1 || o.maxn > 0) && o.bucket == 0))
+    throw ConfigError(
+        "continuation classifier: epochs, lr, dim, word_ngrams and min_count must be positive, "
+        "0 <= minn <= maxn (both 0 for no character n-grams), and bucket > 0 with n-grams");
+  if (o.features.window == 0 || o.features.max_chars == 0)
+    throw ConfigError("continuation classifier: window and max_chars must be positive");
+  size_t positives = 0;
+  for (const auto& e : examples) positives += e.label;
+  if (positives == 0 || positives == examples.size())
+    throw ConfigError(fmt::format(
+        "continuation classifier: the {} training example(s) need both labels ({} positive)",
+        examples.size(), positives));
+
+  // fastText learns by SGD in file order: shuffle so that one conversation's turns (or one
+  // label) do not come in runs. A hand-written Fisher-Yates keeps the order the same everywhere.
+  std::vector<size_t> order(examples.size());
+  std::iota(order.begin(), order.end(), 0);
+  uint64_t state = seed;
+  for (size_t i = order.size(); i > 1; --i) {
+    state += 0x9e3779b97f4a7c15ULL;
+    std::swap(order[i - 1], order[mix64(state) % i]);
+  }
+  TempDir dir;
+  const std::string input = dir.file("train.txt");
+  {
+    std::ofstream out(input, std::ios::binary);
+    for (size_t i : order) {
+      const ContinuationExample& e = examples[i];
+      if (e.features.find('\n') != std::string::npos)
+        throw ConfigError("continuation classifier: a feature line holds a newline");
+      out << (e.label ? kLabel1 : kLabel0) << ' ' << e.features << '\n';
+    }
+    if (!out) throw ConfigError("cannot write fastText's training file '" + input + "'");
+  }
+
+  fasttext::Args args;
+  args.input = input;
+  args.model = fasttext::model_name::sup;
+  args.loss = fasttext::loss_name::softmax;  // 2 labels: calibrated-ish probabilities that sum to 1
+  args.lr = o.lr;
+  args.epoch = o.epochs;
+  args.dim = o.dim;
+  args.wordNgrams = o.word_ngrams;
+  args.minn = o.minn;
+  args.maxn = o.maxn;
+  args.minCount = o.min_count;
+  args.bucket = o.bucket;
+  args.thread = 1;  // one thread: the same examples and seed give the same model
+  args.verbose = 0;
+  args.seed = static_cast<int>(seed & 0x7fffffff);
+  args.label = "__label__";
+
+  ContinuationClassifier c;
+  c.impl_ = std::make_unique<Impl>();
+  c.impl_->features = o.features;
+  c.impl_->base_rate = double(positives) / double(examples.size());
+  try {
+    c.impl_->model.train(args);
+  } catch (const std::exception& e) {
+    throw ConfigError(std::string("continuation classifier: fastText training failed: ") +
+                      e.what());
+  }
+  return c;
+}
+
+double ContinuationClassifier::predict(std::string_view features) const {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  std::string line(features);
+  line += '\n';
+  std::istringstream in(line);
+  std::vector<std::pair<fasttext::real, std::string>> out;
+  impl_->model.predictLine(in, out, 2, 0.0);
+  double p0 = 0, p1 = 0;
+  for (auto& [prob, label] : out) {
+    if (label == kLabel1) p1 = prob;
+    if (label == kLabel0) p0 = prob;
+  }
+  if (!(p0 + p1 > 0)) return impl_->base_rate;  // no feature known to the model
+  return std::clamp(p1 / (p0 + p1), 0.0, 1.0);
+}
+
+double ContinuationClassifier::predict(std::span<const std::string> prompts, uint32_t turn) const {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  return predict(continuation_features(prompts, turn, impl_->features));
+}
+
+const ContinuationFeatureOptions& ContinuationClassifier::feature_options() const {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  return impl_->features;
+}
+
+double ContinuationClassifier::train_base_rate() const {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  return impl_->base_rate;
+}
+
+void ContinuationClassifier::save(const std::string& path) const {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  try {
+    impl_->model.saveModel(path);
+  } catch (const std::exception& e) {
+    throw ConfigError(fmt::format("cannot write continuation model '{}': {}", path, e.what()));
+  }
+  std::string bytes = read_all(path, "continuation model");
+  std::string trailer(kTrailerBytes, '\0');
+  put<uint64_t>(trailer, 0, bytes.size());
+  put<uint64_t>(trailer, 8, checksum(bytes));
+  put<uint32_t>(trailer, 16, impl_->features.window);
+  put<uint32_t>(trailer, 20, impl_->features.max_chars);
+  put<double>(trailer, 24, impl_->base_rate);
+  put<uint32_t>(trailer, 32, kTrailerVersion);
+  std::memcpy(trailer.data() + 40, kTrailerMagic, 8);
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out.write(trailer.data(), std::streamsize(trailer.size()));
+  out.close();
+  if (!out) throw ConfigError("error writing continuation model '" + path + "'");
+}
+
+ContinuationClassifier ContinuationClassifier::load(const std::string& path) {
+  auto bad = [&](const std::string& why) {
+    return ConfigError(fmt::format("continuation model '{}': {}", path, why));
+  };
+  if (!std::filesystem::is_regular_file(path))
+    throw bad("no such file (train one with `kvpolicy classifier train`)");
+  std::string bytes = read_all(path, "continuation model");
+  if (bytes.size() < kTrailerBytes + 8 ||
+      std::memcmp(bytes.data() + bytes.size() - 8, kTrailerMagic, 8) != 0)
+    throw bad("not a kvpolicy continuation model, or truncated (no trailer)");
+  const size_t t = bytes.size() - kTrailerBytes;
+  if (get<uint32_t>(bytes, t + 32) != kTrailerVersion)
+    throw bad(fmt::format("trailer version {}, this build reads {}", get<uint32_t>(bytes, t + 32),
+                          kTrailerVersion));
+  if (get<uint64_t>(bytes, t) != t) throw bad("corrupt (size mismatch)");
+  const std::string trailer = bytes.substr(t);
+  bytes.resize(t);
+  if (checksum(bytes) != get<uint64_t>(trailer, 8)) throw bad("corrupt (checksum mismatch)");
+  if (get<int32_t>(bytes, 0) != kFastTextMagic || get<int32_t>(bytes, 4) != kFastTextVersion)
+    throw bad("not a fastText 0.9 model inside");
+  ContinuationClassifier c;
+  c.impl_ = std::make_unique<Impl>();
+  c.impl_->features.window = get<uint32_t>(trailer, 16);
+  c.impl_->features.max_chars = get<uint32_t>(trailer, 20);
+  c.impl_->base_rate = get<double>(trailer, 24);
+  if (c.impl_->features.window == 0 || c.impl_->features.max_chars == 0 ||
+      !(c.impl_->base_rate >= 0 && c.impl_->base_rate <= 1))
+    throw bad("corrupt trailer");
+  try {
+    c.impl_->model.loadModel(path);  // reads the model and stops before the trailer
+  } catch (const std::exception& e) {
+    throw bad(std::string("fastText cannot read it: ") + e.what());
+  }
+  auto dict = c.impl_->model.getDictionary();
+  if (c.impl_->model.getArgs().model != fasttext::model_name::sup || dict->nlabels() != 2)
+    throw bad("not a 2-label supervised fastText model");
+  for (int32_t l = 0; l < 2; ++l)
+    if (dict->getLabel(l) != kLabel0 && dict->getLabel(l) != kLabel1)
+      throw bad("unexpected label '" + dict->getLabel(l) + "'");
+  return c;
+}
+
+}  // namespace kvpolicy
