@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The guard's robustness study (docs/policies.md, "guarded"; docs/results.md): hit rate over the
+# The guard's robustness study (docs/policies.md, "guarded", where its table is): hit rate over the
 # noisy oracle's corruption probability p = 0, 0.1, ..., 1 on the Mooncake conversation trace at
 # 2 % and 5 % of its unique blocks, for LRU, the unguarded and guarded policies, then the check
 # of the targets (scripts/guard_study.py). Any policy list works: a spec holding {p} gets
