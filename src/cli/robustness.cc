@@ -56,7 +56,9 @@ void add(CLI::App& app) {
                   "corruption probabilities: a list 0,0.5,1 or a range start:stop:step")
       ->capture_default_str();
   cmd->add_option("--policies,-p", args->policies,
-                  "policies; those with a predictor get predictor=noisy,p=<level>")
+                  "policies; those with a predictor get predictor=noisy,p=<level>, and one "
+                  "holding {p} gets the level there instead "
+                  "(guarded:inner=fpb,inner_params=predictor=noisy;p={p})")
       ->capture_default_str();
   cmd->add_option("--noise-kind", args->noise_kind,
                   "adversarial (negated true next time) or lognormal")

@@ -20,6 +20,8 @@ double number(const std::string& s, const std::string& what) {
   return v;
 }
 
+const std::string kNoiseSlot = "{p}";
+
 double stat_of(const PolicyStats& s, const char* name) {
   for (auto& [k, v] : s)
     if (k == name) return v;
@@ -67,7 +69,10 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
   for (double p : opts.noise) {
     for (size_t i = 0; i < specs.size(); ++i) {
       const PolicySpec& s = specs[i];
-      bool learned = is_learned_policy(s.name);
+      // A spec holding "{p}" takes the level there and nothing else (a wrapper's inner policy:
+      // guarded:inner=fpb,inner_params=predictor=noisy;p={p}).
+      bool templated = s.params.find(kNoiseSlot) != std::string::npos;
+      bool learned = templated || is_learned_policy(s.name);
       if (opts.progress) opts.progress(double(done) / total, fmt::format("{} at p={}", s.name, p));
       ++done;
       if (!learned && have[i]) {
@@ -77,7 +82,11 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
         continue;
       }
       PolicySpec run = s;
-      if (learned) {
+      if (templated) {
+        std::string level = fmt::format("{}", p);
+        for (size_t at; (at = run.params.find(kNoiseSlot)) != std::string::npos;)
+          run.params.replace(at, kNoiseSlot.size(), level);
+      } else if (learned) {
         std::string extra = fmt::format("predictor=noisy,p={}", p);
         if (!opts.learned_params.empty()) extra += "," + opts.learned_params;
         run.params = run.params.empty() ? extra : run.params + "," + extra;

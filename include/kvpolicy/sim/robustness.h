@@ -13,8 +13,9 @@ namespace kvpolicy {
 struct RobustnessOptions {
   std::vector<double> noise = {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
   // Policies, each name[:key=value,...]. Those with a `predictor` parameter get
-  // predictor=noisy,p=<level> plus `learned_params`; the others run once and are repeated in
-  // every noise row.
+  // predictor=noisy,p=<level> plus `learned_params`; one whose parameters hold "{p}" gets the
+  // level there instead, and nothing else (guarded:inner=fpb,inner_params=predictor=noisy;p={p});
+  // the others run once and are repeated in every noise row.
   std::string policies = "lru,fpb,hf,laru,belady";
   std::string learned_params = "noise=adversarial";
   uint64_t seed = 1;
