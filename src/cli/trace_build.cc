@@ -21,6 +21,10 @@ struct BuildArgs {
   uint64_t seed = 1;
   bool skip_bad = false;
   std::string classifier;
+  // Keep only the conversations of one side of the classifier's split (by conversation, as
+  // `classifier train` splits), so a study scores conversations the model never saw.
+  std::string split = "all";
+  double test_share = 0.2;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -44,6 +48,15 @@ void run(const BuildArgs& a) {
   if (rep.bad_records)
     fmt::print(stderr, "kvpolicy: skipped {} bad record(s) of {} lines; first: {}\n",
                rep.bad_records, rep.lines, rep.first_error);
+  if (a.split != "all") {
+    std::vector<Conversation> kept;
+    for (uint32_t i = 0; i < convs.size(); ++i)
+      if (continuation_split_test(convs[i], i, a.test_share) == (a.split == "test"))
+        kept.push_back(std::move(convs[i]));
+    fmt::print(stderr, "kvpolicy: kept the {} split: {} of {} conversations\n", a.split,
+               kept.size(), convs.size());
+    convs = std::move(kept);
+  }
   std::vector<uint64_t> raw;
   Trace t = build_text_trace(convs, *tok, a.params, a.seed, &raw);
   t.name = a.source + ":" + a.input;
@@ -120,6 +133,14 @@ void add(CLI::App& app) {
   cmd->add_option("--system-prompt", args->params.system_prompt,
                   "text prepended to every conversation (a shared prefix)");
   cmd->add_option("--seed", args->seed, "seed of the arrival times")->capture_default_str();
+  cmd->add_option("--split", args->split,
+                  "keep all conversations, or only the test (or train) split of `classifier "
+                  "train` (by conversation): score only conversations the model never saw")
+      ->check(CLI::IsMember({"all", "test", "train"}))
+      ->capture_default_str();
+  cmd->add_option("--test-share", args->test_share, "the split's test share, as in training")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_flag("--skip-bad-lines", args->skip_bad, "skip and count bad records");
   cmd->add_option("--classifier", args->classifier,
                   "score every request with this continuation model (`classifier train`) and "
