@@ -1,7 +1,8 @@
 // Capacities in every unit a user writes, and one clear error for the rest.
+#include "kvpolicy/core/capacity.h"
+
 #include <gtest/gtest.h>
 
-#include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
