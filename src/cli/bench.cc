@@ -129,7 +129,7 @@ WorkloadBench bench_workload(const std::string& label, const std::string& name, 
   w.name = name;
   w.capacity = capacity;
   bool need_oracle = false;
-  for (auto& s : specs) need_oracle |= PolicyRegistry::instance().get(s.name).needs_future;
+  for (auto& s : specs) need_oracle |= needs_future(s);
   Oracle oracle;
   if (need_oracle) oracle = compute_oracle(trace);
   Progress progress("bench " + label);

@@ -75,7 +75,7 @@ void print_tables(const Trace& trace, const TraceFacts& facts, const std::vector
   auto name_of = [&](const Row& r) {
     std::string n = r.spec.label();
     if (&r == lru) n += " (baseline)";
-    if (PolicyRegistry::instance().get(r.spec.name).needs_future && &r != opt) n += " (offline)";
+    if (needs_future(r.spec) && &r != opt) n += " (offline)";
     return n;
   };
 

@@ -24,8 +24,8 @@ const bool registered = register_policy<Fpb>({
     .params = learned::common_params(),
     // gbm's window and retrain interval small enough that it trains within the contract suite.
     .variants = {"predictor=noisy,p=0.3", "predictor=gbm,retrain=200,window=400"},
-    // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
+    .needs_future_with = learned::predictor_needs_future,
 });
 
 }  // namespace

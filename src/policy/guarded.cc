@@ -450,8 +450,12 @@ const bool registered = register_policy<Guarded>({
     .variants = {"inner=fpb", "inner=fpb,inner_params=predictor=noisy;p=1", "inner=wa",
                  "inner=fpb,inner_params=predictor=noisy;p=0.5,trust=true,halve_every=1",
                  "inner=fpb,inner_params=predictor=noisy;p=0.5,ratio=1.5,slack=0"},
-    // Static flag: the inner policy may read the future (fpb, laru, belady, lpc's oracle).
-    .needs_future = true,
+    .needs_future = true,  // when the inner policy does
+    .needs_future_with =
+        [](const Params& p) {
+          return needs_future(PolicySpec{p.get_string("inner"),
+                                         semicolons_to_commas(p.get_string("inner_params"))});
+        },
 });
 
 }  // namespace

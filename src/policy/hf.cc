@@ -43,8 +43,8 @@ const bool registered = register_policy<Hf<learned::kList>>({
                    "c up to this walks a recency list of leaves (O(c)); a larger c uses a treap "
                    "(O(log n)); the victims are the same")}),
     .variants = {"list_max=0", "c=1", "predictor=noisy,p=0.3"},
-    // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
+    .needs_future_with = learned::predictor_needs_future,
     .make = make_hf,
 });
 

@@ -160,8 +160,8 @@ const bool registered = register_policy<Laru>({
                       "(Algorithm 1); count: after k blocks were touched (the authors' SGLang "
                       "code)")}),
     .variants = {"phase=count", "halve_every=0", "predictor=noisy,p=0.3"},
-    // Static flag: the oracle is computed for every predictor; gbm ignores it.
     .needs_future = true,
+    .needs_future_with = learned::predictor_needs_future,
 });
 
 }  // namespace

@@ -291,8 +291,13 @@ const bool registered = register_policy<Lpc>({
     .params = lpc_param_specs(),
     .variants = {"predictor=oracle", "predictor=noisy,p=0.3", "predictor=constant",
                  "buckets=1,scale_s=1000"},
-    // Static flag, as LARU's: the oracle is computed for every predictor; trace ignores it.
     .needs_future = true,
+    // The trace's scores and a constant need no future; the oracle and its noisy form do.
+    .needs_future_with =
+        [](const Params& p) {
+          const std::string kind = p.get_string("predictor");
+          return kind == "oracle" || kind == "noisy";
+        },
 });
 
 }  // namespace

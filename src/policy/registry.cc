@@ -61,10 +61,17 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text) {
   return out;
 }
 
+bool needs_future(const PolicySpec& spec) {
+  const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
+  if (!info.needs_future || !info.needs_future_with) return info.needs_future;
+  return info.needs_future_with(Params::parse(spec.params, info.params, "policy " + spec.name));
+}
+
 std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext& ctx) {
   const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
   Params params = Params::parse(spec.params, info.params, "policy " + spec.name);
-  if (info.needs_future && !ctx.future)
+  if (info.needs_future && (!info.needs_future_with || info.needs_future_with(params)) &&
+      !ctx.future)
     throw ConfigError("policy " + spec.name + " needs the trace's future (an oracle)");
   return info.make(ctx, params);
 }

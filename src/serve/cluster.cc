@@ -146,7 +146,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   for (size_t r = 0; r < n; ++r)
     arrival_us[r] = closed ? trace.time[r] - trace.time[0]
                            : static_cast<Time>(std::llround(arrival[r] * kMicrosPerSecond));
-  const bool need_oracle = PolicyRegistry::instance().get(o.policy.name).needs_future;
+  const bool need_oracle = needs_future(o.policy);
   Workload workload = serve_detail::make_workload(trace, arrival_us, o.cache_outputs, need_oracle);
 
   RouterContext rctx;

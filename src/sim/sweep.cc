@@ -80,9 +80,8 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
                                     const SweepOptions& options) {
   bool need_oracle = false;
   for (auto& c : configs) {
-    need_oracle |= PolicyRegistry::instance().get(c.policy.name).needs_future;
-    need_oracle |= c.options.dram_capacity_blocks > 0 &&
-                   PolicyRegistry::instance().get(c.options.dram_policy.name).needs_future;
+    need_oracle |= needs_future(c.policy);
+    need_oracle |= c.options.dram_capacity_blocks > 0 && needs_future(c.options.dram_policy);
   }
   Oracle oracle;
   if (need_oracle) oracle = compute_oracle(trace);

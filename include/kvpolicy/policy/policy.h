@@ -158,8 +158,10 @@ struct PolicyInfo {
   std::vector<ParamSpec> params = {};
   // Parameter settings the contract suite runs besides the defaults (e.g. "list_max=0").
   std::vector<std::string> variants = {};
-  bool needs_future = false;  // reads the trace's future (offline): PolicyContext::future
-  bool randomized = false;    // decisions depend on the seed
+  bool needs_future = false;  // may read the trace's future (offline): PolicyContext::future
+  // When set, whether these parameters do (LARU with its GBM does not); see needs_future().
+  std::function<bool(const Params&)> needs_future_with = {};
+  bool randomized = false;  // decisions depend on the seed
   // Set by register_policy (unless given: a class chosen by the parameters).
   std::function<std::unique_ptr<Policy>(const PolicyContext&, const Params&)> make = {};
 };
@@ -208,6 +210,10 @@ PolicySpec parse_policy_spec(const std::string& text);
 // Splits "lru,belady:x=1,y=2,fifo" into specs: a comma starts a new spec unless the next item
 // holds '=' (then it is another parameter of the current spec).
 std::vector<PolicySpec> parse_policy_list(const std::string& text);
+
+// Whether the policy a spec names, with its parameters, reads the trace's future (an oracle must
+// be computed for it, and its results are offline ones). Throws ConfigError like make_policy.
+bool needs_future(const PolicySpec& spec);
 
 // Builds a policy from its spec; throws ConfigError on an unknown name, a bad parameter, or a
 // policy that needs the future when ctx has none.
