@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "kvpolicy/core/error.h"
+
 namespace kvpolicy {
 
 std::vector<ResultLine> read_complete_lines(const std::string& path) {
@@ -27,6 +29,12 @@ std::vector<ResultLine> read_complete_lines(const std::string& path) {
     start = end + 1;
   }
   return lines;
+}
+
+void append_result_line(std::ostream& out, const std::string& path, const std::string& line) {
+  out << line << '\n';
+  out.flush();
+  if (!out) throw Error("writing results to '" + path + "' failed (is the disk full?)");
 }
 
 void parallel_for(size_t n, unsigned jobs, const std::function<void(size_t)>& task) {

@@ -47,7 +47,7 @@ std::vector<ServeResult> run_serve_sweep(const Trace& trace,
     };
     ServeResult r = serve(trace, o);
     std::lock_guard lock(mu);
-    if (out.is_open()) out << r.to_json() << std::endl;  // flushed: nothing lost on a kill
+    if (out.is_open()) append_result_line(out, options.json_path, r.to_json());
     results[todo[k]] = std::move(r);
     ++completed;
   });

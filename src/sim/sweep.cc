@@ -136,7 +136,7 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
     r.capacity_fraction = c.capacity_fraction;
     r.infinite_hit_rate = facts.infinite_hit_rate;
     std::lock_guard lock(mu);
-    if (out.is_open()) out << r.to_json() << std::endl;  // flushed: nothing lost on a kill
+    if (out.is_open()) append_result_line(out, options.json_path, r.to_json());
     results[todo[k]] = std::move(r);
     ++completed;
   });

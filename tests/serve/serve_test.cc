@@ -315,3 +315,25 @@ TEST(ServeSweep, ResumesWithoutRerunningFinishedConfigurations) {
 
 }  // namespace
 }  // namespace kvpolicy
+
+namespace kvpolicy {
+namespace {
+
+// A results file that cannot be written (a full disk) is an error, never a silent loss.
+TEST(ServeSweep, AFailedWriteIsAnError) {
+  Trace trace = unique_prompts(20, 2, 10, 2, 1);
+  ServeOptions o;
+  o.capacity_blocks = 100;
+  ServeSweepOptions so;
+  so.json_path = "/dev/full";
+  so.jobs = 1;
+  try {
+    run_serve_sweep(trace, {o}, so);
+    ADD_FAILURE() << "no error writing to /dev/full";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvpolicy

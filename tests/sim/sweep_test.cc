@@ -100,5 +100,16 @@ TEST(Sweep, ResumeKeepsFinishedResultsAndRepairsATornLine) {
     EXPECT_NO_THROW(parse_result_json(after[i], path, i + 1));
 }
 
+// A results file that cannot be written (a full disk) is an error, never a silent loss.
+TEST(Sweep, AFailedWriteIsAnError) {
+  Trace trace = testing::random_workload({.requests = 50});
+  try {
+    run_sweep(trace, grid(), options(2, "/dev/full"));
+    ADD_FAILURE() << "no error writing to /dev/full";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kvpolicy

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct ResultLine {
   std::string text;
 };
 std::vector<ResultLine> read_complete_lines(const std::string& path);
+
+// Appends one result line to `out` (the results file at `path`) and flushes it, so a kill loses
+// nothing finished; a failed write (a full disk) throws Error naming the file, never passes.
+void append_result_line(std::ostream& out, const std::string& path, const std::string& line);
 
 // Runs task(i) for every i in [0, n) on `jobs` threads (0 = every core). The first exception
 // stops handing out work and is rethrown once the running tasks finish.
