@@ -49,6 +49,11 @@ for src_name in chatbot-arena:$A sharegpt:$S; do
 done
 
 echo
+echo "## 2. the decay rate on held-out Chatbot Arena (the mechanism, not a tuned result)"
+run "$K" simulate -t chatbot-arena-heldout.kvtrace -c 0.02,0.05,0.1 --jobs 1 \
+    -p lru,lpc,lpc:scale_s=0.05,lpc:scale_s=0.2,lpc:predictor=constant
+
+echo
 echo "## 3. the guard around LPC (held-out Chatbot Arena), noisy continuation scores"
 TRACE=$out/chatbot-arena-heldout.kvtrace FORMAT=native OUT=$out/guard-lpc.csv KVPOLICY=$K \
   POLICIES='lru,lpc:predictor=noisy,p={p},guarded:inner=lpc,inner_params=predictor=noisy;p={p}' \
