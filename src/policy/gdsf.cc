@@ -61,7 +61,12 @@ class Gdsf final : public InlinedPolicy<Gdsf> {
   void on_removed(NodeId n, Removal why) override {
     // The clock moves to each victim's priority (the minimum, so it never decreases); a DRAM
     // block promoted to HBM was no victim and does not move it.
-    if (why != Removal::kPromoted) inflation_ = std::bit_cast<double>(heap_.key(n).priority);
+    // (Copied out first: the packed heap entry's field may sit unaligned, and bit_cast takes a
+    // reference.)
+    if (why != Removal::kPromoted) {
+      uint64_t priority = heap_.key(n).priority;
+      inflation_ = std::bit_cast<double>(priority);
+    }
     heap_.erase(n);
   }
   size_t memory_bytes() const override { return heap_.memory_bytes(); }
