@@ -26,9 +26,9 @@ test: build
 test-sanitize: deps
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKVPOLICY_SANITIZE=address -DKVPOLICY_BENCH=OFF
 	cmake --build $(BUILD)-asan -j $(JOBS) --target kvpolicy_tests
-	# The whole-trace Mooncake replays (goldens) and the README tour (which needs the kvpolicy
-	# binary) run in `make test`; at -O0 the replays take minutes.
-	cd $(BUILD)-asan && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS) -E 'Mooncake|ReadmeTour'
+	# The whole-trace Mooncake replays (goldens), the README tour and the CLI checks (the last two
+	# need the kvpolicy binary) run in `make test`; at -O0 the replays take minutes.
+	cd $(BUILD)-asan && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS) -E 'Mooncake|ReadmeTour|CliRejects'
 
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPOLICY_SANITIZE=thread -DKVPOLICY_BENCH=OFF

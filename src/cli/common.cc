@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/trace_io.h"
@@ -74,6 +75,18 @@ void Progress::update(double done, const std::string& detail) {
   fmt::print(stderr, "{}{}: {:5.1f}% {} elapsed {:.0f}s, about {:.0f}s left{}", tty ? "\r" : "",
              what_, done * 100, detail, elapsed, eta, tty ? "   " : "\n");
   shown_ = tty;
+}
+
+CLI::Validator finite_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+          return fmt::format("'{}' is not a finite number in [{:g}, {:g}]", text, lo, hi);
+        return "";
+      },
+      fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
 }
 
 std::ofstream open_output(const std::string& path, bool append) {

@@ -46,6 +46,10 @@ class Progress {
   bool shown_ = false;
 };
 
+// A finite number in [lo, hi]: CLI's NonNegativeNumber lets nan and inf through, which then
+// reach the results (a "nan" in JSON, a DRAM tier of 2^63 blocks).
+CLI::Validator finite_in(double lo, double hi);
+
 // Opens an output file or throws ConfigError naming it.
 std::ofstream open_output(const std::string& path, bool append = false);
 

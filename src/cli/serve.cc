@@ -38,8 +38,10 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_option("--cost-params", cost_params, "more cost model options, key=value,...");
   cmd->add_option("--rate", base.rate,
                   "rescale arrivals to this mean rate, requests/s (0 = as traced)")
+      ->check(finite_in(0, 1e9))
       ->capture_default_str();
   cmd->add_option("--time-scale", base.time_scale, "multiply the trace's arrival times by this")
+      ->check(finite_in(1e-9, 1e12))
       ->capture_default_str();
   cmd->add_option("--clients", base.clients,
                   "closed loop: this many clients, each sending a session's turns one after "
@@ -48,6 +50,7 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_option("--think-time", base.think_time_s,
                   "closed loop: seconds between a reply and the "
                   "client's next request")
+      ->check(finite_in(0, 1e9))
       ->capture_default_str();
   cmd->add_option("--max-batch-tokens", base.max_batch_tokens, "token budget per iteration")
       ->capture_default_str();
@@ -56,6 +59,7 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_flag("--no-cache-outputs", no_cache_outputs,
                 "do not cache finished answers (by default a next turn reuses them)");
   cmd->add_option("--slo", base.slo_ms, "TTFT SLO for the violation rate, ms")
+      ->check(finite_in(0, 1e9))
       ->capture_default_str();
   cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
       ->capture_default_str();

@@ -38,7 +38,7 @@ void add(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
   cmd->add_option("--dram", args->dram_ratio,
                   "DRAM tier capacity as a multiple of each HBM capacity (0 = one tier)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1000))
       ->capture_default_str();
   cmd->add_option("--dram-policy", args->dram_policy, "policy of the DRAM tier")
       ->capture_default_str();
@@ -48,10 +48,10 @@ void add(CLI::App& app) {
   cmd->add_option("--cost-params", args->cost_params,
                   "cost model options, key=value,... (see `kvpolicy cost-model --help`)");
   cmd->add_option("--xi", args->xi_ms, "threshold of the tail excess latency TEL, ms")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1e9))
       ->capture_default_str();
   cmd->add_option("--slo", args->slo_ms, "TTFT SLO for the violation rate, ms")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1e9))
       ->capture_default_str();
   add_sweep_options(cmd, args->grid);
   cmd->callback([args] {

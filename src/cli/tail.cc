@@ -199,10 +199,10 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--xi", args->xi, "T-LRU thresholds xi, ms")->capture_default_str();
   cmd->add_option("--slo", args->slo_ms, "TTFT SLO, ms")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1e9))
       ->capture_default_str();
   cmd->add_option("--figure-xi", args->figure_xi_ms, "xi of the Figure 5 comparison, ms")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1e9))
       ->capture_default_str();
   cmd->add_option("--model", args->model, "cost model: a model preset or 'linear'")
       ->capture_default_str();

@@ -40,6 +40,7 @@ std::vector<Capacity> parse_capacities(const std::string& text) {
     if (v <= 0) throw ConfigError("capacity '" + item + "' must be positive");
     if (v >= 1 && v != std::floor(v))
       throw ConfigError("capacity '" + item + "': a fraction is below 1, a block count whole");
+    if (v >= 1e15) throw ConfigError("capacity '" + item + "': more than 10^15 blocks");
     out.push_back({v});
   }
   if (out.empty()) throw ConfigError("no capacity given");

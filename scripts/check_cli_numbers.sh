@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Bad numbers on the command line get one clear error and a failing exit, never a result (ctest:
+# CliRejectsBadNumbers). Usage: check_cli_numbers.sh KVPOLICY_BINARY
+set -uo pipefail
+K=${1:?usage: check_cli_numbers.sh KVPOLICY_BINARY}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$K" trace generate --kind zipf --params requests=200,prefixes=20 --out t.kvtrace > /dev/null || exit 1
+failures=0
+expect_error() {  # expect_error NEEDLE ARGS...: a failing exit (2, or CLI11's code for a bad
+  # option value), and NEEDLE in the error
+  local needle=$1
+  shift
+  local err
+  err=$("$K" "$@" 2>&1 > /dev/null)
+  local rc=$?
+  if [[ $rc -eq 0 || $err != *"$needle"* ]]; then
+    echo "FAILED: kvpolicy $* -> exit $rc, stderr: $err (expected a failure and '$needle')"
+    failures=$((failures + 1))
+  fi
+}
+expect_error "finite number" simulate -t t.kvtrace -p lru -c 0.1 --dram nan
+expect_error "finite number" simulate -t t.kvtrace -p lru -c 0.1 --dram 1e300
+expect_error "finite number" simulate -t t.kvtrace -p lru -c 0.1 --xi nan
+expect_error "finite number" simulate -t t.kvtrace -p lru -c 0.1 --slo inf
+expect_error "10^15 blocks" simulate -t t.kvtrace -p lru -c 1e19
+expect_error "finite number" serve -t t.kvtrace --rate nan
+expect_error "finite number" serve -t t.kvtrace --rate -3
+expect_error "finite number" serve -t t.kvtrace --time-scale 0
+expect_error "less than one block" serve -t t.kvtrace --capacity 1e-9
+expect_error "worker count" serve -t t.kvtrace --workers 0
+expect_error "must be a number in [0, 1]" simulate -t t.kvtrace -p laru:p=2 -c 0.1
+if ((failures > 0)); then
+  exit 1
+fi
+echo "all bad numbers rejected"
