@@ -137,7 +137,6 @@ double Worker::start_iteration(double now) {
   }
   double seconds = cost_.iteration_time(work);
   busy_ = true;
-  started_ = now;
   result_.busy_seconds += seconds;
   return seconds;
 }

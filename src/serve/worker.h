@@ -83,7 +83,6 @@ class Worker {
   std::vector<uint32_t> running_;  // in admission order
   std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks
   std::vector<uint32_t> decodes_;  // and its decodes
-  double started_ = 0;
   bool busy_ = false;
   uint64_t queued_prefill_ = 0;
   WorkerLoad load_;
