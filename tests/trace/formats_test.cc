@@ -119,6 +119,16 @@ TEST_P(JsonlBadInput, GoodFileParsesWithTimesInMicroseconds) {
   }
 }
 
+// A length too large for the trace's 32-bit columns names its own field (issue 26: Mooncake
+// reported an output_length overflow as input_length).
+TEST_P(JsonlBadInput, OversizedOutputLengthNamesOutputLength) {
+  auto recs = good(3);
+  for (auto& [key, value] : recs[1])
+    if (key == "output_length") value = "4294967296";
+  std::string path = write_file("big-output.jsonl", lines_of(recs));
+  expect_names(input_error([&] { read(path); }), path, 2, "output_length");
+}
+
 TEST_P(JsonlBadInput, TruncatedLineNamesFileAndLine) {
   auto recs = good(3);
   std::string line2 = to_json(recs[1]);
@@ -237,6 +247,27 @@ TEST_P(JsonlBadInput, SkipBadLinesSkipsAndCounts) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, JsonlBadInput, ::testing::ValuesIn(jsonl_formats()),
                          [](const auto& info) { return info.param.name; });
+
+// A timestamp beyond int64 microseconds is an error naming it, never a wrap to a negative
+// time that then reads as sorted (issue 26: Mooncake >= ~9.3e15 ms, Bailian >= ~9.3e12 s).
+TEST(JsonlTimestamps, TooLargeForMicrosecondsIsAnError) {
+  for (auto [format, timestamp] : {std::pair{"mooncake", "9.3e15"}, {"bailian", "9.3e12"}}) {
+    JsonlFormat f;
+    for (auto& g : jsonl_formats())
+      if (g.name == format) f = g;
+    std::vector<Record> recs = {f.record(0, 0), f.record(1, 1)};
+    for (auto& [key, value] : recs[1])
+      if (key == "timestamp") value = timestamp;
+    std::string path = write_file(std::string(format) + "-huge-time.jsonl", lines_of(recs));
+    try {
+      read_trace(path, format, {});
+      ADD_FAILURE() << format << ": no error for timestamp " << timestamp;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.line(), 2u) << e.what();
+      EXPECT_EQ(e.field(), "timestamp") << e.what();
+    }
+  }
+}
 
 TEST(Bailian, SessionsTurnsCategoriesAndKeys) {
   // Chat 99 is not in the file: its children still share a session. Line 7 comes first in time.

@@ -108,7 +108,7 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
       w.fail("timestamp", "earlier than the line before");
     CategoryId cat = category_of(t, type, w);
     last = sec;
-    t.add_request(static_cast<Time>(std::llround(sec * 1e6)), ids, static_cast<uint32_t>(input),
+    t.add_request(jsonl::to_micros(sec, 1e6, w, "timestamp"), ids, static_cast<uint32_t>(input),
                   static_cast<uint32_t>(output), kNoSession, static_cast<uint32_t>(turn), cat);
     if (p_continues >= 0) {
       continuation.resize(t.size() - 1, -1.0f);  // earlier records without it

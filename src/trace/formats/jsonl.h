@@ -67,6 +67,17 @@ inline double get_double(object& obj, std::string_view name, const Where& w) {
   return d;
 }
 
+// A non-negative time in `field`, given in units of `micros_per_unit` microseconds, as Time:
+// one that would not fit in the int64 microseconds of a trace (about 292,000 years) is an error,
+// never a wrap to a negative time.
+inline Time to_micros(double value, double micros_per_unit, const Where& w,
+                      std::string_view field) {
+  if (!(value >= 0)) w.fail(field, "negative");
+  double micros = value * micros_per_unit;
+  if (!(micros < 9.2e18)) w.fail(field, "too large for a time in microseconds (int64)");
+  return static_cast<Time>(std::llround(micros));
+}
+
 inline std::string_view get_string(object& obj, std::string_view name, const Where& w) {
   auto v = field(obj, name, w);
   std::string_view s;
