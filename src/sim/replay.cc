@@ -91,6 +91,8 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   res.trace = trace.name;
   res.policy = spec.name;
   res.params = spec.params;
+  res.offline =
+      needs_future(spec) || (opts.dram_capacity_blocks > 0 && needs_future(opts.dram_policy));
   res.capacity_blocks = capacity_blocks;
   res.seed = opts.seed;
   res.requests = trace.size();
@@ -155,6 +157,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
 std::string ReplayResult::to_json() const {
   JsonObject o;
   o.add("trace", trace).add("policy", policy).add("params", params);
+  o.raw("offline", offline ? "true" : "false");
   o.add("capacity_blocks", capacity_blocks);
   if (capacity_fraction < 0) {
     o.add_null("capacity_fraction");

@@ -25,6 +25,8 @@ ReplayResult parse_result_json(const std::string& line, const std::string& path,
   r.trace = j.str("trace");
   r.policy = j.str("policy");
   r.params = j.str("params");
+  // Absent from results written before the field existed.
+  r.offline = j.boolean_or("offline", false);
   r.dram_policy = j.str("dram_policy");
   r.cost_model = j.str("cost_model");
   j.get("capacity_blocks", r.capacity_blocks);

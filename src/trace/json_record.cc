@@ -38,6 +38,11 @@ double JsonRecord::num_or(const char* key, double fallback) const {
   return object_[key].get(v) ? fallback : v;
 }
 
+bool JsonRecord::boolean_or(const char* key, bool fallback) const {
+  bool v;
+  return object_[key].get(v) ? fallback : v;
+}
+
 PolicyStats JsonRecord::stats(const char* key) const {
   PolicyStats out;
   simdjson::dom::object o;

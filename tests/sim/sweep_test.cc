@@ -71,6 +71,19 @@ TEST(Sweep, ResultLinesRoundTrip) {
   EXPECT_THROW(parse_result_json(R"({"trace":1})", "f.jsonl", 3), InputError);
 }
 
+TEST(Sweep, ResultsSayWhetherThePolicyReadsTheFuture) {
+  Trace t = testing::random_workload({.seed = 4});
+  auto rows = run_sweep(t, grid(), options(1));  // lru, belady, rlt at two capacities
+  EXPECT_FALSE(rows[0].offline);
+  EXPECT_TRUE(rows[1].offline);
+  EXPECT_FALSE(rows[2].offline);
+  EXPECT_TRUE(parse_result_json(rows[1].to_json(), "x", 1).offline);
+  // Lines written before the field existed read as online.
+  std::string old = rows[1].to_json();
+  old.erase(old.find("\"offline\":true,"), std::string("\"offline\":true,").size());
+  EXPECT_FALSE(parse_result_json(old, "x", 1).offline);
+}
+
 TEST(Sweep, ResumeKeepsFinishedResultsAndRepairsATornLine) {
   Trace t = testing::random_workload({.seed = 5});
   auto configs = grid();

@@ -36,6 +36,7 @@ struct ReplayResult {
   std::string trace;
   std::string policy;
   std::string params;
+  bool offline = false;  // the policy (or the DRAM tier's) reads the trace's future
   size_t capacity_blocks = 0;
   double capacity_fraction = -1;  // < 0 when the capacity was given in blocks
   uint64_t seed = 1;

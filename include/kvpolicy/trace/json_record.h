@@ -20,6 +20,7 @@ class JsonRecord {
   bool boolean(const char* key) const;
   // A number, or `fallback` when the field is absent or null.
   double num_or(const char* key, double fallback) const;
+  bool boolean_or(const char* key, bool fallback) const;
   // A numeric field into any arithmetic type.
   template <typename T>
   void get(const char* key, T& out) const {
