@@ -1,21 +1,36 @@
 #!/usr/bin/env python3
-"""Prints the throughput, memory and latency tables of docs/results.md from `kvpolicy bench
---json FILE` output, so the figures there are pasted from one run, never typed. The serve-mode
-table is printed when the file has one (bench output from before serve mode has none)."""
+"""Prints the throughput, memory, latency and load tables of docs/results.md from `kvpolicy bench
+--json FILE` output, so the figures there are pasted from one run, never typed. Works for any
+number of workloads (a full run has two, Mooncake x18 and Zipf; without --data only Zipf). The
+serve-mode table is printed when the file has one.
+
+  bench_tables.py bench.json [--only throughput|memory|latency|load|serve]
+"""
+import argparse
 import json
 import sys
 
+TABLES = ("throughput", "memory", "latency", "load", "serve")
+
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: bench_tables.py bench.json")
-    with open(sys.argv[1]) as f:
-        bench = json.load(f)
-    workloads = bench["workloads"]
-    if len(workloads) != 2:
-        sys.exit("expected the two workloads of a full run (Mooncake x18 and Zipf)")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bench_json")
+    ap.add_argument("--only", choices=TABLES, help="print this table only")
+    args = ap.parse_args()
+    try:
+        with open(args.bench_json) as f:
+            bench = json.load(f)
+        workloads = bench["workloads"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"bench_tables.py: {args.bench_json}: not `kvpolicy bench --json` output ({e})")
+    if not workloads:
+        sys.exit(f"bench_tables.py: {args.bench_json}: no workloads")
     rows = [{p["policy"]: p for p in w["policies"]} for w in workloads]
-    names = [p["policy"] for p in workloads[0]["policies"]]
+    names = list(dict.fromkeys(p["policy"] for w in workloads for p in w["policies"]))
+    tags = [f"({chr(ord('a') + i)})" for i in range(len(workloads))]
+    wanted = lambda t: args.only in (None, t)
 
     def cell(w, name, fmt):
         p = rows[w].get(name)
@@ -24,34 +39,40 @@ def main():
     def bold(name):
         return f"**{name}**" if name == "lru" else name
 
-    def table(header, *columns):
-        print(header)
-        print("|---" * (header.count("|") - 1) + "|")
+    def table(titles, *columns):
+        head = "| policy | " + " | ".join(f"{t} {title}" for t in tags for title in titles) + " |"
+        print(head)
+        print("|---" * (head.count("|") - 1) + "|")
         for n in names:
-            cells = [cell(w, n, fmt) for w in (0, 1) for fmt in columns]
+            cells = [cell(w, n, fmt) for w in range(len(workloads)) for fmt in columns]
             print(f"| {bold(n)} | " + " | ".join(cells) + " |")
         print()
 
+    if args.only is None:
+        for t, w in zip(tags, workloads):
+            print(f"{t} = {w.get('name', w.get('workload', '?'))}")
+        print()
     rate = lambda p: f"{p['accesses_per_second'] / 1e6:.2f}"
     ratio = lambda p: f"{p['ratio_to_lru']:.2f}"
     rounds = lambda p: (f"{p['round_ratio_median']:.2f} "
                         f"({p['round_ratio_min']:.2f}–{p['round_ratio_max']:.2f})")
-    table("| policy | (a) M acc/s | (a) × LRU time | (a) by round | (b) M acc/s | (b) × LRU time "
-          "| (b) by round |", rate, ratio, rounds)
-    table("| policy | (a) Mooncake ×18 | (b) Zipf |", lambda p: f"{p['bytes_per_block']:.1f}")
-    table("| policy | (a) p50 / p99 ns | (b) p50 / p99 ns |",
-          lambda p: f"{p['victim_p50_ns']:.0f} / {p['victim_p99_ns']:.0f}")
+    if wanted("throughput"):
+        table(("M acc/s", "× LRU time", "by round"), rate, ratio, rounds)
+    if wanted("memory"):
+        table(("bytes/block",), lambda p: f"{p['bytes_per_block']:.1f}")
+    if wanted("latency"):
+        table(("p50 / p99 ns",), lambda p: f"{p['victim_p50_ns']:.0f} / {p['victim_p99_ns']:.0f}")
     load = bench.get("load")
-    if load:
+    if load and wanted("load"):
         print("| what | CPU time | MB/s (CPU) | MB/s (wall) |")
         print("|---|---|---|---|")
         for what, key in (("Mooncake JSONL", "jsonl"), ("native cache (.kvtrace)", "native")):
             mb = load[f"{key}_bytes"] / 1e6
             cpu, wall = load[f"{key}_cpu_seconds"], load[f"{key}_wall_seconds"]
             print(f"| {what} | {cpu:.4f} s | {mb / cpu:.0f} | {mb / wall:.0f} |")
-    serve = bench.get("serve")
-    if serve:
         print()
+    serve = bench.get("serve")
+    if serve and wanted("serve"):
         print_serve(serve)
 
 

@@ -19,7 +19,13 @@ import math
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)  # the system's has it
+    sys.exit("this script needs matplotlib: apt install python3-matplotlib (Debian), "
+             "or pip install matplotlib")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

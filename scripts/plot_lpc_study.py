@@ -8,13 +8,16 @@ style): one line per policy.
 Needs matplotlib (Debian: python3-matplotlib).
 """
 import json
+import os
 import sys
 
 try:
     import matplotlib
 except ImportError:
-    sys.exit("plot_lpc_study.py needs matplotlib: apt-get install python3-matplotlib "
-             "(and run it with /usr/bin/python3)")
+    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)  # the system's has it
+    sys.exit("plot_lpc_study.py needs matplotlib: apt-get install python3-matplotlib (Debian), "
+             "or pip install matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 

@@ -123,8 +123,9 @@ struct WorkloadBench {
 };
 
 WorkloadBench bench_workload(const std::string& label, const std::string& name, const Trace& trace,
-                             size_t capacity, const std::vector<PolicySpec>& specs,
+                             size_t capacity, std::vector<PolicySpec> specs,
                              const BenchArgs& args) {
+  oracle_scores_without_continuation(trace, specs);
   WorkloadBench w;
   w.name = name;
   w.capacity = capacity;

@@ -95,4 +95,19 @@ std::ofstream open_output(const std::string& path, bool append) {
   return out;
 }
 
+void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs) {
+  if (trace.has_continuation()) return;
+  for (auto& spec : specs) {
+    if (spec.params.find("predictor") != std::string::npos) continue;
+    for (auto& p : PolicyRegistry::instance().get(spec.name).params) {
+      if (p.name != "predictor" || p.default_value != "trace") continue;
+      spec.params = "predictor=oracle";
+      fmt::print(stderr,
+                 "kvpolicy: {}: this trace carries no continuation scores (build one with "
+                 "`kvpolicy trace build --classifier MODEL`); showing {}\n",
+                 spec.name, spec.label());
+    }
+  }
+}
+
 }  // namespace kvpolicy::cli

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "kvpolicy/policy/policy.h"
 #include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::cli {
@@ -52,5 +54,9 @@ CLI::Validator finite_in(double lo, double hi);
 
 // Opens an output file or throws ConfigError naming it.
 std::ofstream open_output(const std::string& path, bool append = false);
+
+// A policy that reads the trace's continuation scores by default (LPC) runs its oracle variant
+// on a trace without them, and says so on stderr.
+void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs);
 
 }  // namespace kvpolicy::cli

@@ -155,21 +155,7 @@ void run(const CompareArgs& args) {
   auto start = std::chrono::steady_clock::now();
   Trace trace = args.trace.path.empty() ? default_workload(args.seed) : args.trace.load();
   TraceFacts facts = trace_facts(trace);
-  // A policy that reads the trace's continuation scores by default (LPC) runs its oracle
-  // variant on a trace without them, and says so.
-  if (!trace.has_continuation()) {
-    for (auto& spec : specs) {
-      if (spec.params.find("predictor") != std::string::npos) continue;
-      for (auto& p : PolicyRegistry::instance().get(spec.name).params) {
-        if (p.name != "predictor" || p.default_value != "trace") continue;
-        spec.params = "predictor=oracle";
-        fmt::print(stderr,
-                   "kvpolicy: {}: this trace carries no continuation scores (build one with "
-                   "`kvpolicy trace build --classifier MODEL`); showing {}\n",
-                   spec.name, spec.label());
-      }
-    }
-  }
+  oracle_scores_without_continuation(trace, specs);
 
   // One grid per policy, so one failing policy is reported without losing the others.
   std::vector<Row> rows;
