@@ -103,6 +103,7 @@ class LearnedPolicy : public Policy {
     demotions_ = 0;
     blocks_ = r.blocks;
     next_pos_ = 0;
+    predictor_->on_request_begin(r);
   }
 
   // The per-block hooks are always_inline into the replay (InlinedPolicy): FPB and LARU run

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/predict/reuse_predictor.h"
 
 namespace kvpolicy {
 
@@ -100,8 +101,9 @@ PolicyStats AuditedPredictor::stats() const {
 
 std::vector<ParamSpec> predictor_param_specs() {
   return {
-      param_choice("predictor", "oracle", {"oracle", "noisy", "gbm"},
-                   "oracle and noisy read the trace's future"),
+      param_choice("predictor", "oracle", {"oracle", "noisy", "gbm", "reuse"},
+                   "oracle and noisy read the trace's future; gbm is the LCR paper's regression; "
+                   "reuse classifies reuse within a horizon (reuse_predictor.h)"),
       param_double("p", 0, {.min = 0, .max = 1},
                    "noisy: probability that a block access's prediction is corrupted"),
       param_choice("noise", "adversarial", {"adversarial", "lognormal"},
@@ -119,6 +121,27 @@ std::vector<ParamSpec> predictor_param_specs() {
       param_int("depth", 6, {.min = 1}, "gbm: tree depth"),
       param_double("eta", 0.1, {.min = 0, .min_exclusive = true}, "gbm: learning rate"),
       param_bool("audit", false, "score predictions against the oracle (stats audit_*)"),
+      param_double("horizon", 0, {.min = 0},
+                   "reuse: label horizon H in seconds (0 = horizon_x times the residence time)"),
+      param_double("horizon_x", 1, {.min = 0, .min_exclusive = true},
+                   "reuse: adaptive H as a multiple of the mean age of removed blocks"),
+      param_double("bonus_x", 1, {.min = 0},
+                   "reuse: a block ranks as if last used bonus_x * H * log-odds(reuse) later"),
+      param_double("sample", 0.1, {.min = 0, .max = 1, .min_exclusive = true},
+                   "reuse: share of accesses that become training samples"),
+      param_int("key_table", 1 << 18, {.min = 2}, "reuse: block keys remembered (bounded)"),
+      param_int("session_table", 1 << 16, {.min = 2}, "reuse: sessions remembered (bounded)"),
+      param_int("reuse_window", 40000, {.min = 10}, "reuse: resolved samples kept for training"),
+      param_int("first_fit", 1000, {.min = 10},
+                "reuse: resolved samples before the first fit; the interval then doubles"),
+      param_int("reuse_retrain", 20000, {.min = 1}, "reuse: largest interval between fits"),
+      param_int("reuse_trees", 30, {.min = 1}, "reuse: boosting rounds at most"),
+      param_double("reuse_eta", 0.2, {.min = 0, .min_exclusive = true}, "reuse: learning rate"),
+      param_int("reuse_depth", 5, {.min = 1}, "reuse: tree depth"),
+      param_string("load_model", "", "reuse: replay with this saved model, frozen"),
+      param_string("save_model", "",
+                   "reuse: at the end, fit one model on every resolved sample and save it here "
+                   "(the offline upper bound replays it with load_model)"),
   };
 }
 
@@ -136,6 +159,21 @@ PredictorConfig predictor_config(const Params& p) {
   c.gbm.eta = p.get_double("eta");
   c.gbm.max_lag = size_t(p.get_int("max_lag"));
   c.audit = p.get_bool("audit");
+  ReuseConfig& r = c.reuse;
+  r.horizon_s = p.get_double("horizon");
+  r.horizon_x = p.get_double("horizon_x");
+  r.sample = p.get_double("sample");
+  r.bonus_x = p.get_double("bonus_x");
+  r.key_table = size_t(p.get_int("key_table"));
+  r.session_table = size_t(p.get_int("session_table"));
+  r.window = size_t(p.get_int("reuse_window"));
+  r.first_fit = size_t(p.get_int("first_fit"));
+  r.retrain_every = size_t(p.get_int("reuse_retrain"));
+  r.max_rounds = int(p.get_int("reuse_trees"));
+  r.max_depth = int(p.get_int("reuse_depth"));
+  r.eta = p.get_double("reuse_eta");
+  r.load_model = p.get_string("load_model");
+  r.save_model = p.get_string("save_model");
   return c;
 }
 
@@ -164,8 +202,18 @@ std::unique_ptr<NextAccessPredictor> make_predictor(const PredictorConfig& c,
     GbmConfig cfg = g;
     cfg.seed = ctx.seed;
     p = std::make_unique<GbmPredictor>(cfg, ctx.block_tokens);
+  } else if (c.kind == "reuse") {
+    ReuseConfig cfg = c.reuse;
+    if (!(cfg.sample > 0 && cfg.sample <= 1)) throw ConfigError("reuse sample must be in (0, 1]");
+    if (cfg.window < 10 || cfg.first_fit < 10 || cfg.retrain_every < 1 || cfg.max_rounds < 1 ||
+        cfg.max_depth < 1 || !(cfg.eta > 0) || !(cfg.horizon_s >= 0) || !(cfg.horizon_x > 0))
+      throw ConfigError("reuse predictor: window and first_fit >= 10, the rest positive");
+    if (!cfg.load_model.empty() && !cfg.save_model.empty())
+      throw ConfigError("reuse predictor: load_model and save_model exclude each other");
+    cfg.seed = ctx.seed;
+    p = std::make_unique<ReusePredictor>(cfg, ctx.block_tokens);
   } else {
-    throw ConfigError("unknown predictor '" + c.kind + "' (known: oracle, noisy, gbm)");
+    throw ConfigError("unknown predictor '" + c.kind + "' (known: oracle, noisy, gbm, reuse)");
   }
   if (c.audit) p = std::make_unique<AuditedPredictor>(std::move(p), *ctx.future, ctx.seed);
   return p;

@@ -35,6 +35,8 @@ struct PredictorContext {
 class NextAccessPredictor {
  public:
   virtual ~NextAccessPredictor() = default;
+  // Each request, before its block accesses (what the request and its session look like).
+  virtual void on_request_begin(const RequestView&) {}
   // Every block access, root first. Unless info.reused(), the node id is new to this tier
   // (inserted, promoted or demoted into it), so whatever the predictor knew under it is reset.
   virtual void on_access(NodeId n, const AccessInfo& info) = 0;
@@ -192,6 +194,7 @@ class AuditedPredictor : public NextAccessPredictor {
  public:
   AuditedPredictor(std::unique_ptr<NextAccessPredictor> inner, const OracleView& future,
                    uint64_t seed);
+  void on_request_begin(const RequestView& r) override { inner_->on_request_begin(r); }
   void on_access(NodeId n, const AccessInfo& info) override;
   void on_removed(NodeId n) override { inner_->on_removed(n); }
   uint64_t version() const override { return inner_->version(); }
@@ -218,17 +221,41 @@ class AuditedPredictor : public NextAccessPredictor {
   uint64_t pairs_ = 0;
 };
 
+// The reuse predictor's settings (reuse_predictor.h: a classifier of reuse within horizon H).
+struct ReuseConfig {
+  double horizon_s = 0;           // H; 0 = horizon_x times the measured residence time
+  double horizon_x = 1;           // adaptive H: multiple of the mean age of removed blocks
+  double initial_horizon_s = 60;  // adaptive H before the first removal
+  double bonus_x = 1;          // keep-score: last access + bonus_x * H * log-odds of reuse within H
+  double sample = 0.1;         // share of accesses that become training samples
+  size_t key_table = 1 << 18;  // block keys remembered (bounded table)
+  size_t session_table = 1 << 16;  // sessions remembered
+  size_t window = 40000;           // resolved samples kept for training (sliding window)
+  size_t first_fit = 1000;       // resolved samples before the first fit; the interval then doubles
+  size_t retrain_every = 20000;  // ... up to this many
+  int max_rounds = 30;
+  int max_depth = 5;
+  double eta = 0.2;
+  double holdout = 0.2;  // newest share of the window for early stopping
+  int patience = 5;
+  std::string load_model;  // a frozen model (no online training); see save_model
+  std::string save_model;  // at the end, fit one model on every resolved sample and save it
+  uint64_t seed = 1;
+};
+
 struct PredictorConfig {
-  std::string kind = "oracle";  // oracle | noisy | gbm
+  std::string kind = "oracle";  // oracle | noisy | gbm | reuse
   double p = 0;                 // noisy: corruption probability
   NoiseKind noise = NoiseKind::kAdversarial;
   double sigma = 1;    // noisy, lognormal: sigma of the underlying normal
   bool audit = false;  // wrap in AuditedPredictor (needs the trace and oracle)
   GbmConfig gbm;
+  ReuseConfig reuse;
 };
 
 // The predictor parameters every learned policy takes (predictor, p, noise, sigma, mode, window,
-// retrain, trees, depth, eta, audit), and their parsing into a config (throws ConfigError).
+// retrain, trees, depth, eta, audit, and the reuse predictor's), and their parsing into a config
+// (throws ConfigError).
 std::vector<ParamSpec> predictor_param_specs();
 PredictorConfig predictor_config(const Params& params);
 

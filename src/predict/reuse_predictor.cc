@@ -1,0 +1,540 @@
+// The reuse predictor: per-key and per-session history in bounded tables, uncensored labels
+// ("reused within H" or not, resolved by the next access or by the clock), an XGBoost binary
+// classifier fitted inline on a sliding window, and a compiled copy of it for inference.
+#include "kvpolicy/predict/reuse_predictor.h"
+
+#include <fmt/format.h>
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <limits>
+
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/predict/binary_metrics.h"
+
+namespace kvpolicy {
+namespace {
+
+constexpr int kF = ReuseFeatures::kCount;
+constexpr float kMissing = ReuseFeatures::kMissing;
+// Priorities are kPriorityOrigin - keep-score: positive, below kNever, for any trace time.
+constexpr Time kPriorityOrigin = Time{1} << 62;
+using Row = std::array<float, kF>;
+
+void check(int rc, const char* what) {
+  if (rc != 0) throw Error(std::string("xgboost ") + what + ": " + XGBGetLastError());
+}
+
+double seconds(Time us) { return double(us) / double(kMicrosPerSecond); }
+
+struct Booster {
+  BoosterHandle h = nullptr;
+  Booster() = default;
+  Booster(const Booster&) = delete;
+  Booster& operator=(const Booster&) = delete;
+  ~Booster() {
+    if (h) XGBoosterFree(h);
+  }
+};
+
+struct Matrix {
+  DMatrixHandle h = nullptr;
+  Matrix(const float* X, const float* y, size_t n) {
+    check(XGDMatrixCreateFromMat(X, n, kF, std::numeric_limits<float>::quiet_NaN(), &h), "matrix");
+    check(XGDMatrixSetFloatInfo(h, "label", y, n), "labels");
+  }
+  Matrix(const Matrix&) = delete;
+  Matrix& operator=(const Matrix&) = delete;
+  ~Matrix() {
+    if (h) XGDMatrixFree(h);
+  }
+};
+
+double parse_after(const char* s, const char* key) {
+  const char* p = std::strstr(s, key);
+  return p ? std::strtod(p + std::strlen(key), nullptr) : std::numeric_limits<double>::quiet_NaN();
+}
+
+// A model: the booster (for saving, importance and the equality check) and its compiled copy.
+struct Model {
+  Booster booster;
+  CompiledForest forest;
+  int rounds = 0;
+  double valid_logloss = 0;
+  std::vector<std::pair<std::string, double>> gain;
+};
+
+// Compiles a trained booster: its trees from the text dump, its base score from its config.
+void compile(Model& m) {
+  bst_ulong len = 0;
+  const char** dump = nullptr;
+  check(XGBoosterDumpModelEx(m.booster.h, "", 0, "text", &len, &dump), "dump");
+  std::vector<std::string> trees(dump, dump + len);
+  bst_ulong clen = 0;
+  const char* config = nullptr;
+  check(XGBoosterSaveJsonConfig(m.booster.h, &clen, &config), "config");
+  std::string cfg(config, clen);
+  double base = parse_after(cfg.c_str(), "\"base_score\":\"");
+  if (!(base > 0 && base < 1)) throw Error("xgboost: no usable base_score in the model config");
+  m.forest = CompiledForest(trees, float(std::log(base / (1 - base))));
+  m.rounds = int(len);
+  // Total gain per feature, as shares.
+  bst_ulong nf = 0, dim = 0;
+  const char** names = nullptr;
+  const bst_ulong* shape = nullptr;
+  const float* scores = nullptr;
+  check(XGBoosterFeatureScore(m.booster.h, R"({"importance_type": "total_gain"})", &nf, &names,
+                              &dim, &shape, &scores),
+        "feature score");
+  double total = 0;
+  for (bst_ulong i = 0; i < nf; ++i) total += scores[i];
+  m.gain.clear();
+  for (bst_ulong i = 0; i < nf; ++i) {
+    int f = names[i][0] == 'f' ? std::atoi(names[i] + 1) : -1;
+    m.gain.emplace_back(f >= 0 && f < kF ? ReuseFeatures::name(f) : names[i],
+                        total > 0 ? scores[i] / total : 0);
+  }
+  std::sort(m.gain.begin(), m.gain.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+}
+
+// Fits on n rows in chronological order; the newest `holdout` share stops the boosting.
+std::unique_ptr<Model> fit(const float* X, const float* y, size_t n, const ReuseConfig& c) {
+  size_t n_valid = std::clamp<size_t>(size_t(double(n) * c.holdout), 1, n - 1);
+  size_t n_train = n - n_valid;
+  Matrix train(X, y, n_train), valid(X + n_train * kF, y + n_train, n_valid);
+  double positive = 0;
+  for (size_t i = 0; i < n_train; ++i) positive += y[i];
+  positive = std::clamp(positive / double(n_train), 0.01, 0.99);
+  Booster b;
+  check(XGBoosterCreate(&train.h, 1, &b.h), "booster");
+  std::pair<const char*, std::string> params[] = {
+      {"objective", "binary:logistic"},
+      {"tree_method", "hist"},
+      {"max_depth", std::to_string(c.max_depth)},
+      {"eta", fmt::format("{}", c.eta)},
+      {"nthread", "1"},
+      {"seed", std::to_string(c.seed % 2147483647)},
+      {"verbosity", "0"},
+      {"eval_metric", "logloss"},
+      {"max_bin", "64"},  // coarse bins: fits are the predictor's main cost
+      {"base_score", fmt::format("{}", positive)},
+  };
+  for (auto& [k, v] : params) check(XGBoosterSetParam(b.h, k, v.c_str()), k);
+  const char* names[] = {"valid"};
+  double best = std::numeric_limits<double>::infinity();
+  int best_round = 0;
+  for (int it = 0; it < c.max_rounds; ++it) {
+    check(XGBoosterUpdateOneIter(b.h, it, train.h), "update");
+    const char* res = nullptr;
+    check(XGBoosterEvalOneIter(b.h, it, &valid.h, names, 1, &res), "eval");
+    double loss = parse_after(res, "logloss:");
+    if (loss < best) {
+      best = loss;
+      best_round = it;
+    } else if (it - best_round >= c.patience) {
+      break;
+    }
+  }
+  auto m = std::make_unique<Model>();
+  check(XGBoosterSlice(b.h, 0, best_round + 1, 1, &m->booster.h), "slice");
+  m->valid_logloss = best;
+  compile(*m);
+  return m;
+}
+
+std::unique_ptr<Model> load(const std::string& path) {
+  auto m = std::make_unique<Model>();
+  check(XGBoosterCreate(nullptr, 0, &m->booster.h), "booster");
+  check(XGBoosterLoadModel(m->booster.h, path.c_str()), ("load " + path).c_str());
+  compile(*m);
+  return m;
+}
+
+double auc_of(const std::vector<float>& margin, const std::vector<uint8_t>& label) {
+  std::vector<double> p(margin.begin(), margin.end());
+  double a = auc(p, label);
+  return std::isnan(a) ? 0 : a;
+}
+
+}  // namespace
+
+const char* ReuseFeatures::name(int f) {
+  static const char* names[kCount] = {
+      "depth_tokens",     "blocks_to_end",    "ends_prompt",  "key_accesses",   "since_previous",
+      "previous_gap",     "key_age",          "key_sessions", "session_turns",  "trace_turn",
+      "session_last_gap", "session_mean_gap", "session_age",  "session_growth", "prompt_tokens",
+      "output_tokens",    "prompt_blocks",    "category",     "horizon"};
+  return f >= 0 && f < kCount ? names[f] : "?";
+}
+
+struct ReusePredictor::Impl {
+  ReuseConfig cfg;
+  uint32_t block_tokens;
+
+  struct KeyState {
+    Time first = 0, last = 0;
+    float previous_gap = kMissing;
+    uint32_t accesses = 0, sessions = 0;
+    SessionId session = kNoSession;
+    uint64_t pending = 0;  // sequence number of the key's unresolved sample (0: none)
+  };
+  struct SessionState {
+    Time first = 0, last = 0;
+    uint32_t turns = 0, prompt_blocks = 0;
+    RequestIndex request = 0;
+  };
+  GenerationalMap<KeyState> keys;
+  GenerationalMap<SessionState> sessions;
+
+  // The current request.
+  std::span<const BlockKey> blocks;
+  Row request_row{};  // the request's and its session's features
+  Time now = 0;
+  bool started = false;
+  RequestIndex request = 0;
+
+  // Per node: its last access's features and time.
+  struct NodeState {
+    Row row;
+    Time last = 0;
+    bool known = false;
+  };
+  std::vector<NodeState> nodes;
+
+  // Horizon: fixed, or horizon_x times the mean age of removed blocks (an estimate of how long
+  // a block stays in this cache unused).
+  double residence_s = 0;
+  uint64_t removals = 0;
+
+  // Unresolved samples, in access order; sequence numbers start at 1.
+  struct Pending {
+    Row row;
+    Time at, horizon;
+    bool done = false;
+    float margin = 0;  // the model's answer when the access was made (NaN: no model yet)
+  };
+  std::deque<Pending> pending;
+  uint64_t first_seq = 1;
+
+  // Resolved samples, a ring (unbounded when a model is to be saved).
+  std::vector<float> X, y;
+  size_t head = 0, count = 0, since_fit = 0, next_fit;
+  uint64_t positives = 0, negatives_timeout = 0, negatives_late = 0, samples_dropped = 0;
+
+  // Out-of-sample quality: each resolved sample's label and the answer the model of its time
+  // gave (a model never saw the sample it answers), for the AUC against the oracle's label.
+  std::vector<float> scored_margin;
+  std::vector<uint8_t> scored_label;
+
+  std::unique_ptr<Model> model;
+  uint64_t published = 0;
+  bool frozen = false;
+  int64_t fit_ns = 0, model_ns = 0;
+  uint64_t fits = 0, model_rows = 0;
+  std::string error;
+
+  Impl(const ReuseConfig& c, uint32_t bt)
+      : cfg(c),
+        block_tokens(bt),
+        keys(c.key_table),
+        sessions(c.session_table),
+        next_fit(c.first_fit) {
+    if (!cfg.load_model.empty()) {
+      model = load(cfg.load_model);
+      published = 1;
+      frozen = true;
+    }
+    if (cfg.save_model.empty()) {
+      X.resize(cfg.window * kF);
+      y.resize(cfg.window);
+    }
+  }
+
+  double horizon() const {
+    if (cfg.horizon_s > 0) return cfg.horizon_s;
+    return removals ? cfg.horizon_x * residence_s : cfg.initial_horizon_s;
+  }
+
+  void add_sample(const Row& row, float label, float margin) {
+    if (!std::isnan(margin)) {
+      scored_margin.push_back(margin);
+      scored_label.push_back(label > 0 ? 1 : 0);
+    }
+    if (cfg.save_model.empty()) {
+      std::copy(row.begin(), row.end(), X.begin() + head * kF);
+      y[head] = label;
+      head = (head + 1) % cfg.window;
+      count = std::min(count + 1, cfg.window);
+    } else {
+      X.insert(X.end(), row.begin(), row.end());
+      y.push_back(label);
+      count = y.size();
+    }
+    ++since_fit;
+  }
+
+  // Samples whose horizon has passed unreused are negatives: the censored class.
+  void expire(Time t) {
+    while (!pending.empty() &&
+           (pending.front().done || pending.front().at + pending.front().horizon < t)) {
+      if (!pending.front().done) {
+        add_sample(pending.front().row, 0, pending.front().margin);
+        ++negatives_timeout;
+      }
+      pending.pop_front();
+      ++first_seq;
+    }
+  }
+
+  void resolve(uint64_t seq, Time t) {
+    if (seq < first_seq || seq - first_seq >= pending.size()) return;
+    Pending& p = pending[seq - first_seq];
+    if (p.done) return;
+    p.done = true;
+    bool reused = t - p.at <= p.horizon;
+    add_sample(p.row, reused ? 1.f : 0.f, p.margin);
+    ++(reused ? positives : negatives_late);
+  }
+
+  void snapshot(std::vector<float>& sx, std::vector<float>& sy) const {
+    if (!cfg.save_model.empty()) {
+      sx = X;
+      sy = y;
+      return;
+    }
+    sx.resize(count * kF);
+    sy.resize(count);
+    size_t start = (head + cfg.window - count) % cfg.window;
+    for (size_t i = 0; i < count; ++i) {
+      size_t j = (start + i) % cfg.window;
+      std::copy(X.begin() + j * kF, X.begin() + (j + 1) * kF, sx.begin() + i * kF);
+      sy[i] = y[j];
+    }
+  }
+
+  void refit() {
+    std::vector<float> sx, sy;
+    snapshot(sx, sy);
+    since_fit = 0;
+    next_fit = std::min(next_fit * 2, cfg.retrain_every);
+    float pos = 0;
+    for (float v : sy) pos += v;
+    if (pos == 0 || pos == float(sy.size())) return;  // one class only: nothing to learn yet
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      model = fit(sx.data(), sy.data(), sy.size(), cfg);
+      ++published;
+      ++fits;
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    fit_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+  }
+
+  void on_request_begin(const RequestView& r) {
+    if (started && r.index == request) return;  // told twice (serve mode's completion)
+    started = true;
+    request = r.index;
+    blocks = r.blocks;
+    now = std::max(now, r.time);
+    expire(now);
+    if (!frozen && since_fit >= next_fit && count >= 10) refit();
+    Row& q = request_row;
+    q.fill(kMissing);
+    q[ReuseFeatures::kTraceTurn] = float(r.turn);
+    q[ReuseFeatures::kPromptTokens] = float(r.prompt_tokens);
+    q[ReuseFeatures::kOutputTokens] = float(r.output_tokens);
+    q[ReuseFeatures::kPromptBlocks] = float(r.blocks.size());
+    q[ReuseFeatures::kCategory] = float(r.category);
+    q[ReuseFeatures::kHorizon] = float(horizon());
+    q[ReuseFeatures::kSessionTurns] = 1;
+    if (r.session == kNoSession) return;
+    bool found;
+    SessionState& s = sessions.get(r.session, &found);
+    if (!found) {
+      s.first = r.time;
+    } else {
+      q[ReuseFeatures::kSessionLastGap] = float(seconds(r.time - s.last));
+      q[ReuseFeatures::kSessionMeanGap] = float(seconds(r.time - s.first) / s.turns);
+      q[ReuseFeatures::kSessionGrowth] = float(double(r.blocks.size()) - s.prompt_blocks);
+    }
+    ++s.turns;
+    s.last = r.time;
+    s.prompt_blocks = uint32_t(r.blocks.size());
+    q[ReuseFeatures::kSessionTurns] = float(s.turns);
+    q[ReuseFeatures::kSessionAge] = float(seconds(r.time - s.first));
+  }
+
+  void on_access(NodeId n, const AccessInfo& info) {
+    if (n >= nodes.size()) nodes.resize(std::max<size_t>(n + 1, nodes.size() * 2));
+    NodeState& ns = nodes[n];
+    if (info.kind == AccessKind::kDemoted || info.position >= blocks.size()) {
+      ns.known = false;  // not this request's block: no access to learn from
+      return;
+    }
+    now = std::max(now, info.now);
+    bool found;
+    KeyState& k = keys.get(blocks[info.position], &found);
+    if (found && k.pending) resolve(k.pending, now);
+    Row& row = ns.row;
+    row = request_row;
+    row[ReuseFeatures::kDepthTokens] = float((info.position + 1) * block_tokens);
+    row[ReuseFeatures::kBlocksToEnd] = float(blocks.size() - 1 - info.position);
+    row[ReuseFeatures::kEndsPrompt] = info.position + 1 == blocks.size() ? 1.f : 0.f;
+    if (!found) {
+      k.first = now;
+      k.sessions = 1;
+    } else {
+      float since = float(seconds(now - k.last));
+      row[ReuseFeatures::kSincePrevious] = since;
+      row[ReuseFeatures::kPreviousGap] = k.previous_gap;
+      k.previous_gap = since;
+      if (info.session != k.session) ++k.sessions;
+    }
+    ++k.accesses;
+    k.last = now;
+    k.session = info.session;
+    row[ReuseFeatures::kKeyAccesses] = float(k.accesses);
+    row[ReuseFeatures::kKeyAge] = float(seconds(now - k.first));
+    row[ReuseFeatures::kKeySessions] = float(k.sessions);
+    ns.last = now;
+    ns.known = true;
+    k.pending = 0;
+    // A seeded hash of the access picks the samples: the same ones for every policy.
+    if (!frozen && double(mix64(info.access ^ mix64(cfg.seed)) >> 11) * 0x1.0p-53 < cfg.sample) {
+      pending.push_back(
+          {row, now, Time(double(row[ReuseFeatures::kHorizon]) * double(kMicrosPerSecond))});
+      pending.back().margin =
+          model ? model->forest.margin(row.data()) : std::numeric_limits<float>::quiet_NaN();
+      k.pending = first_seq + pending.size() - 1;
+    }
+  }
+
+  void on_removed(NodeId n) {
+    if (n >= nodes.size() || !nodes[n].known) return;
+    double age = seconds(std::max<Time>(0, now - nodes[n].last));
+    ++removals;
+    // A running mean over the last ~1,000 removals: the residence time drifts with the load.
+    double w = std::max(1.0 / 1024, 1.0 / double(removals));
+    residence_s += w * (age - residence_s);
+  }
+};
+
+ReusePredictor::ReusePredictor(const ReuseConfig& config, uint32_t block_tokens)
+    : impl_(std::make_unique<Impl>(config, block_tokens)) {}
+
+ReusePredictor::~ReusePredictor() {
+  Impl& m = *impl_;
+  if (m.cfg.save_model.empty()) return;
+  // The offline model: every sample resolved by the end (the still pending ones are dropped,
+  // their outcome unknown), one fit, saved for a replay with load_model.
+  std::vector<float> sx, sy;
+  m.snapshot(sx, sy);
+  try {
+    if (sy.size() < 10) throw Error("too few resolved samples to fit");
+    auto model = fit(sx.data(), sy.data(), sy.size(), m.cfg);
+    check(XGBoosterSaveModel(model->booster.h, m.cfg.save_model.c_str()), "save");
+  } catch (const Error& e) {
+    fmt::print(stderr, "kvpolicy: reuse predictor: saving {}: {}\n", m.cfg.save_model, e.what());
+  }
+}
+
+void ReusePredictor::on_request_begin(const RequestView& r) { impl_->on_request_begin(r); }
+void ReusePredictor::on_access(NodeId n, const AccessInfo& info) { impl_->on_access(n, info); }
+void ReusePredictor::on_removed(NodeId n) { impl_->on_removed(n); }
+uint64_t ReusePredictor::version() const { return impl_->published; }
+
+void ReusePredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> out) {
+  Impl& m = *impl_;
+  if (!m.model) {
+    std::fill(out.begin(), out.end(), kNever);
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeId n = nodes[i];
+    if (n >= m.nodes.size() || !m.nodes[n].known) {
+      out[i] = kNever;
+      continue;
+    }
+    const Impl::NodeState& ns = m.nodes[n];
+    // The reuse odds decay as the block waits unreused (a block that will be reused mostly
+    // is within about H; log-odds fall by one per H), so at any moment the blocks rank by
+    // last access + H * log-odds: LRU shifted by the model's confidence. P reverses that
+    // keep-score, so the largest P is evicted first and a stale block does not stay forever.
+    float margin = std::clamp(m.model->forest.margin(ns.row.data()), -30.f, 30.f);
+    double keep = double(ns.last) + m.cfg.bonus_x * double(ns.row[ReuseFeatures::kHorizon]) *
+                                        double(margin) * double(kMicrosPerSecond);
+    out[i] = kPriorityOrigin - Time(keep);
+  }
+  m.model_rows += nodes.size();
+  m.model_ns +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+}
+
+void ReusePredictor::probabilities(const float* rows, size_t n, float* out) const {
+  for (size_t i = 0; i < n; ++i)
+    out[i] = impl_->model
+                 ? float(1 / (1 + std::exp(-double(impl_->model->forest.margin(rows + i * kF)))))
+                 : std::numeric_limits<float>::quiet_NaN();
+}
+
+void ReusePredictor::xgboost_probabilities(const float* rows, size_t n, float* out) const {
+  if (!impl_->model) {
+    std::fill(out, out + n, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  DMatrixHandle d = nullptr;
+  check(XGDMatrixCreateFromMat(rows, n, kF, std::numeric_limits<float>::quiet_NaN(), &d), "matrix");
+  bst_ulong len = 0;
+  const float* res = nullptr;
+  int rc = XGBoosterPredict(impl_->model->booster.h, d, 0, 0, 0, &len, &res);
+  if (rc == 0) std::copy(res, res + std::min<bst_ulong>(len, n), out);
+  XGDMatrixFree(d);
+  check(rc, "predict");
+}
+
+const float* ReusePredictor::row(NodeId n) const { return impl_->nodes[n].row.data(); }
+double ReusePredictor::horizon_s() const { return impl_->horizon(); }
+uint64_t ReusePredictor::positives() const { return impl_->positives; }
+uint64_t ReusePredictor::negatives_by_timeout() const { return impl_->negatives_timeout; }
+size_t ReusePredictor::keys_tracked() const { return impl_->keys.size(); }
+size_t ReusePredictor::key_table_bound() const { return impl_->keys.bound(); }
+
+std::vector<std::pair<std::string, double>> ReusePredictor::feature_gain() const {
+  return impl_->model ? impl_->model->gain : std::vector<std::pair<std::string, double>>{};
+}
+
+PolicyStats ReusePredictor::stats() const {
+  PolicyStats s = NextAccessPredictor::stats();
+  const Impl& m = *impl_;
+  s.push_back({"reuse_positives", double(m.positives)});
+  s.push_back({"reuse_negatives_timeout", double(m.negatives_timeout)});
+  s.push_back({"reuse_negatives_late", double(m.negatives_late)});
+  s.push_back({"horizon_s", m.horizon()});
+  s.push_back({"residence_s", m.residence_s});
+  s.push_back({"retrains", double(m.fits)});
+  s.push_back({"train_seconds", m.fit_ns * 1e-9});
+  s.push_back({"reuse_scored", double(m.scored_label.size())});
+  s.push_back(
+      {"reuse_auc", m.scored_label.empty() ? 0.0 : auc_of(m.scored_margin, m.scored_label)});
+  s.push_back({"model_rows", double(m.model_rows)});
+  s.push_back({"model_seconds", m.model_ns * 1e-9});
+  s.push_back({"model_trees", m.model ? double(m.model->forest.trees()) : 0});
+  s.push_back({"keys_tracked", double(m.keys.size())});
+  s.push_back({"xgboost_failures", m.error.empty() ? 0.0 : 1.0});
+  if (m.model)
+    for (auto& [name, share] : m.model->gain) s.push_back({"gain_" + name, share});
+  return s;
+}
+
+}  // namespace kvpolicy
