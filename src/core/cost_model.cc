@@ -215,6 +215,36 @@ double CostModel::prefill_time(uint64_t uncached, uint64_t cached) const {
   return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 
+std::optional<uint64_t> CostModel::cached_blocks_to_meet(uint64_t prompt_tokens,
+                                                         uint32_t block_tokens,
+                                                         double ttft_ms) const {
+  if (block_tokens == 0) throw ConfigError("cost model: block tokens must be positive");
+  auto ms_with = [&](uint64_t blocks) {
+    uint64_t cached = std::min(blocks * block_tokens, prompt_tokens);
+    return prefill_time(prompt_tokens - cached, cached) * 1e3;
+  };
+  // Past `all` blocks the whole prompt is cached and nothing changes. Up to all - 1 blocks at
+  // least one token is uncached and the time falls as blocks are added (the new tokens' FLOPs
+  // fall, the KV bytes are the whole prompt's either way); the whole prompt cached recomputes
+  // its last token after all of it, one attention position and one token's KV more than all but
+  // that token cached, so it can be a hair slower than all - 1 blocks when B = 1.
+  uint64_t all = prompt_tokens / block_tokens + (prompt_tokens % block_tokens != 0);
+  if (all == 0 || ms_with(all - 1) > ttft_ms) {
+    if (ms_with(all) <= ttft_ms) return all;
+    return std::nullopt;
+  }
+  uint64_t lo = 0, hi = all - 1;  // the answer is in [lo, hi]; hi meets the target
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (ms_with(mid) <= ttft_ms) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
 double CostModel::decode_step_time(uint32_t batch, uint64_t context_tokens) const {
   if (batch == 0) return 0;
   if (linear_)

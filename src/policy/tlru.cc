@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -27,31 +28,39 @@ enum class NextTurn {
   kExact,     // the true next prompt; no next turn keeps nothing (tlru_length, tail_belady)
 };
 
-// The TEL-safe budget of a finished turn. With TTFT ~ base + alpha x uncached tokens, the next
-// turn meets xi when at most U = (xi - base) / alpha of its tokens are uncached, so it needs
-// ceil((next prompt tokens - U) / B) cached blocks: blocks at path positions >= that budget are
-// TEL-safe. The next prompt is this prompt + this answer + Q-hat tokens (kEstimate), or the
-// true next prompt of the session (kExact). The budget counts from the root, so it covers the
-// full blocks the next turn reuses; this prompt's partial last block is never reused by it (the
-// answer's tokens follow it there), and like any block it is marked only beyond the budget.
+// The TEL-safe budget of a finished turn: the cached blocks the next turn needs to meet xi;
+// blocks at path positions >= the budget are TEL-safe. The next prompt is this prompt + this
+// answer + Q-hat tokens (kEstimate), or the true next prompt of the session (kExact). Two ways to
+// turn xi into blocks:
+//  - model (default): the fewest c blocks such that the cost model's prefill time of the next
+//    prompt with c x B tokens cached is <= xi, the very function replay's TTFT uses (it includes
+//    the attention over the cached context); if even the whole prompt cached misses xi, keep all.
+//  - linear (calibration=linear, or alpha or base_ms given): TTFT ~ base + alpha x uncached
+//    tokens, so at most U = (xi - base) / alpha tokens may be uncached and the budget is
+//    ceil((next prompt tokens - U) / B). alpha and base default to the cost model's fit with
+//    nothing cached, which underestimates TTFT with a long cached context.
+// The budget counts from the root, so it covers the full blocks the next turn reuses; this
+// prompt's partial last block is never reused by it (the answer's tokens follow it there), and
+// like any block it is marked only beyond the budget.
 class TailBudget {
  public:
   TailBudget(const PolicyContext& ctx, const Params& p, NextTurn mode)
       : mode_(mode), block_tokens_(std::max<uint32_t>(ctx.block_tokens, 1)) {
-    double xi = p.get_double("xi_ms");
+    xi_ms_ = p.get_double("xi_ms");
     double alpha = p.get_double("alpha");
     double base = p.get_double("base_ms");
     qhat_blocks_ = p.get_double("qhat");
-    if (alpha == -1 || base == -1) {
-      // Defaults from the cost model's linear fit, as the paper fits alpha to measured TTFT.
-      CostModel fallback;
-      LinearFit fit = (ctx.cost_model ? *ctx.cost_model : fallback).linear_fit();
+    // A policy built without a cost model (unit tests, tools) prices TTFT with the default one.
+    cost_ = ctx.cost_model ? *ctx.cost_model : CostModel();
+    linear_ = p.get_string("calibration") == "linear" || alpha != -1 || base != -1;
+    if (linear_) {
+      LinearFit fit = cost_.linear_fit();
       if (alpha == -1) alpha = fit.slope_ms_per_token;
       if (base == -1) base = std::max(0.0, fit.intercept_ms);
+      // The declaration excludes 0; a cost model's fit can still give it.
+      if (alpha == 0) throw ConfigError("T-LRU: alpha must be > 0");
+      safe_tokens_ = std::max(0.0, (xi_ms_ - base) / alpha);
     }
-    // The declaration excludes 0; a cost model's fit can still give it.
-    if (alpha == 0) throw ConfigError("T-LRU: alpha must be > 0");
-    safe_tokens_ = std::max(0.0, (xi - base) / alpha);
     if (mode_ != NextTurn::kEstimate) {
       if (!ctx.future) throw ConfigError("T-LRU oracle variants need the trace's future (oracle)");
       future_ = *ctx.future;
@@ -71,10 +80,7 @@ class TailBudget {
       next_tokens =
           mode_ == NextTurn::kExact ? double(future_.prompt_tokens[next]) : history + qhat_tokens();
     }
-    double needed = next_tokens - safe_tokens_;
-    if (needed <= 0) return 0;
-    double blocks = std::ceil(needed / block_tokens_);
-    return blocks >= double(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(blocks);
+    return linear_ ? linear_budget(next_tokens) : model_budget(next_tokens);
   }
 
   // Q-hat in tokens: the parameter, else the running mean of the prompt increments seen so far
@@ -88,6 +94,25 @@ class TailBudget {
   size_t memory_bytes() const { return last_history_.capacity() * sizeof(double); }
 
  private:
+  static uint32_t clamp_blocks(double blocks) {
+    return blocks >= double(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(blocks);
+  }
+  uint32_t linear_budget(double next_tokens) const {
+    double needed = next_tokens - safe_tokens_;
+    if (needed <= 0) return 0;
+    return clamp_blocks(std::ceil(needed / block_tokens_));
+  }
+  // A fractional estimate (a mean Q-hat) is rounded up: more tokens never need fewer blocks.
+  uint32_t model_budget(double next_tokens) const {
+    double tokens = std::min(std::ceil(std::max(0.0, next_tokens)), double(UINT32_MAX));
+    auto prompt = static_cast<uint64_t>(tokens);
+    std::optional<uint64_t> blocks = cost_.cached_blocks_to_meet(prompt, block_tokens_, xi_ms_);
+    // Out of reach: every block the next turn can reuse lowers its excess, so none is safe (the
+    // whole next prompt, as the linear rule keeps when xi <= base).
+    uint64_t keep = blocks ? *blocks : prompt / block_tokens_ + (prompt % block_tokens_ != 0);
+    return clamp_blocks(double(keep));
+  }
+
   void learn(const RequestView& r) {
     if (r.session == kNoSession) {
       first_sum_ += r.prompt_tokens;
@@ -108,8 +133,11 @@ class TailBudget {
 
   NextTurn mode_;
   uint32_t block_tokens_;
+  double xi_ms_ = 0;
   double qhat_blocks_ = -1;
-  double safe_tokens_ = 0;
+  CostModel cost_;
+  bool linear_ = false;
+  double safe_tokens_ = 0;  // linear rule: U
   OracleView future_;
   std::vector<double> last_history_;  // per session: prompt + answer tokens of its last turn
   double increment_sum_ = 0, first_sum_ = 0;
@@ -237,10 +265,15 @@ class TailBelady final : public InlinedPolicy<TailBelady, BeladyOrder> {
 std::vector<ParamSpec> tail_params() {
   return {
       param_double("xi_ms", 200, {.min = 0}, "latency threshold xi of TEL, ms"),
+      param_choice("calibration", "model", {"model", "linear"},
+                   "budget from the cost model's prefill time with the cached context (model), "
+                   "or from TTFT ~ base + alpha x uncached tokens (linear)"),
       param_double("alpha", -1, {.min = 0, .min_exclusive = true, .special = {-1}},
-                   "ms per uncached token (-1 = the cost model's linear slope)"),
+                   "linear rule: ms per uncached token (-1 = the cost model's linear slope; "
+                   "setting it selects the linear rule)"),
       param_double("base_ms", -1, {.min = 0, .special = {-1}},
-                   "TTFT of an all-cached prompt, ms (-1 = the cost model's intercept)"),
+                   "linear rule: TTFT of an all-cached prompt, ms (-1 = the cost model's "
+                   "intercept; setting it selects the linear rule)"),
       param_double("qhat", -1, {.min = 0, .special = {-1}},
                    "next user prompt, blocks (-1 = running mean of prompt increments)"),
   };

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -106,6 +109,102 @@ TEST(CostModel, PresetFitSlopeIsTheComputeSlope) {
   // Attention adds to the slope as prompts grow (at most a few tens of percent by 8k tokens).
   EXPECT_GT(fit.slope_ms_per_token, per_token_ms);
   EXPECT_LT(fit.slope_ms_per_token, 1.3 * per_token_ms);
+}
+
+// Replay's TTFT (ms) of a `prompt`-token request with its first `blocks` blocks cached.
+double ttft_with(const CostModel& cost, uint64_t prompt, uint64_t blocks, uint32_t block_tokens) {
+  uint64_t cached = std::min(blocks * block_tokens, prompt);
+  return cost.prefill_time(prompt - cached, cached) * 1e3;
+}
+
+TEST(CostModel, PrefillTimeNeverRisesWithMoreOfTheSamePromptCached) {
+  // T-LRU's budget inverts this by binary search, which needs it monotone in the cached blocks.
+  std::vector<CostModel> models = {CostModel(), CostModel::make("qwen2.5-32b", "a100-80gb"),
+                                   CostModel::make("llama-3.1-70b", "h100", "tp=4,overhead_ms=3"),
+                                   CostModel::make("linear", "", "a_ms=2,b_ms=0.5,c_ms=0.001")};
+  for (const CostModel& cost : models) {
+    for (uint32_t block_tokens : {1u, 16u, 512u}) {
+      for (uint64_t prompt : {1ull, 15ull, 16ull, 17ull, 120ull, 2000ull, 12000ull, 60000ull}) {
+        SCOPED_TRACE(cost.label() + ", B " + std::to_string(block_tokens) + ", prompt " +
+                     std::to_string(prompt));
+        uint64_t all = (prompt + block_tokens - 1) / block_tokens;
+        uint64_t step = std::max<uint64_t>(1, all / 400);  // at most ~400 points per prompt
+        double before = ttft_with(cost, prompt, 0, block_tokens);
+        for (uint64_t c = 1; c < all; c += (c + step < all ? step : 1)) {
+          double now = ttft_with(cost, prompt, c, block_tokens);
+          ASSERT_LE(now, before) << "cached blocks " << c;
+          before = now;
+        }
+        // The whole prompt cached recomputes its last token after all of it: one attention
+        // position and one token's KV more than all but that token cached (a rise only at
+        // B = 1), never more than 10 microseconds here.
+        if (all > 0)
+          EXPECT_LE(ttft_with(cost, prompt, all, block_tokens),
+                    ttft_with(cost, prompt, all - 1, block_tokens) + 1e-2);
+        EXPECT_EQ(ttft_with(cost, prompt, all + 1, block_tokens),
+                  ttft_with(cost, prompt, all, block_tokens));
+      }
+    }
+  }
+}
+
+TEST(CostModel, CachedBlocksToMeetMatchesHandComputation) {
+  // Linear mode, TTFT = 2 + 0.5 u + 0.001 u (c + u) ms with c + u = the prompt, 1000 tokens:
+  // TTFT = 2 + 1.5 u, so 200 ms allows u <= 132, i.e. >= 868 cached tokens = 54.25 blocks of 16:
+  // 55 blocks (880 cached: 2 + 1.5 x 120 = 182 ms; 54 blocks: 2 + 1.5 x 136 = 206 ms).
+  CostModel lin = CostModel::make("linear", "", "a_ms=2,b_ms=0.5,c_ms=0.001");
+  EXPECT_EQ(lin.cached_blocks_to_meet(1000, 16, 200), 55u);
+  EXPECT_NEAR(ttft_with(lin, 1000, 55, 16), 182, 1e-9);
+  EXPECT_NEAR(ttft_with(lin, 1000, 54, 16), 206, 1e-9);
+  // The line without the context term (alpha = 0.5, base = 2) allows 396 uncached tokens and
+  // asks for ceil(604 / 16) = 38 blocks, which take 2 + 1.5 x 392 = 590 ms.
+  EXPECT_NEAR(ttft_with(lin, 1000, 38, 16), 590, 1e-9);
+  // Nothing needs caching when the whole prompt fits (1502 ms); the whole prompt cached still
+  // computes one token (2 + 0.5 + 1 = 3.5 ms), so below that it is out of reach.
+  EXPECT_EQ(lin.cached_blocks_to_meet(1000, 16, 1502.5), 0u);
+  EXPECT_EQ(lin.cached_blocks_to_meet(1000, 16, 3.6), 63u);  // ceil(1000 / 16)
+  EXPECT_EQ(lin.cached_blocks_to_meet(1000, 16, 3.4), std::nullopt);
+  EXPECT_EQ(lin.cached_blocks_to_meet(1000, 1, 200), 868u);  // token granularity
+  EXPECT_EQ(lin.cached_blocks_to_meet(0, 16, 3.6), 0u);
+
+  // Llama-3.1-8B on an A100 (the default), a 2000-token prompt, 100 ms. With u uncached after
+  // c = 2000 - u cached: 0.0894785 ms per token (2 x 32 x kLayer FLOPs at 156 TFLOP/s),
+  // + 0.0067351 ms of LM head, + 3.36082e-6 ms per attention position (u c + u (u + 1) / 2).
+  // 59 blocks (944 cached, u = 1056): 94.4893 + 0.0067 + 3.3502 + 1.8758 = 99.722 ms;
+  // 58 blocks (928 cached, u = 1072): 101.204 ms. The linear fit (0.0922 ms a token, base 0)
+  // allows 1084 uncached tokens: ceil(916 / 16) = 58 blocks, 1.2 ms over.
+  CostModel cost;
+  EXPECT_EQ(cost.cached_blocks_to_meet(2000, 16, 100), 59u);
+  EXPECT_NEAR(ttft_with(cost, 2000, 59, 16), 99.722, 0.001);
+  EXPECT_NEAR(ttft_with(cost, 2000, 58, 16), 101.204, 0.001);
+  LinearFit fit = cost.linear_fit();
+  double linear_blocks =
+      std::ceil((2000 - (100 - std::max(0.0, fit.intercept_ms)) / fit.slope_ms_per_token) / 16);
+  EXPECT_EQ(linear_blocks, 58);
+  // Below the weights' read (10.5 ms), no cache helps.
+  EXPECT_EQ(cost.cached_blocks_to_meet(2000, 16, 10), std::nullopt);
+  EXPECT_THROW(cost.cached_blocks_to_meet(2000, 0, 100), ConfigError);
+}
+
+TEST(CostModel, CachedBlocksToMeetIsTheFewestThatMeetTheTarget) {
+  std::vector<CostModel> models = {CostModel(), CostModel::make("qwen2.5-32b", "a100-80gb"),
+                                   CostModel::make("linear", "", "a_ms=2,b_ms=0.5,c_ms=0.001")};
+  for (const CostModel& cost : models)
+    for (uint32_t block_tokens : {1u, 16u, 512u})
+      for (uint64_t prompt : {1ull, 17ull, 700ull, 3000ull, 25000ull})
+        for (double target : {0.0, 12.0, 50.0, 150.0, 200.0, 500.0, 2000.0}) {
+          SCOPED_TRACE(cost.label() + ", B " + std::to_string(block_tokens) + ", prompt " +
+                       std::to_string(prompt) + ", " + std::to_string(target) + " ms");
+          std::optional<uint64_t> c = cost.cached_blocks_to_meet(prompt, block_tokens, target);
+          uint64_t all = (prompt + block_tokens - 1) / block_tokens;
+          if (!c) {
+            EXPECT_GT(ttft_with(cost, prompt, all, block_tokens), target);
+            continue;
+          }
+          EXPECT_LE(*c, all);
+          EXPECT_LE(ttft_with(cost, prompt, *c, block_tokens), target);
+          if (*c > 0) EXPECT_GT(ttft_with(cost, prompt, *c - 1, block_tokens), target);
+        }
 }
 
 TEST(CostModel, OptionsAndErrors) {

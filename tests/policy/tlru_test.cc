@@ -198,6 +198,53 @@ TEST(TLruLength, UsesTheTrueNextPrompt) {
   EXPECT_EQ(len.hits[3], 9u);
 }
 
+// The budget from the replay's own prefill time (calibration=model, the default) against the
+// linear rule, on the default cost model (Llama-3.1-8B @ A100), B = 16, xi = 100 ms. A's next
+// prompt is 2000 tokens: it meets 100 ms with 59 blocks cached (99.72 ms; 58 give 101.20 ms,
+// CostModel.CachedBlocksToMeetMatchesHandComputation), while the linear fit (0.0922 ms a token,
+// base 0) allows 1084 uncached tokens and keeps 58.
+//   r0 X turn 1: 1 block, its next turn (r4) needs 59 > 1 blocks: X0 stays plain.
+//   r1 A turn 1: 124 blocks: A59..A123 (model) or A58..A123 (linear) are TEL-safe.
+//   r2 B: 66 new blocks into a full 125, no next turn: 66 evictions, marked first, deepest
+//      first: model takes the 65 marked then the oldest plain block, X0; linear the 66 marked.
+//   r3 A turn 2 (2000 tokens): hits 59 blocks (model) or 58 (linear), so 99.72 ms under xi or
+//      101.20 ms over it.
+TEST(TLruLength, ModelCalibratedBudgetMeetsXiWithTheCachedContext) {
+  Trace t;
+  t.block_tokens = 16;
+  t.add_request(0, ids(9, 0, 1), 16, 0, 9, 1);
+  t.add_request(1, ids(0, 0, 124), 1984, 0, 0, 1);
+  t.add_request(2, ids(1, 0, 66), 1056, 0, 1, 1);
+  t.add_request(3, ids(0, 0, 125), 2000, 0, 0, 2);
+  t.add_request(4, ids(9, 0, 125), 2000, 0, 9, 2);
+  Oracle oracle = compute_oracle(t);
+  for (const char* calibration : {"", "calibration=model,"}) {
+    Recorded model = record(t, oracle, "tlru_length", std::string(calibration) + "xi_ms=100", 125);
+    EXPECT_EQ(model.hits[3], 59u) << calibration;
+    ASSERT_GE(model.victims.size(), 66u);
+    EXPECT_EQ(model.victims[65], key(9, 0)) << calibration;
+  }
+  Recorded linear = record(t, oracle, "tlru_length", "calibration=linear,xi_ms=100", 125);
+  EXPECT_EQ(linear.hits[3], 58u);
+  EXPECT_EQ(linear.victims[65], key(0, 58));
+
+  // The replay's TTFT of A's turn 2 under each.
+  ReplayOptions opts;
+  opts.xi_ms = 100;
+  std::vector<double> ttft;
+  opts.ttft_ms = &ttft;
+  replay(t, &oracle, PolicySpec{"tlru_length", "xi_ms=100"}, 125, opts);
+  EXPECT_NEAR(ttft[3], 99.722, 0.001);
+  replay(t, &oracle, PolicySpec{"tlru_length", "calibration=linear,xi_ms=100"}, 125, opts);
+  EXPECT_NEAR(ttft[3], 101.204, 0.001);
+  // An explicit alpha or base selects the linear rule. alpha = 0.07 allows 1428 uncached
+  // tokens: 36 blocks kept, the 66 evictions take A58..A123 (hits 58, where the model keeps 59).
+  // base_ms = 50 with the fit's slope allows 542: 92 blocks kept, so the evictions take A92..A123,
+  // X0 and A59..A91 (hits 59, where base 0 gives 58).
+  EXPECT_EQ(record(t, oracle, "tlru_length", "xi_ms=100,alpha=0.07", 125).hits[3], 58u);
+  EXPECT_EQ(record(t, oracle, "tlru_length", "xi_ms=100,base_ms=50", 125).hits[3], 59u);
+}
+
 // Conversations without cross-session sharing, every length a whole number of blocks, so the
 // T-LRU paper's model holds exactly: TTFT = alpha x uncached tokens, a turn's prompt is the
 // previous prompt + answer + new prompt.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,13 @@ class CostModel {
   // This and decode_step_time divide their compute and memory terms by the tensor-parallel
   // degree (not the overhead).
   double prefill_time(uint64_t uncached_tokens, uint64_t cached_tokens) const;
+  // The fewest leading blocks of `block_tokens` tokens a prompt of `prompt_tokens` needs cached
+  // for prefill_time(uncached, cached) x 1e3 to be <= ttft_ms, with cached = min(c x
+  // block_tokens, prompt_tokens) (replay's TTFT of an all-HBM hit); while a token is left
+  // uncached, prefill time never rises with more of a fixed prompt cached, so this is a binary
+  // search. nullopt when no number of blocks meets it.
+  std::optional<uint64_t> cached_blocks_to_meet(uint64_t prompt_tokens, uint32_t block_tokens,
+                                                double ttft_ms) const;
   // Seconds for one decode iteration of `batch` sequences holding `context_tokens` KV tokens in
   // total.
   double decode_step_time(uint32_t batch, uint64_t context_tokens) const;
