@@ -177,8 +177,7 @@ hbm_label() { python3 -c "import sys; h=sys.argv[1]; print(h if h.endswith('B') 
 
 section_serve() {
   script_section serve serve_results.sh
-  [[ -x $src/scripts/rlt_curve.sh ]] && script_section rlt-curve rlt_curve.sh
-  return 0
+  script_section serve-rlt-curve rlt_curve.sh
 }
 
 section_lpc() {
