@@ -16,6 +16,7 @@ struct RobustnessArgs {
   std::string noise = "0:1:0.1";
   std::string policies = "lru,fpb,hf,laru,belady";
   std::string noise_kind = "adversarial";
+  std::string redraw = "request";
   double sigma = 1;
   uint64_t seed = 1;
   std::string json, csv;
@@ -64,6 +65,12 @@ void add(CLI::App& app) {
                   "adversarial (negated true next time) or lognormal")
       ->check(CLI::IsMember({"adversarial", "lognormal"}))
       ->capture_default_str();
+  cmd->add_option("--redraw", args->redraw,
+                  "when the noise is drawn afresh: request (each request's eviction call "
+                  "predicts anew, the paper's sync mode) or access (a corrupted prediction "
+                  "persists until the block is used again: a persistent adversary)")
+      ->check(CLI::IsMember({"request", "access"}))
+      ->capture_default_str();
   cmd->add_option("--sigma", args->sigma, "lognormal noise: sigma, seconds")->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the noise")->capture_default_str();
   cmd->add_option("--json", args->json, "write one JSON object per (noise, policy, capacity)");
@@ -73,6 +80,7 @@ void add(CLI::App& app) {
     opts.noise = parse_noise_levels(args->noise);
     opts.policies = args->policies;
     opts.learned_params = "noise=" + args->noise_kind + fmt::format(",sigma={}", args->sigma);
+    opts.redraw = args->redraw;
     opts.seed = args->seed;
     auto caps = parse_capacities(args->capacities);
     std::vector<std::string> names;
@@ -92,8 +100,8 @@ void add(CLI::App& app) {
       };
       auto rows = run_robustness(trace, oracle, blocks, opts);
       for (auto& r : rows) r.capacity_fraction = caps[c].is_fraction() ? caps[c].value : -1;
-      fmt::print("trace {}: capacity {} ({} blocks), {} noise\n", trace.name, caps[c].label(),
-                 blocks, args->noise_kind);
+      fmt::print("trace {}: capacity {} ({} blocks), {} noise redrawn per {}\n", trace.name,
+                 caps[c].label(), blocks, args->noise_kind, args->redraw);
       print(rows, names);
       fmt::print("\n");
       all.insert(all.end(), rows.begin(), rows.end());

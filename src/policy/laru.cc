@@ -2,6 +2,7 @@
 // a prediction-induced miss. Source: LCR (lcr-laru-robust-learned-gpu-caching), Algorithm 1.
 // Cost: O(1) per access + 1 prediction; O(log n) per eviction (heap at lambda = 1, else treap).
 #include <cmath>
+#include <cstdint>
 
 #include "kvpolicy/policy/walk.h"
 #include "learned_common.h"
@@ -22,6 +23,7 @@ class Laru final
     int64_t h = params.get_int("halve_every");
     halve_every_ = h == 0 ? std::max<uint64_t>(1, ctx.capacity_blocks / 32) : uint64_t(h);
     count_phases_ = params.get_string("phase") == "count";
+    chain_misses_ = params.get_string("induced") == "chain";
     capacity_ = ctx.capacity_blocks;
   }
 
@@ -34,6 +36,7 @@ class Laru final
     LearnedPolicy::on_request_begin(r);
     request_path_.clear();
     missed_ = false;
+    last_induced_pos_ = kNoPosition;
   }
 
   NodeId victim(Time) override {
@@ -96,20 +99,29 @@ class Laru final
     if (stamp_[n] < phase_) --old_count_;
     if (why == Removal::kPromoted) return;
     switch (choice_) {
-      case Choice::kInducedLru:
+      case Choice::kInducedLru: {
         ++prediction_induced_misses_;
-        if (++misses_in_phase_ % halve_every_ == 0) {
+        // A run of such misses at consecutive prompt positions is one returning chain: the
+        // paper's item is a radix node, which holds the whole chain (induced=chain).
+        size_t pos = incoming_position();
+        bool same_chain = last_induced_pos_ != kNoPosition &&
+                          (pos == last_induced_pos_ || pos == last_induced_pos_ + 1);
+        last_induced_pos_ = pos;
+        if (!same_chain) ++induced_chains_;
+        if ((!chain_misses_ || !same_chain) && ++misses_in_phase_ % halve_every_ == 0) {
           lambda_ /= b_;
           ++halvings_;
         }
         ++lru_evictions_;
         break;
+      }
       case Choice::kLru:
         ++lru_evictions_;
         break;
       case Choice::kPredicted:
         evicted_by_prediction_.insert(tree_.key(n));
         ++prediction_evictions_;
+        if (lambda_ == 1) ++full_trust_evictions_;
         break;
     }
   }
@@ -118,6 +130,8 @@ class Laru final
     s.push_back({"lambda", lambda_});
     s.push_back({"lambda_halvings", double(halvings_)});
     s.push_back({"prediction_induced_misses", double(prediction_induced_misses_)});
+    s.push_back({"induced_chains", double(induced_chains_)});
+    s.push_back({"full_trust_evictions", double(full_trust_evictions_)});
     s.push_back({"prediction_evictions", double(prediction_evictions_)});
     s.push_back({"lru_evictions", double(lru_evictions_)});
   }
@@ -126,8 +140,12 @@ class Laru final
   // by prediction among the l oldest.
   enum class Choice { kInducedLru, kLru, kPredicted };
 
+  static constexpr size_t kNoPosition = SIZE_MAX;
+
   double b_;
   uint64_t halve_every_;
+  bool chain_misses_;                      // induced=chain: one halving per returning chain
+  size_t last_induced_pos_ = kNoPosition;  // of the current request's last such miss
   Choice choice_ = Choice::kLru;
   bool count_phases_;
   size_t capacity_;
@@ -142,6 +160,8 @@ class Laru final
   KeySet evicted_by_prediction_;
   uint64_t prediction_induced_misses_ = 0, halvings_ = 0, prediction_evictions_ = 0,
            lru_evictions_ = 0;
+  uint64_t induced_chains_ = 0;        // runs of such misses at consecutive prompt positions
+  uint64_t full_trust_evictions_ = 0;  // by prediction with lambda = 1 (l = every leaf)
 };
 
 const bool registered = register_policy<Laru>({
@@ -155,11 +175,16 @@ const bool registered = register_policy<Laru>({
                       "lambda is divided by b on prediction-induced misses"),
          param_int("halve_every", 1, {.min = 0},
                    "divide lambda every this many such misses (0 = k/32, the paper's LLM setting)"),
+         param_choice("induced", "block", {"block", "chain"},
+                      "block: every prediction-induced miss counts towards halving lambda; "
+                      "chain: a run of them at consecutive positions of one prompt (a returning "
+                      "chain, the paper's radix node) counts once"),
          param_choice("phase", "old", {"old", "count"},
                       "old: a phase ends when every old block was requested or evicted "
                       "(Algorithm 1); count: after k blocks were touched (the authors' SGLang "
                       "code)")}),
-    .variants = {"phase=count", "halve_every=0", "predictor=noisy,p=0.3"},
+    .variants = {"phase=count", "halve_every=0", "predictor=noisy,p=0.3",
+                 "induced=chain,predictor=noisy,p=0.3"},
     .needs_future = true,
     .needs_future_with = learned::predictor_needs_future,
 });

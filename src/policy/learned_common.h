@@ -54,9 +54,10 @@ struct RankFirst {
 // request's blocks are newer than everything before it; within a request the deeper block is
 // older, as lru.cc places a path deepest-first) and a predicted next access P. A request takes
 // as many recency keys as it has blocks, so keys fit 32 bits. Each block is predicted once
-// after each access (in one batch per request, at its end) and every cached block again when
-// the predictor's model changes; see predictor.h for why this equals predicting the candidates
-// at each eviction.
+// after each access (in one batch per request, at its end), and every cached block again at the
+// first choice by prediction after the predictor's version() changed (a new GBM model, a new
+// noise draw), so requests that choose nothing pay nothing; see predictor.h for when this equals
+// predicting the candidates at each eviction.
 //
 // Evictable leaves are indexed in the ways a policy needs:
 // - an indexed heap answers "the largest P of all" (FPB, and LARU while lambda = 1) cheaply;
@@ -116,6 +117,7 @@ class LearnedPolicy : public Policy {
     set_key(n, static_cast<uint32_t>(tree_.tier(n) == Tier::kDram ? first_key_ + demotions_++
                                                                   : end_key_ - 1 - info.position));
     predictor_->on_access(n, info);
+    flags_[n] |= kMember;
     if (!(flags_[n] & kPending)) {
       flags_[n] |= kPending;
       pending_.push_back(n);
@@ -139,7 +141,7 @@ class LearnedPolicy : public Policy {
   // The commit of a victim (see policy.h) records the eviction and its decision's predictions.
   [[gnu::always_inline]] void on_removed(NodeId n, Removal why) override {
     leave(n);
-    flags_[n] &= ~kPending;
+    flags_[n] &= ~(kPending | kMember);
     predictor_->on_removed(n);
     if (why != Removal::kPromoted) {
       ++evictions_;
@@ -176,11 +178,13 @@ class LearnedPolicy : public Policy {
     *key = blocks_[next_pos_ + ahead];
     return true;
   }
+  // Prompt position of the block the cache is inserting (see incoming()).
+  size_t incoming_position() const { return next_pos_; }
   // The victim with the largest P among the l least recently used evictable leaves. If it
   // leaves, l predictions are counted as requested: what the paper's sync mode would ask its
   // predictor for.
   NodeId choose(size_t l) {
-    if (predictor_->version() != seen_version_) flush();  // a new model: re-predict all
+    if (predictor_->version() != seen_version_) predict_all();  // a new model or noise draw
     decision_scored_ = std::min(l, leaves_);
     if constexpr (kUseHeap) {
       if (l >= leaves_) return heap_.top();
@@ -218,6 +222,9 @@ class LearnedPolicy : public Policy {
   static constexpr bool kLazyTreap = kIndexes & learned::kLazyTreap;
   static constexpr uint8_t kLeaf = 1;     // an evictable leaf (in the indexes)
   static constexpr uint8_t kPending = 2;  // accessed since the last prediction batch
+  // Cached in this policy's tier (the tree holds both tiers' blocks; the predictor knows only
+  // this tier's).
+  static constexpr uint8_t kMember = 4;
 
   // Where each block's recency key and P are kept (see the class comment).
   uint32_t key(NodeId n) const {
@@ -334,26 +341,35 @@ class LearnedPolicy : public Policy {
     if (treap_active_) treap_.set_p(n, p);
   }
 
-  // Predicts the blocks accessed since the last flush, or every cached block after a model
-  // change.
+  // Predicts the blocks accessed since the last batch. A version change waits for the next
+  // choose(): re-predicting every cached block here would cost O(cached) in every request.
   void flush() {
-    uint64_t v = predictor_->version();
-    if (v != seen_version_) {
-      seen_version_ = v;
-      batch_.clear();
-      for (NodeId n = 0; n < tree_.id_limit(); ++n)
-        if (tree_.contains(n)) batch_.push_back(n);
-    } else {
-      if (pending_.empty()) return;
-      batch_.clear();
-      for (NodeId n : pending_)
-        if (flags_[n] & kPending) batch_.push_back(n);
-    }
+    if (pending_.empty()) return;
+    batch_.clear();
+    for (NodeId n : pending_)
+      if (flags_[n] & kPending) batch_.push_back(n);
     for (NodeId n : pending_) flags_[n] &= ~kPending;
     pending_.clear();
+    predict_batch();
+  }
+
+  // Predicts every block of this tier (the pending ones with them) under the current version.
+  void predict_all() {
+    seen_version_ = predictor_->version();
+    batch_.clear();
+    for (NodeId n = 0; n < flags_.size(); ++n)
+      if (flags_[n] & kMember) batch_.push_back(n);
+    for (NodeId n : pending_) flags_[n] &= ~kPending;
+    pending_.clear();
+    predict_batch();
+  }
+
+  void predict_batch() {
     out_.resize(batch_.size());
     predictor_->predict(batch_, out_);
-    for (size_t i = 0; i < batch_.size(); ++i) set_p(batch_[i], out_[i]);
+    // An unchanged P needs no index update (most of them, when only the noise was redrawn).
+    for (size_t i = 0; i < batch_.size(); ++i)
+      if (out_[i] != p(batch_[i])) set_p(batch_[i], out_[i]);
   }
 
   bool treap_active_;

@@ -1,4 +1,5 @@
-// The noisy oracle: true next use, corrupted with probability p per block access.
+// The noisy oracle: true next use, corrupted with probability p per draw (per request or per
+// block access).
 #include <algorithm>
 #include <cmath>
 
@@ -11,15 +12,30 @@ double unit(uint64_t x) { return double(mix64(x) >> 11) * 0x1.0p-53; }  // [0, 1
 }  // namespace
 
 NoisyPredictor::NoisyPredictor(const OracleView& future, double p, NoiseKind kind, double sigma,
-                               uint64_t seed)
-    : OraclePredictor(future), p_(p), sigma_(sigma), kind_(kind), seed_(mix64(seed)) {}
+                               uint64_t seed, NoiseRedraw redraw)
+    : OraclePredictor(future),
+      p_(p),
+      sigma_(sigma),
+      kind_(kind),
+      seed_(mix64(seed)),
+      // At p = 0 every draw is clean, at p = 1 every adversarial draw is the same negation: a
+      // redraw would change nothing, and skipping it spares the callers a full re-prediction.
+      redraws_(redraw == NoiseRedraw::kPerRequest && p > 0 &&
+               (p < 1 || kind == NoiseKind::kLogNormal)) {}
+
+void NoisyPredictor::on_request_begin(const RequestView& r) {
+  if (!redraws_ || r.index == request_) return;
+  request_ = r.index;
+  ++version_;
+}
 
 void NoisyPredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> out) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     Time t = true_next(nodes[i]);
-    // The coin and the noise are functions of (seed, access): the same block access gets the
+    // The coin and the noise are functions of (seed, access[, request]): the same draw gets the
     // same answer however often and by whichever policy it is asked.
     uint64_t a = mix64(seed_ ^ (last_access(nodes[i]) * 0x9e3779b97f4a7c15ULL));
+    if (redraws_) a = mix64(a ^ ((uint64_t(request_) + 1) * 0xc2b2ae3d27d4eb4fULL));
     if (unit(a) >= p_) {
       out[i] = t;
       continue;

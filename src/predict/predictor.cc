@@ -105,9 +105,13 @@ std::vector<ParamSpec> predictor_param_specs() {
                    "oracle and noisy read the trace's future; gbm is the LCR paper's regression; "
                    "reuse classifies reuse within a horizon (reuse_predictor.h)"),
       param_double("p", 0, {.min = 0, .max = 1},
-                   "noisy: probability that a block access's prediction is corrupted"),
+                   "noisy: probability that a prediction is corrupted (per draw, see redraw)"),
       param_choice("noise", "adversarial", {"adversarial", "lognormal"},
                    "noisy: adversarial = negated true next time, lognormal = next + noise"),
+      param_choice("redraw", "request", {"request", "access"},
+                   "noisy: draw the corruption afresh at every request (the paper's sync mode: "
+                   "each eviction call predicts anew) or only at each access of the block (a "
+                   "persistent adversary: a corrupted prediction stays until the block is used)"),
       param_double("sigma", 1, {.min = 0}, "noisy, lognormal: next + LogNormal(0, sigma) seconds"),
       param_choice("mode", "sync", {"sync", "async"},
                    "gbm: sync = retrain inline (deterministic), async = background thread"),
@@ -150,6 +154,8 @@ PredictorConfig predictor_config(const Params& p) {
   c.kind = p.get_string("predictor");
   c.p = p.get_double("p");
   c.noise = p.get_string("noise") == "lognormal" ? NoiseKind::kLogNormal : NoiseKind::kAdversarial;
+  c.redraw =
+      p.get_string("redraw") == "access" ? NoiseRedraw::kPerAccess : NoiseRedraw::kPerRequest;
   c.sigma = p.get_double("sigma");
   c.gbm.async = p.get_string("mode") == "async";
   c.gbm.window = size_t(p.get_int("window"));
@@ -191,7 +197,7 @@ std::unique_ptr<NextAccessPredictor> make_predictor(const PredictorConfig& c,
   } else if (c.kind == "noisy") {
     if (!(c.p >= 0 && c.p <= 1)) throw ConfigError("noise probability p must be in [0, 1]");
     if (!(c.sigma >= 0)) throw ConfigError("sigma must be >= 0");
-    p = std::make_unique<NoisyPredictor>(*ctx.future, c.p, c.noise, c.sigma, ctx.seed);
+    p = std::make_unique<NoisyPredictor>(*ctx.future, c.p, c.noise, c.sigma, ctx.seed, c.redraw);
   } else if (c.kind == "gbm") {
     const GbmConfig& g = c.gbm;
     if (g.window < 10) throw ConfigError("gbm window must be at least 10 samples");

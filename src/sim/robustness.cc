@@ -60,6 +60,8 @@ bool is_learned_policy(const std::string& name) {
 
 std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& oracle,
                                           size_t capacity_blocks, const RobustnessOptions& opts) {
+  if (opts.redraw != "request" && opts.redraw != "access")
+    throw ConfigError("noise redraw '" + opts.redraw + "' is neither request nor access");
   std::vector<PolicySpec> specs = parse_policy_list(opts.policies);
   for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before any replay
   std::vector<RobustnessRow> rows;
@@ -87,7 +89,7 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
         for (size_t at; (at = run.params.find(kNoiseSlot)) != std::string::npos;)
           run.params.replace(at, kNoiseSlot.size(), level);
       } else if (learned) {
-        std::string extra = fmt::format("predictor=noisy,p={}", p);
+        std::string extra = fmt::format("predictor=noisy,p={},redraw={}", p, opts.redraw);
         if (!opts.learned_params.empty()) extra += "," + opts.learned_params;
         run.params = run.params.empty() ? extra : run.params + "," + extra;
       }
@@ -99,6 +101,7 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
       r.policy = s.label();
       r.spec = run.label();
       r.learned = learned;
+      if (learned && !templated) r.redraw = opts.redraw;
       r.capacity_blocks = capacity_blocks;
       r.block_accesses = res.block_accesses;
       r.block_hits = res.block_hits;
@@ -120,11 +123,12 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
 std::string RobustnessRow::to_json() const {
   std::string frac = capacity_fraction < 0 ? "null" : fmt::format("{}", capacity_fraction);
   std::string s = fmt::format(
-      R"({{"noise":{},"policy":{:?},"spec":{:?},"learned":{},"capacity_blocks":{},)"
+      R"({{"noise":{},"policy":{:?},"spec":{:?},"learned":{},"redraw":{},"capacity_blocks":{},)"
       R"("capacity_fraction":{},"block_hit_rate":{:.6f},"block_hits":{},"block_accesses":{},)"
       R"("predictor_calls":{},"predictions":{},"replay_seconds":{:.6f})",
-      noise, policy, spec, learned, capacity_blocks, frac, block_hit_rate, block_hits,
-      block_accesses, predictor_calls, predictions, replay_seconds);
+      noise, policy, spec, learned, redraw.empty() ? "null" : fmt::format("{:?}", redraw),
+      capacity_blocks, frac, block_hit_rate, block_hits, block_accesses, predictor_calls,
+      predictions, replay_seconds);
   if (!stats.empty()) {
     s += R"(,"policy_stats":{)";
     for (size_t i = 0; i < stats.size(); ++i)
@@ -137,17 +141,17 @@ std::string RobustnessRow::to_json() const {
 }
 
 std::string RobustnessRow::csv_header() {
-  return "noise,policy,capacity_blocks,capacity_fraction,block_hit_rate,block_hits,"
+  return "noise,policy,redraw,capacity_blocks,capacity_fraction,block_hit_rate,block_hits,"
          "block_accesses,predictor_calls,predictions,replay_seconds";
 }
 
 std::string RobustnessRow::to_csv() const {
   // A label such as laru:b=4,halve_every=0 holds commas: quote it.
   std::string name = policy.find(',') == std::string::npos ? policy : "\"" + policy + "\"";
-  return fmt::format("{},{},{},{},{:.6f},{},{},{},{},{:.6f}", noise, name, capacity_blocks,
-                     capacity_fraction < 0 ? std::string() : fmt::format("{}", capacity_fraction),
-                     block_hit_rate, block_hits, block_accesses, predictor_calls, predictions,
-                     replay_seconds);
+  return fmt::format(
+      "{},{},{},{},{},{:.6f},{},{},{},{},{:.6f}", noise, name, redraw, capacity_blocks,
+      capacity_fraction < 0 ? std::string() : fmt::format("{}", capacity_fraction), block_hit_rate,
+      block_hits, block_accesses, predictor_calls, predictions, replay_seconds);
 }
 
 }  // namespace kvpolicy

@@ -15,6 +15,7 @@
 #include "kvpolicy/cache/cache.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/policy/policy.h"
+#include "kvpolicy/predict/predictor.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/generators.h"
 #include "kvpolicy/trace/trace.h"
@@ -295,6 +296,108 @@ TEST(Hf, ScoresOnlyTheOldestCandidates) {
   EXPECT_EQ(hf.contents(), "abd");
   EXPECT_EQ(stat(hf.stats(), "predictor_calls"), 2 + 2);
   EXPECT_EQ(stat(fpb.stats(), "predictor_calls"), 3);
+}
+
+// --- the noise models ---------------------------------------------------------------------------
+
+// FPB on flat paging by brute force, the paper's sync mode: at every eviction, ask the noisy
+// predictor (seed 1, as the cache's policies) for every cached item and evict the largest P,
+// ties to the least recently used. Returns each request's hit.
+std::vector<bool> reference_fpb_hits(const Trace& t, const Oracle& o, size_t k, double p,
+                                     NoiseRedraw redraw) {
+  NoisyPredictor pred(o.view(t), p, NoiseKind::kAdversarial, 1, 1, redraw);
+  std::map<BlockKey, NodeId> id;
+  std::map<NodeId, size_t> last_request;  // the cached items
+  std::vector<bool> hits;
+  for (size_t r = 0; r < t.size(); ++r) {
+    RequestView view;
+    view.index = RequestIndex(r);
+    pred.on_request_begin(view);
+    NodeId n = id.emplace(t.blocks[t.block_offset[r]], NodeId(id.size())).first->second;
+    bool hit = last_request.count(n) == 1;
+    if (!hit && last_request.size() == k) {
+      NodeId best = kNoNode;
+      Time best_p = 0;
+      for (auto [m, lr] : last_request) {
+        Time pm;
+        pred.predict(std::span<const NodeId>(&m, 1), std::span<Time>(&pm, 1));
+        if (best == kNoNode || pm > best_p || (pm == best_p && lr < last_request[best])) {
+          best = m;
+          best_p = pm;
+        }
+      }
+      last_request.erase(best);
+    }
+    AccessInfo a;
+    a.now = t.time[r];
+    a.req = RequestIndex(r);
+    a.access = t.block_offset[r];
+    a.kind = hit ? AccessKind::kReused : AccessKind::kInserted;
+    pred.on_access(n, a);
+    last_request[n] = r;
+    hits.push_back(hit);
+  }
+  return hits;
+}
+
+// The cached predictions (each block predicted after its access, every cached block again at
+// the first choice after a redraw) must choose as predicting every candidate at every eviction
+// does, under both noise models; and the two models must differ.
+TEST(Fpb, NoiseModelsChooseAsPredictingAtEveryEviction) {
+  Rng rng(5);
+  std::string items;
+  for (int i = 0; i < 1500; ++i)  // 40 items, the low ones more popular
+    items += char('0' + std::min(rng.below(40), rng.below(40)));
+  Trace t = flat_trace(items);
+  Oracle o = compute_oracle(t);
+  std::vector<bool> per_model[2];
+  for (NoiseRedraw redraw : {NoiseRedraw::kPerRequest, NoiseRedraw::kPerAccess}) {
+    const char* name = redraw == NoiseRedraw::kPerRequest ? "request" : "access";
+    SCOPED_TRACE(name);
+    std::vector<bool> want = reference_fpb_hits(t, o, 8, 0.5, redraw);
+    Stepper s(t, std::string("fpb:predictor=noisy,p=0.5,redraw=") + name, 8);
+    std::vector<bool> got;
+    for (size_t r = 0; r < t.size(); ++r) got.push_back(s.step());
+    EXPECT_EQ(got, want);
+    per_model[redraw == NoiseRedraw::kPerAccess] = got;
+  }
+  EXPECT_NE(per_model[0], per_model[1]);
+}
+
+// Chains: each request is one prompt of raw ids (one block each), one request per second.
+Trace chain_trace(const std::vector<std::vector<uint64_t>>& prompts) {
+  Trace t;
+  t.block_tokens = 16;
+  Time now = 0;
+  for (auto& ids : prompts) {
+    t.add_request(now, ids, uint32_t(16 * ids.size()), 1);
+    now += kMicrosPerSecond;
+  }
+  return t;
+}
+
+// k = 6, adversarial predictions (P = -next use): A = a1 a2 a3, B = b1 b2 b3, C, then A again.
+//  r2 C: phase 1 (O = A and B), l = every leaf. Leaves a3 (next use r3, P = -3 s) and b3 (never,
+//        P = -inf): a3 goes, then a2 and a1 as each becomes a leaf; E = {a1, a2, a3}.
+//  r3 A: a1, a2, a3 miss in turn, each in E: three prediction-induced misses, each an LRU
+//        eviction (b3, b2, b1): one returning chain.
+// induced=block halves lambda at each (1/8); induced=chain once (1/2).
+TEST(Laru, ReturningChainCountsOnceWithInducedChain) {
+  Trace t = chain_trace({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {1, 2, 3}});
+  for (const char* mode : {"block", "chain"}) {
+    SCOPED_TRACE(mode);
+    Stepper s(t, std::string("laru:predictor=noisy,p=1,induced=") + mode, 6);
+    for (int r = 0; r < 4; ++r) EXPECT_FALSE(s.step()) << "request " << r;
+    PolicyStats st = s.stats();
+    bool chain = std::string(mode) == "chain";
+    EXPECT_EQ(stat(st, "phases"), 1);
+    EXPECT_EQ(stat(st, "prediction_evictions"), 3);
+    EXPECT_EQ(stat(st, "prediction_induced_misses"), 3);
+    EXPECT_EQ(stat(st, "induced_chains"), 1);
+    EXPECT_EQ(stat(st, "lru_evictions"), 3);
+    EXPECT_EQ(stat(st, "lambda_halvings"), chain ? 1 : 3);
+    EXPECT_EQ(stat(st, "lambda"), chain ? 0.5 : 0.125);
+  }
 }
 
 // --- robustness -------------------------------------------------------------------------------

@@ -19,6 +19,13 @@ Trace flat(const std::vector<std::pair<double, uint64_t>>& reqs) {
   return t;
 }
 
+// The start of request r, as a policy tells its predictor.
+RequestView request(RequestIndex r) {
+  RequestView v;
+  v.index = r;
+  return v;
+}
+
 AccessInfo access_of(const Trace& t, size_t r, bool hit) {
   AccessInfo a;
   a.now = t.time[r];
@@ -67,8 +74,8 @@ TEST(NoisyPredictor, ZeroNoiseIsTheOracleFullAdversarialIsItsNegation) {
   Trace t = long_flat(400);
   Oracle o = compute_oracle(t);
   OraclePredictor exact(o.view(t));
-  NoisyPredictor clean(o.view(t), 0.0, NoiseKind::kAdversarial, 1, 7);
-  NoisyPredictor adv(o.view(t), 1.0, NoiseKind::kAdversarial, 1, 7);
+  NoisyPredictor clean(o.view(t), 0.0, NoiseKind::kAdversarial, 1, 7, NoiseRedraw::kPerAccess);
+  NoisyPredictor adv(o.view(t), 1.0, NoiseKind::kAdversarial, 1, 7, NoiseRedraw::kPerAccess);
   for (size_t r = 0; r < t.size(); ++r) {
     NodeId n = NodeId(r);
     for (NextAccessPredictor* p :
@@ -88,9 +95,10 @@ TEST(NoisyPredictor, CorruptsAboutAShareP_DeterministicallyPerAccess) {
   Trace t = long_flat(4000);
   Oracle o = compute_oracle(t);
   OraclePredictor exact(o.view(t));
-  NoisyPredictor noisy(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 11);
-  NoisyPredictor again(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 11);
-  NoisyPredictor other_seed(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 12);
+  NoisyPredictor noisy(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 11, NoiseRedraw::kPerAccess);
+  NoisyPredictor again(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 11, NoiseRedraw::kPerAccess);
+  NoisyPredictor other_seed(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 12,
+                            NoiseRedraw::kPerAccess);
   size_t corrupted = 0, differ_by_seed = 0;
   for (size_t r = 0; r < t.size(); ++r) {
     NodeId n = 0;
@@ -120,7 +128,7 @@ TEST(NoisyPredictor, LogNormalNoiseDelaysByAboutSigmaInSeconds) {
   Trace t = long_flat(3000);
   Oracle o = compute_oracle(t);
   OraclePredictor exact(o.view(t));
-  NoisyPredictor noisy(o.view(t), 1.0, NoiseKind::kLogNormal, 0.5, 3);
+  NoisyPredictor noisy(o.view(t), 1.0, NoiseKind::kLogNormal, 0.5, 3, NoiseRedraw::kPerAccess);
   double sum_log = 0, sum_sq = 0;
   size_t finite = 0;
   for (size_t r = 0; r < t.size(); ++r) {
@@ -144,6 +152,95 @@ TEST(NoisyPredictor, LogNormalNoiseDelaysByAboutSigmaInSeconds) {
   double mean = sum_log / finite, sd = std::sqrt(sum_sq / finite - mean * mean);
   EXPECT_NEAR(mean, 0, 0.05);
   EXPECT_NEAR(sd, 0.5, 0.05);
+}
+
+// redraw=request: a draw is a function of (seed, the block's last access, the request), so the
+// same seed answers the same in the same request, a new request draws afresh (about p of the
+// blocks corrupted each time, independently), and another seed draws differently.
+TEST(NoisyPredictor, RedrawPerRequestIsDeterministicPerSeed) {
+  Trace t = long_flat(2000);
+  Oracle o = compute_oracle(t);
+  const double p = 0.3;
+  NoisyPredictor noisy(o.view(t), p, NoiseKind::kAdversarial, 1, 11, NoiseRedraw::kPerRequest);
+  NoisyPredictor again(o.view(t), p, NoiseKind::kAdversarial, 1, 11, NoiseRedraw::kPerRequest);
+  NoisyPredictor other_seed(o.view(t), p, NoiseKind::kAdversarial, 1, 12, NoiseRedraw::kPerRequest);
+  std::vector<NodeId> nodes(t.size());
+  for (size_t r = 0; r < t.size(); ++r) {
+    nodes[r] = NodeId(r);  // one block per access, so every draw has its own access
+    for (NoisyPredictor* q : {&noisy, &again, &other_seed})
+      q->on_access(nodes[r], access_of(t, r, false));
+  }
+  OraclePredictor exact(o.view(t));
+  for (size_t r = 0; r < t.size(); ++r) exact.on_access(nodes[r], access_of(t, r, false));
+  std::vector<Time> truth(nodes.size());
+  exact.predict(nodes, truth);
+
+  auto draw = [&](NoisyPredictor& q, RequestIndex req) {
+    q.on_request_begin(request(req));
+    std::vector<Time> out(nodes.size());
+    q.predict(nodes, out);
+    return out;
+  };
+  uint64_t v0 = noisy.version();
+  std::vector<Time> r5 = draw(noisy, 5);
+  EXPECT_NE(noisy.version(), v0);  // callers must re-predict
+  uint64_t v5 = noisy.version();
+  EXPECT_EQ(draw(noisy, 5), r5);  // the same request again: the same draw, the same version
+  EXPECT_EQ(noisy.version(), v5);
+  EXPECT_EQ(draw(again, 5), r5);  // the same seed: the same draw
+  std::vector<Time> r6 = draw(noisy, 6);
+  EXPECT_NE(noisy.version(), v5);
+  std::vector<Time> seed12 = draw(other_seed, 5);
+
+  size_t corrupted5 = 0, corrupted6 = 0, both = 0, by_seed = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (truth[i] == kNever) continue;  // -kNever and kNever both read "corrupted" below
+    ASSERT_TRUE(r5[i] == truth[i] || r5[i] == -truth[i]);
+    ASSERT_TRUE(r6[i] == truth[i] || r6[i] == -truth[i]);
+    corrupted5 += r5[i] != truth[i];
+    corrupted6 += r6[i] != truth[i];
+    both += r5[i] != truth[i] && r6[i] != truth[i];
+    by_seed += r5[i] != seed12[i];
+  }
+  size_t finite = 0;
+  for (Time x : truth) finite += x != kNever;
+  ASSERT_GT(finite, 1900u);
+  // Binomial(n, 0.3) per request (sd about 20) and, independent across requests, Binomial(n,
+  // 0.09) corrupted in both (a sticky draw would make that 0.3): six sd either way.
+  EXPECT_NEAR(double(corrupted5), p * finite, 125);
+  EXPECT_NEAR(double(corrupted6), p * finite, 125);
+  EXPECT_NEAR(double(both), p * p * finite, 80);
+  EXPECT_GT(by_seed, finite / 5);  // 2 p (1 - p) = 42 % expected
+}
+
+// With nothing to redraw (p = 0, or p = 1 with adversarial noise) and with redraw=access, the
+// version never changes, so the policies never re-predict; redraw=access answers do not depend
+// on the request: a corrupted prediction stays until the block's next access.
+TEST(NoisyPredictor, PersistentAdversaryAndConstantDrawsKeepTheirVersion) {
+  Trace t = long_flat(500);
+  Oracle o = compute_oracle(t);
+  NoisyPredictor sticky(o.view(t), 0.3, NoiseKind::kAdversarial, 1, 11, NoiseRedraw::kPerAccess);
+  NoisyPredictor clean(o.view(t), 0, NoiseKind::kAdversarial, 1, 11, NoiseRedraw::kPerRequest);
+  NoisyPredictor full(o.view(t), 1, NoiseKind::kAdversarial, 1, 11, NoiseRedraw::kPerRequest);
+  NoisyPredictor lognormal(o.view(t), 1, NoiseKind::kLogNormal, 1, 11, NoiseRedraw::kPerRequest);
+  std::vector<NodeId> nodes(t.size());
+  for (size_t r = 0; r < t.size(); ++r) {
+    nodes[r] = NodeId(r);
+    for (NoisyPredictor* q : {&sticky, &clean, &full, &lognormal})
+      q->on_access(nodes[r], access_of(t, r, false));
+  }
+  std::vector<Time> first(nodes.size()), later(nodes.size());
+  sticky.on_request_begin(request(3));
+  sticky.predict(nodes, first);
+  for (RequestIndex r : {4u, 90u, 7u}) {
+    for (NoisyPredictor* q : {&sticky, &clean, &full, &lognormal}) q->on_request_begin(request(r));
+    sticky.predict(nodes, later);
+    EXPECT_EQ(later, first);
+  }
+  EXPECT_EQ(sticky.version(), 0u);
+  EXPECT_EQ(clean.version(), 0u);
+  EXPECT_EQ(full.version(), 0u);
+  EXPECT_GT(lognormal.version(), 0u);  // every draw's delay differs
 }
 
 TEST(FeatureTracker, GapsAndDecayedCountersFollowTheirDefinitions) {
@@ -196,9 +293,9 @@ TEST(AuditedPredictor, ScoresThePerfectOracleAsPerfect) {
   EXPECT_GT(get("audit_pairs"), 1000);
   EXPECT_EQ(get("audit_ranking_accuracy"), 1.0);
   // The adversarial predictor ranks every pair backwards.
-  AuditedPredictor q(
-      std::make_unique<NoisyPredictor>(o.view(t), 1.0, NoiseKind::kAdversarial, 1, 1), o.view(t),
-      1);
+  AuditedPredictor q(std::make_unique<NoisyPredictor>(o.view(t), 1.0, NoiseKind::kAdversarial, 1, 1,
+                                                      NoiseRedraw::kPerAccess),
+                     o.view(t), 1);
   for (size_t r = 0; r < t.size(); ++r) {
     NodeId n = NodeId(r % 37);
     q.on_access(n, access_of(t, r, r >= 37));

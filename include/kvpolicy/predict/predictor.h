@@ -3,10 +3,13 @@
 // access and answers, in batches, the predicted absolute time of each block's next access.
 //
 // Semantics shared by all: a prediction depends only on what the predictor saw up to the block's
-// last access (and, for the GBM, on the current model). Callers therefore predict a block once
-// after each access and again only when version() changes; this is exactly what predicting the
-// candidates at every eviction (the paper's sync mode) would return, at O(1) predictions per
-// access instead of O(candidates) per eviction.
+// last access, on the current model (the GBM) and on the current request's noise draw (the
+// noisy oracle with redraw=request). Callers therefore predict a block once after each access
+// and every cached block again when version() changes. With the oracle and the GBM this returns
+// what predicting the candidates at every eviction (the paper's sync mode) would, at O(1)
+// predictions per access. The noisy oracle's sync-mode equivalent is redraw=request (a fresh
+// draw at each request's eviction call); redraw=access (a draw fixed until the block is
+// accessed again) is a persistent adversary, closer to the paper's async mode: not the same.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +38,8 @@ struct PredictorContext {
 class NextAccessPredictor {
  public:
   virtual ~NextAccessPredictor() = default;
-  // Each request, before its block accesses (what the request and its session look like).
+  // Each request, before its block accesses and any eviction it causes (what the request and
+  // its session look like).
   virtual void on_request_begin(const RequestView&) {}
   // Every block access, root first. Unless info.reused(), the node id is new to this tier
   // (inserted, promoted or demoted into it), so whatever the predictor knew under it is reset.
@@ -44,7 +48,8 @@ class NextAccessPredictor {
   // Predicted absolute next-access time of each node (microseconds; kNever = not again, or
   // "far future"). Counts the predictions requested.
   void predict(std::span<const NodeId> nodes, std::span<Time> out);
-  // Changes whenever earlier predictions may be stale (the GBM swapped in a new model).
+  // Changes whenever earlier predictions may be stale (the GBM swapped in a new model, the noisy
+  // oracle redrew its noise for a new request).
   virtual uint64_t version() const { return 0; }
   uint64_t predictions() const { return predictions_; }  // nodes predicted so far
   uint64_t batches() const { return batches_; }          // predict() calls so far
@@ -85,14 +90,29 @@ class OraclePredictor : public NextAccessPredictor {
 };
 
 enum class NoiseKind { kAdversarial, kLogNormal };
+// When the noisy oracle draws a block's corruption afresh.
+enum class NoiseRedraw {
+  // At every request: the paper's sync LLM mode, where each eviction call (one per request in
+  // SGLang) predicts its candidates anew, so a corrupted block is judged again next time.
+  kPerRequest,
+  // At every access of the block only: a corrupted prediction persists until the block is used
+  // again (a persistent adversary; the paper's async mode refreshes predictions as rarely).
+  kPerAccess,
+};
 
-// The oracle, corrupted with probability p per block access (a seeded hash of the seed and the
-// access index decides, so the same access is corrupted for every policy and every call):
+// The oracle, corrupted with probability p per draw; a seeded hash decides, so a draw is the
+// same for every policy and every call. A draw is keyed by (seed, the block's last access) with
+// redraw=access, and by (seed, last access, current request) with redraw=request:
 //   adversarial: -(true next time): the block needed soonest looks furthest (paper Fig. 5, 13);
 //   lognormal:   true next + LogNormal(0, sigma) seconds (kNever stays kNever).
 class NoisyPredictor : public OraclePredictor {
  public:
-  NoisyPredictor(const OracleView& future, double p, NoiseKind kind, double sigma, uint64_t seed);
+  NoisyPredictor(const OracleView& future, double p, NoiseKind kind, double sigma, uint64_t seed,
+                 NoiseRedraw redraw);
+  void on_request_begin(const RequestView& r) override;
+  // redraw=request: changes with each new request whose draw can differ (not at p = 0, nor at
+  // p = 1 with adversarial noise, where every draw is the same).
+  uint64_t version() const override { return version_; }
   PolicyStats stats() const override;
 
  protected:
@@ -102,6 +122,9 @@ class NoisyPredictor : public OraclePredictor {
   double p_, sigma_;
   NoiseKind kind_;
   uint64_t seed_;
+  bool redraws_;  // redraw=request and the draw matters
+  RequestIndex request_ = kNoRequest;
+  uint64_t version_ = 0;
   uint64_t corrupted_ = 0;
 };
 
@@ -247,15 +270,16 @@ struct PredictorConfig {
   std::string kind = "oracle";  // oracle | noisy | gbm | reuse
   double p = 0;                 // noisy: corruption probability
   NoiseKind noise = NoiseKind::kAdversarial;
+  NoiseRedraw redraw = NoiseRedraw::kPerRequest;  // noisy: when a draw is made afresh
   double sigma = 1;    // noisy, lognormal: sigma of the underlying normal
   bool audit = false;  // wrap in AuditedPredictor (needs the trace and oracle)
   GbmConfig gbm;
   ReuseConfig reuse;
 };
 
-// The predictor parameters every learned policy takes (predictor, p, noise, sigma, mode, window,
-// retrain, trees, depth, eta, audit, and the reuse predictor's), and their parsing into a config
-// (throws ConfigError).
+// The predictor parameters every learned policy takes (predictor, p, noise, redraw, sigma, mode,
+// window, retrain, trees, depth, eta, audit, and the reuse predictor's), and their parsing into a
+// config (throws ConfigError).
 std::vector<ParamSpec> predictor_param_specs();
 PredictorConfig predictor_config(const Params& params);
 

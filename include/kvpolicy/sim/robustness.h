@@ -18,6 +18,10 @@ struct RobustnessOptions {
   // the others run once and are repeated in every noise row.
   std::string policies = "lru,fpb,hf,laru,belady";
   std::string learned_params = "noise=adversarial";
+  // When the noise is drawn afresh, given as redraw=<this> to the policies that get
+  // learned_params: "request" (the paper's sync mode) or "access" (a persistent adversary).
+  // A spec holding {p} keeps its own (the predictor's default is request).
+  std::string redraw = "request";
   uint64_t seed = 1;
   std::function<void(double done, const std::string& detail)> progress;
 };
@@ -27,6 +31,7 @@ struct RobustnessRow {
   std::string policy;  // name as given
   std::string spec;    // the full spec replayed
   bool learned = false;
+  std::string redraw;  // the noise model given to this row's spec; empty if none was
   size_t capacity_blocks = 0;
   double capacity_fraction = -1;
   uint64_t block_accesses = 0, block_hits = 0;
