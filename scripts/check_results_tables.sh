@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The machinery that keeps docs/results.md current (ctest: ResultsTablesRegenerate):
 #  1. every generated block of docs/results.md is closed and names a section that
-#     scripts/rerun_results.sh knows, so --update can refill it;
+#     scripts/rerun_results.sh knows, so --update can refill it; every in-page link resolves;
 #  2. results_tables.py prints a run's hit rates with the deployable policies above the offline
 #     references and the gap to Belady computed from the rows;
 #  3. --splice fills a block from a section's output and leaves the rest of the page alone;
@@ -26,6 +26,15 @@ assert opened, "no generated blocks"
 assert opened == closed, f"unbalanced blocks: {opened} vs {closed}"
 for name in opened:
     assert any(name == s or name.startswith(s + "-") for s in sections), f"no section makes {name}"
+# In-page links resolve to a heading (GitHub's anchors: lowercase, punctuation dropped, spaces
+# to hyphens, a repeated heading gets -1, -2, ...).
+seen, anchors = {}, set()
+for h in re.findall(r"^#+ (.*)$", text, re.M):
+    slug = re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+    anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+    seen[slug] = seen.get(slug, 0) + 1
+broken = sorted(set(re.findall(r"\]\(#([^)]+)\)", text)) - anchors)
+assert not broken, f"links to no heading: {broken}"
 EOF
 
 # 2. A hit-rate table from a real run.

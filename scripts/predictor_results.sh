@@ -40,3 +40,18 @@ for tr in mooncake:$T/mooncake-conversation/conversation_trace.jsonl arena:$out/
   done
 done
 python3 "$src/scripts/predictor_results_tables.py" "$out"
+
+# Two deployable variants: FPB with the reuse predictor inside the guard (never far below LRU),
+# and LARU with the paper's LLM setting of its trust decay (lambda halved every k/32 induced
+# misses instead of every one).
+for tr in mooncake:$T/mooncake-conversation/conversation_trace.jsonl arena:$out/arena.kvtrace \
+          sharegpt:$out/sharegpt.jsonl; do
+  name=${tr%%:*}
+  rm -f "$out/$name-variants.json"
+  run "$K" simulate -t "${tr#*:}" -c 0.02,0.05,0.1 --jobs 1 --json "$out/$name-variants.json" \
+      -p "lru,belady,fpb:$P,guarded:inner=fpb,inner_params=${P//,/;},laru:$P,laru:$P,halve_every=0"
+  echo
+  echo "Variants on $name, block hit % and the share of the LRU–Belady gap closed:"
+  echo
+  python3 "$src/scripts/results_tables.py" hitrates "$out/$name-variants.json" --gap
+done

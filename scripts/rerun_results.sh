@@ -190,6 +190,7 @@ commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$src" status --porcelain -- src include CMakeLists.txt cmake 2>/dev/null | head -c1 || true)
 [[ -z $dirty ]] || commit="$commit (with uncommitted changes)"
 for s in "${wanted[@]+"${wanted[@]}"}"; do
+  rm -rf "${out:?}/$s"  # a fresh run: outputs opened for appending would mix two runs
   mkdir -p "$out/$s"
   start=$SECONDS
   (cd "$out/$s" && "section_$s")
