@@ -114,9 +114,12 @@ def predictor_report(args):
         s = r.get("policy_stats", {})
         learned = "audit_ranking_accuracy" in s
 
+        # No model answered (async before its first fit): no quality to report.
+        answered = s.get("audit_log_error_count", 0) > 0
+
         def stat(key, fmt):
             v = s.get(key)
-            return "–" if v is None or not learned else fmt(v)
+            return "–" if v is None or not learned or not answered else fmt(v)
 
         fits = s.get("retrains", 0)
         per_fit = f"{s['train_seconds'] / fits:.3f}" if learned and fits else "–"
@@ -125,11 +128,11 @@ def predictor_report(args):
                                               if "mode=async" not in r.get("params", "") else 0)
         share = (f"{busy / r['replay_seconds'] * 100:.0f} %"
                  if learned and r["replay_seconds"] > 0 else "–")
+        fit_cells = f"{s.get('retrains', 0):.0f} | {per_fit}" if learned else "– | –"
         print(f"| {capacity_header(r)} | {r['policy']} | {r.get('params', '')} | "
               f"{pct(r['block_hit_rate'])} | {stat('audit_mean_abs_log_error', lambda v: f'{v:.3f}')} | "
               f"{stat('audit_ranking_accuracy', lambda v: f'{v:.3f}')} | "
-              f"{stat('audit_far_future_share', lambda v: f'{v * 100:.1f}')} | "
-              f"{stat('retrains', lambda v: f'{v:.0f}')} | {per_fit} | "
+              f"{stat('audit_far_future_share', lambda v: f'{v * 100:.1f}')} | {fit_cells} | "
               f"{r['ns_per_access'] / 1000:.2f} | {share} |")
 
 
