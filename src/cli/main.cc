@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy_version.h"
 
 namespace kvpolicy::cli {
 std::vector<Command>& commands() {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   using namespace kvpolicy;
   CLI::App app{
       "kvpolicy: eviction policies for the KV prefix cache of LLM serving, on real traces"};
+  app.set_version_flag("--version,-V", KVPOLICY_VERSION);
   app.require_subcommand(1);
   auto& cmds = cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });

@@ -86,11 +86,12 @@ void run(const BuildArgs& a) {
   size_t sessions = 0;
   for (size_t r = 0; r < t.size(); ++r) sessions += t.turn[r] == 1;
   fmt::print(
-      "{}: {} conversations ({} used), {} requests, {} merged and {} empty messages\n"
+      "{}: {} conversations ({} used; {} without a user message left out), {} requests, {} "
+      "merged and {} empty messages\n"
       "tokenizer {}; {} prompt tokens ({:.0f} a request), {} output tokens; {} blocks of {} "
       "tokens; {:.0f} s of arrivals\nwrote {}\n",
-      a.input, rep.conversations, sessions, t.size(), rep.merged_messages, rep.empty_messages,
-      tok->name(), prompt, t.size() ? double(prompt) / t.size() : 0.0, output,
+      a.input, rep.conversations, sessions, rep.without_user, t.size(), rep.merged_messages,
+      rep.empty_messages, tok->name(), prompt, t.size() ? double(prompt) / t.size() : 0.0, output,
       t.num_block_accesses(), t.block_tokens,
       t.size() ? double(t.time.back()) / kMicrosPerSecond : 0.0, a.out);
 }

@@ -21,8 +21,9 @@ Role role_of(std::string_view r, const jsonl::Where& w, std::string_view field) 
   w.fail(field, "unknown role '" + std::string(r) + "'");
 }
 
-// Chat records: an array of {role_key, text_key} objects.
-void read_chat(jsonl::object& obj, const jsonl::Where& w, std::string_view array_key,
+// Chat records: an array of {role_key, text_key} objects. False when no message is the user's:
+// valid data (the ShareGPT sample has such records) that makes no request.
+bool read_chat(jsonl::object& obj, const jsonl::Where& w, std::string_view array_key,
                std::string_view role_key, std::string_view text_key, Conversation& c) {
   auto v = jsonl::field(obj, array_key, w);
   simdjson::dom::array arr;
@@ -42,7 +43,7 @@ void read_chat(jsonl::object& obj, const jsonl::Where& w, std::string_view array
   }
   bool user = false;
   for (auto& m : c.messages) user |= m.role == Role::kUser;
-  if (!user) w.fail(array_key, "no user message");
+  return user;
 }
 
 void read_loogle(jsonl::object& obj, const jsonl::Where& w, Conversation& c) {
@@ -110,9 +111,14 @@ std::vector<Conversation> read_conversations(const std::string& path, const std:
       std::string_view t;
       if (!obj["title"].get_string().get(t)) c.id = std::string(t);
     }
-    if (kind == kArena) read_chat(obj, w, "messages", "role", "content", c);
-    if (kind == kShareGpt) read_chat(obj, w, "conversations", "from", "value", c);
+    bool has_user = true;
+    if (kind == kArena) has_user = read_chat(obj, w, "messages", "role", "content", c);
+    if (kind == kShareGpt) has_user = read_chat(obj, w, "conversations", "from", "value", c);
     if (kind == kLoogle) read_loogle(obj, w, c);
+    if (!has_user) {
+      ++report.without_user;
+      return;
+    }
     for (auto& m : c.messages) report.empty_messages += m.text.empty();
     out.push_back(std::move(c));
   });

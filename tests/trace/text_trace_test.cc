@@ -166,14 +166,15 @@ TEST(TextTrace, BadRecordsAreReportedNotDropped) {
   std::string path = write_file("bad.jsonl", text);
   TextReadReport rep;
   InputError e = input_error([&] { read_conversations(path, "chatbot-arena", false, rep); });
-  EXPECT_EQ(e.line(), 4u);
-  EXPECT_EQ(e.field(), "messages");
-  EXPECT_NE(std::string(e.what()).find("no user message"), std::string::npos);
+  // Line 4 (no user message) is valid data that makes no request; line 5 is the first bad one.
+  EXPECT_EQ(e.line(), 5u);
+  EXPECT_EQ(e.field(), "messages[0].content");
   TextReadReport skipped;
   auto convs = read_conversations(path, "chatbot-arena", true, skipped);
   EXPECT_EQ(convs.size(), 3u);
-  EXPECT_EQ(skipped.bad_records, 4u);
-  EXPECT_NE(skipped.first_error.find(":4:"), std::string::npos) << skipped.first_error;
+  EXPECT_EQ(skipped.without_user, 1u);
+  EXPECT_EQ(skipped.bad_records, 3u);
+  EXPECT_NE(skipped.first_error.find(":5:"), std::string::npos) << skipped.first_error;
   // The missing content and the unknown role name their field.
   InputError e5 = input_error([&] {
     TextReadReport r;

@@ -79,13 +79,15 @@ struct TextReadReport {
   std::string first_error;   // file:line: field: what
   uint64_t empty_messages = 0;
   uint64_t merged_messages = 0;  // consecutive messages of one role joined into one
+  uint64_t without_user = 0;     // chats with no user message: valid, but no request; left out
 };
 
 // Sources: "chatbot-arena" ({"id", "messages": [{"role", "content"}]}), "sharegpt" ({"id",
 // "conversations": [{"from": human|gpt|system, "value"}]}), "loogle" ({"input" document,
 // "title", "qa_pairs" as a Python literal list of {"Q", "A", ...}, or "none" with "output" as
-// the answer to a summary request}). A record that is malformed or has no user message is bad:
-// an InputError naming file, line and field, or with skip_bad a count and the first error.
+// the answer to a summary request}). A chat with no user message makes no request: it is left
+// out and counted (without_user). A malformed record is bad: an InputError naming file, line
+// and field, or with skip_bad a count and the first error.
 std::vector<Conversation> read_conversations(const std::string& path, const std::string& source,
                                              bool skip_bad, TextReadReport& report);
 
