@@ -4,7 +4,7 @@
 # trace replays with `simulate`, and a bad row is one error naming file, line and column.
 # Usage: check_import_cli.sh KVPOLICY_BINARY
 set -uo pipefail
-K=${1:?usage: check_import_cli.sh KVPOLICY_BINARY}
+K=$(realpath "${1:?usage: check_import_cli.sh KVPOLICY_BINARY}")
 doc=$(cd "$(dirname "$0")/.." && pwd)/docs/formats.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
