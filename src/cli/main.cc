@@ -16,7 +16,8 @@ std::vector<Command>& commands() {
 CLI::App* trace_command(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({}))
     if (sub->get_name() == "trace") return sub;
-  CLI::App* trace = app.add_subcommand("trace", "trace tools: stats, convert, build, generate");
+  CLI::App* trace =
+      app.add_subcommand("trace", "trace tools: stats, convert, build, import, generate");
   trace->require_subcommand(1);
   return trace;
 }

@@ -83,16 +83,11 @@ uint64_t text_block_id(const uint32_t* tokens, size_t count) {
   return h & ((uint64_t{1} << 53) - 1);
 }
 
-namespace {
-
-// Raw block ids of `tokens`: full blocks, then a partial last block of its own tokens.
-void block_ids(const uint32_t* tokens, size_t n, uint32_t B, size_t from_block,
-               std::vector<uint64_t>& ids) {
+void text_block_ids(const uint32_t* tokens, size_t n, uint32_t B, std::vector<uint64_t>& ids,
+                    size_t from_block) {
   for (size_t b = from_block * B; b < n; b += B)
     ids.push_back(text_block_id(tokens + b, std::min<size_t>(B, n - b)));
 }
-
-}  // namespace
 
 Trace build_text_trace(const std::vector<Conversation>& conversations, const Tokenizer& tok,
                        const TextTraceParams& p, uint64_t seed, std::vector<uint64_t>* raw_ids) {
@@ -152,7 +147,7 @@ Trace build_text_trace(const std::vector<Conversation>& conversations, const Tok
     if (ct.independent) {
       prompt.assign(ct.tokens.begin(), ct.tokens.end());
       prompt.insert(prompt.end(), ct.questions[e.turn].begin(), ct.questions[e.turn].end());
-      block_ids(prompt.data(), prompt.size(), B, 0, ids);
+      text_block_ids(prompt.data(), prompt.size(), B, ids);
       prompt_tokens = static_cast<uint32_t>(prompt.size());
     } else {
       prompt_tokens = ct.prompt_end[e.turn];

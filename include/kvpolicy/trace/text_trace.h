@@ -139,4 +139,10 @@ void write_conversation_jsonl(const Trace& trace, const std::string& path,
 // Raw id of a block of text tokens: 53 bits, so JSON readers keep it exact.
 uint64_t text_block_id(const uint32_t* tokens, size_t count);
 
+// Appends the raw ids of a prompt's blocks of `block_tokens` tokens to `ids`, from block
+// `from_block` on: full blocks, then a partial last block of its own tokens. Chained by
+// Trace::add_request, these are the keys every text trace uses (`trace build`, `trace import`).
+void text_block_ids(const uint32_t* tokens, size_t count, uint32_t block_tokens,
+                    std::vector<uint64_t>& ids, size_t from_block = 0);
+
 }  // namespace kvpolicy

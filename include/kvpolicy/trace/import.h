@@ -1,0 +1,66 @@
+// A user's own request log (CSV or JSONL, one request per row) into a Trace: `--map` names the
+// columns, prompts come as token ids, text (tokenized) or the engine's own chained block hashes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "kvpolicy/trace/text_trace.h"
+#include "kvpolicy/trace/trace.h"
+
+namespace kvpolicy {
+
+// Which of the user's columns holds what; an empty name = not mapped.
+struct ImportMapping {
+  std::string time;           // required: arrival time
+  std::string session;        // conversation id (any string); absent = no sessions
+  std::string tokens;         // prompt token ids   } exactly one
+  std::string text;           // prompt text        } of these
+  std::string hashes;         // per-block hashes, already chained by the engine (taken as keys)
+  std::string prompt_tokens;  // prompt length, only with hashes (default: blocks x block_tokens)
+  std::string output;         // output length in tokens
+  std::string output_text;    // output text, tokenized to count it
+  std::string turn;           // turn number from 1 (default: order within the session)
+  std::string category;       // any string, numbered like request types
+  std::string user;           // any string, numbered in order of first appearance
+};
+
+// Parses "target=column,target=column,...": targets are the fields of ImportMapping; throws
+// ConfigError for an unknown target (listing the valid ones), a repeated one, or a mapping
+// without time or without exactly one of tokens, text and hashes.
+ImportMapping parse_import_mapping(const std::string& spec);
+
+struct ImportOptions {
+  ImportMapping map;
+  std::string format = "auto";  // csv, jsonl, or auto (by the file name's extension)
+  // Numeric times are in this unit: s, ms, us or ns (integers exactly, or decimals). ISO 8601
+  // strings (2025-01-01T12:00:00.123Z) are recognized whatever the unit; "iso" requires them.
+  std::string time_unit = "s";
+  uint32_t block_tokens = 16;
+  bool skip_bad_lines = false;           // count and skip bad rows instead of failing
+  const Tokenizer* tokenizer = nullptr;  // required when text or output_text is mapped
+};
+
+struct ImportReport {
+  std::string format;         // csv or jsonl
+  uint64_t lines = 0;         // physical lines read
+  uint64_t rows = 0;          // requests imported
+  uint64_t skipped_rows = 0;  // bad rows skipped (skip_bad_lines)
+  std::string first_skipped;  // the first skipped row's error
+  bool sorted = false;        // rows were not in time order and were sorted (stably)
+};
+
+// Reads the log into a trace: times from the earliest row (microseconds), sorted stably if out
+// of order; sessions numbered in order of their first request; text and tokens hashed into
+// `block_tokens`-token blocks with chained keys exactly as `trace build` does (partial last
+// block of its own tokens), so rows sharing a prefix share its blocks. A bad row throws one
+// InputError "FILE:LINE: column 'NAME': reason" (CSV) or "FILE:LINE: field 'NAME': reason"
+// (JSONL), or with skip_bad_lines is skipped and counted.
+Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report);
+
+// Parses an ISO 8601 date-time (YYYY-MM-DD[T ]hh:mm[:ss[.frac]][Z|+hh:mm|-hh:mm|+hhmm]; no zone =
+// UTC) into microseconds since the Unix epoch; false if `s` is not one.
+bool parse_iso8601_micros(std::string_view s, Time& micros);
+
+}  // namespace kvpolicy

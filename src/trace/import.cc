@@ -1,0 +1,713 @@
+// `trace import`: a user's request log (CSV per RFC 4180, or JSONL) into a Trace. CSV and JSONL
+// rows go through one parser (RowSource), so both formats read every column the same way.
+#include "kvpolicy/trace/import.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "formats/jsonl.h"
+#include "kvpolicy/core/error.h"
+
+namespace kvpolicy {
+namespace {
+
+struct Target {
+  const char* name;
+  std::string ImportMapping::*column;
+};
+
+constexpr Target kTargets[] = {
+    {"time", &ImportMapping::time},     {"session", &ImportMapping::session},
+    {"tokens", &ImportMapping::tokens}, {"text", &ImportMapping::text},
+    {"hashes", &ImportMapping::hashes}, {"prompt_tokens", &ImportMapping::prompt_tokens},
+    {"output", &ImportMapping::output}, {"output_text", &ImportMapping::output_text},
+    {"turn", &ImportMapping::turn},     {"category", &ImportMapping::category},
+    {"user", &ImportMapping::user},
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// --- Times ---------------------------------------------------------------------------------
+
+// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// Reads exactly `n` digits at `s[i]`.
+bool digits(std::string_view s, size_t& i, size_t n, unsigned& out) {
+  if (i + n > s.size()) return false;
+  out = 0;
+  for (size_t k = 0; k < n; ++k) {
+    char c = s[i + k];
+    if (c < '0' || c > '9') return false;
+    out = out * 10 + static_cast<unsigned>(c - '0');
+  }
+  i += n;
+  return true;
+}
+
+enum class Unit { kSeconds, kMillis, kMicros, kNanos, kIso };
+
+Unit parse_unit(const std::string& unit) {
+  if (unit == "s") return Unit::kSeconds;
+  if (unit == "ms") return Unit::kMillis;
+  if (unit == "us") return Unit::kMicros;
+  if (unit == "ns") return Unit::kNanos;
+  if (unit == "iso") return Unit::kIso;
+  throw ConfigError("time unit '" + unit + "': expected s, ms, us, ns or iso");
+}
+
+// A time cell into microseconds, or an error message (empty on success).
+std::string parse_time(std::string_view s, Unit unit, Time& out) {
+  s = trim(s);
+  const char* unit_name = unit == Unit::kSeconds  ? "seconds"
+                          : unit == Unit::kMillis ? "milliseconds"
+                          : unit == Unit::kMicros ? "microseconds"
+                                                  : "nanoseconds";
+  if (unit != Unit::kIso && !s.empty()) {
+    const char* end = s.data() + s.size();
+    int64_t whole;
+    auto [p, ec] = std::from_chars(s.data(), end, whole);
+    if (p == end && ec == std::errc()) {  // integers exactly: nanosecond clocks pass 2^53
+      if (whole < 0) return "negative";
+      constexpr int64_t kScale[] = {1'000'000, 1'000, 1};
+      if (unit == Unit::kNanos) {
+        out = whole / 1000 + (whole % 1000 >= 500);
+      } else if (__builtin_mul_overflow(whole, kScale[static_cast<int>(unit)], &out)) {
+        return "too large for a time in microseconds (int64)";
+      }
+      return "";
+    }
+    if (ec == std::errc::result_out_of_range && p == end)
+      return "too large for a time in microseconds (int64)";
+    double d;
+    auto [q, ec2] = std::from_chars(s.data(), end, d);
+    if (q == end && ec2 == std::errc() && std::isfinite(d)) {
+      if (d < 0) return "negative";
+      constexpr double kPerUnit[] = {1e6, 1e3, 1, 1e-3};
+      double micros = d * kPerUnit[static_cast<int>(unit)];
+      if (!(micros < 9.2e18)) return "too large for a time in microseconds (int64)";
+      out = static_cast<Time>(std::llround(micros));
+      return "";
+    }
+  }
+  if (parse_iso8601_micros(s, out)) return "";
+  if (unit == Unit::kIso) return "expected an ISO 8601 date-time, e.g. 2025-01-01T12:00:00.123Z";
+  return fmt::format("expected a number of {} or an ISO 8601 date-time", unit_name);
+}
+
+// --- Cells ---------------------------------------------------------------------------------
+
+// A non-negative integer cell; integral decimals (12.0) are accepted.
+std::optional<uint64_t> parse_uint(std::string_view s) {
+  s = trim(s);
+  uint64_t v;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc() && p == s.data() + s.size()) return v;
+  double d;
+  auto [q, ec2] = std::from_chars(s.data(), s.data() + s.size(), d);
+  if (ec2 == std::errc() && q == s.data() + s.size() && d >= 0 && d == std::floor(d) && d < 1.8e19)
+    return static_cast<uint64_t>(d);
+  return std::nullopt;
+}
+
+// A list of integers as a JSON array ("[1, 2, 3]") or separated by spaces or commas ("1 2 3");
+// with `signed_ok`, negative 64-bit values are kept as their two's complement (Python's hash()).
+std::string parse_int_list(std::string_view s, bool signed_ok, std::vector<uint64_t>& out) {
+  out.clear();
+  s = trim(s);
+  if (!s.empty() && s.front() == '[') {
+    if (s.back() != ']') return "a list that opens with '[' must close with ']'";
+    s = s.substr(1, s.size() - 2);
+  }
+  size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == ' ' || c == ',' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+      continue;
+    }
+    const char* begin = s.data() + i;
+    const char* end = s.data() + s.size();
+    const char* p;
+    std::errc ec;
+    uint64_t v;
+    if (c == '-' && signed_ok) {
+      int64_t neg;
+      auto r = std::from_chars(begin, end, neg);
+      p = r.ptr;
+      ec = r.ec;
+      v = static_cast<uint64_t>(neg);
+    } else {
+      auto r = std::from_chars(begin, end, v);
+      p = r.ptr;
+      ec = r.ec;
+    }
+    if (ec != std::errc() ||
+        (p < end && *p != ' ' && *p != ',' && *p != '\t' && *p != '\n' && *p != '\r'))
+      return fmt::format("item {}: expected {}", out.size() + 1,
+                         signed_ok ? "a 64-bit integer" : "a non-negative integer");
+    out.push_back(v);
+    i = static_cast<size_t>(p - s.data());
+  }
+  return "";
+}
+
+// One row's cells, whatever the file's format: the row parser below asks it for the mapped
+// columns by target.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  // The cell as text; nullopt when empty (CSV) or null (JSON). A column mapped but absent from
+  // a JSON record is an error.
+  virtual std::optional<std::string> scalar(const std::string& column) const = 0;
+  // A list of integers: a JSON array, or a cell parsed by parse_int_list.
+  virtual void int_list(const std::string& column, bool signed_ok,
+                        std::vector<uint64_t>& out) const = 0;
+  [[noreturn]] virtual void fail(const std::string& column, const std::string& what) const = 0;
+};
+
+class CsvRow : public RowSource {
+ public:
+  CsvRow(const std::string& path, uint64_t line, const std::vector<std::string>& fields,
+         const std::unordered_map<std::string, size_t>& index)
+      : path_(path), line_(line), fields_(fields), index_(index) {}
+
+  std::optional<std::string> scalar(const std::string& column) const override {
+    const std::string& cell = fields_[index_.at(column)];
+    if (trim(cell).empty()) return std::nullopt;
+    return cell;
+  }
+  void int_list(const std::string& column, bool signed_ok,
+                std::vector<uint64_t>& out) const override {
+    std::string err = parse_int_list(fields_[index_.at(column)], signed_ok, out);
+    if (!err.empty()) fail(column, err);
+  }
+  // InputError's own wording is "field"; a CSV user thinks in columns.
+  [[noreturn]] void fail(const std::string& column, const std::string& what) const override {
+    throw InputError(path_, line_, "", "column '" + column + "': " + what);
+  }
+
+ private:
+  const std::string& path_;
+  uint64_t line_;
+  const std::vector<std::string>& fields_;
+  const std::unordered_map<std::string, size_t>& index_;
+};
+
+class JsonRow : public RowSource {
+ public:
+  JsonRow(jsonl::object& obj, const jsonl::Where& where) : obj_(obj), where_(where) {}
+
+  std::optional<std::string> scalar(const std::string& column) const override {
+    auto v = jsonl::field(obj_, column, where_);
+    switch (v.type()) {
+      case simdjson::dom::element_type::NULL_VALUE:
+        return std::nullopt;
+      case simdjson::dom::element_type::STRING: {
+        std::string_view s = v.get_string().value_unsafe();
+        if (trim(s).empty()) return std::nullopt;
+        return std::string(s);
+      }
+      case simdjson::dom::element_type::INT64:
+        return std::to_string(v.get_int64().value_unsafe());
+      case simdjson::dom::element_type::UINT64:
+        return std::to_string(v.get_uint64().value_unsafe());
+      case simdjson::dom::element_type::DOUBLE:
+        return fmt::format("{}", v.get_double().value_unsafe());  // shortest, round-trips
+      default:
+        fail(column, "expected a string or a number");
+    }
+  }
+  void int_list(const std::string& column, bool signed_ok,
+                std::vector<uint64_t>& out) const override {
+    auto v = jsonl::field(obj_, column, where_);
+    std::string_view s;
+    if (!v.get_string().get(s)) {  // a list written as a string, as in CSV
+      std::string err = parse_int_list(s, signed_ok, out);
+      if (!err.empty()) fail(column, err);
+      return;
+    }
+    simdjson::dom::array arr;
+    if (v.get_array().get(arr)) fail(column, "expected an array of integers");
+    out.clear();
+    for (auto item : arr) {
+      uint64_t x;
+      int64_t neg;
+      if (!item.get_uint64().get(x)) {
+        out.push_back(x);
+      } else if (signed_ok && !item.get_int64().get(neg)) {
+        out.push_back(static_cast<uint64_t>(neg));
+      } else {
+        fail(column, fmt::format("item {}: expected {}", out.size() + 1,
+                                 signed_ok ? "a 64-bit integer" : "a non-negative integer"));
+      }
+    }
+  }
+  [[noreturn]] void fail(const std::string& column, const std::string& what) const override {
+    where_.fail(column, what);
+  }
+
+ private:
+  jsonl::object& obj_;
+  const jsonl::Where& where_;
+};
+
+// --- Rows into the trace --------------------------------------------------------------------
+
+// Interns a string as a dense id in order of first appearance.
+class Names {
+ public:
+  uint32_t id(const std::string& name) {
+    auto [it, inserted] = ids_.emplace(name, static_cast<uint32_t>(names_.size()));
+    if (inserted) names_.push_back(name);
+    return it->second;
+  }
+  bool has(const std::string& name) const { return ids_.count(name) > 0; }
+  size_t size() const { return names_.size(); }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<std::string> names_;
+};
+
+constexpr uint32_t kTurnUnknown = 0;  // filled in after sorting: order within the session
+
+class Importer {
+ public:
+  Importer(const std::string& path, const ImportOptions& opts)
+      : m_(opts.map), opts_(opts), unit_(parse_unit(opts.time_unit)) {
+    if ((!m_.text.empty() || !m_.output_text.empty()) && !opts.tokenizer)
+      throw ConfigError("trace import: mapping text or output_text needs a tokenizer");
+    trace_.name = path;
+    trace_.block_tokens = opts.block_tokens ? opts.block_tokens : 16;
+  }
+
+  // Parses every mapped cell first, so a bad row throws before anything is appended.
+  void add(const RowSource& row) {
+    const uint32_t B = trace_.block_tokens;
+    auto time_cell = row.scalar(m_.time);
+    if (!time_cell) row.fail(m_.time, "empty");
+    Time t;
+    std::string err = parse_time(*time_cell, unit_, t);
+    if (!err.empty()) row.fail(m_.time, err);
+
+    std::optional<std::string> session;
+    if (!m_.session.empty()) session = row.scalar(m_.session);
+
+    ids_.clear();
+    uint64_t prompt_tokens = 0;
+    bool keys_as_is = false;
+    if (!m_.hashes.empty()) {
+      row.int_list(m_.hashes, true, ids_);
+      if (ids_.empty()) row.fail(m_.hashes, "empty prompt: no block hashes");
+      keys_as_is = true;
+      prompt_tokens = ids_.size() * B;
+      if (!m_.prompt_tokens.empty()) {
+        auto cell = row.scalar(m_.prompt_tokens);
+        std::optional<uint64_t> n;
+        if (!cell || !(n = parse_uint(*cell)))
+          row.fail(m_.prompt_tokens, "expected a non-negative integer");
+        // Engines hash full blocks only (vLLM, SGLang) or a partial last block too.
+        uint64_t full = *n / B, all = (*n + B - 1) / B;
+        if (ids_.size() < full || ids_.size() > all)
+          row.fail(m_.hashes, fmt::format("{} block hashes for {} prompt tokens (expected {}{} "
+                                          "blocks of {} tokens)",
+                                          ids_.size(), *n, full,
+                                          all != full ? fmt::format(" or {}", all) : "", B));
+        prompt_tokens = *n;
+      }
+    } else {
+      tokens_.clear();
+      if (!m_.tokens.empty()) {
+        row.int_list(m_.tokens, false, ids_);
+        for (uint64_t x : ids_) {
+          if (x > UINT32_MAX) row.fail(m_.tokens, fmt::format("token id {} over 2^32 - 1", x));
+          tokens_.push_back(static_cast<uint32_t>(x));
+        }
+        ids_.clear();
+      } else {
+        auto text = row.scalar(m_.text);
+        if (text) opts_.tokenizer->encode(*text, tokens_);
+      }
+      const std::string& column = m_.tokens.empty() ? m_.text : m_.tokens;
+      if (tokens_.empty()) row.fail(column, "empty prompt");
+      prompt_tokens = tokens_.size();
+      text_block_ids(tokens_.data(), tokens_.size(), B, ids_);
+    }
+    if (prompt_tokens > UINT32_MAX)
+      row.fail(keys_as_is           ? m_.hashes
+               : !m_.tokens.empty() ? m_.tokens
+                                    : m_.text,
+               "over 2^32 - 1 prompt tokens");
+
+    uint64_t output = 0;
+    if (!m_.output.empty()) {
+      auto cell = row.scalar(m_.output);
+      if (cell) {
+        auto n = parse_uint(*cell);
+        if (!n || *n > UINT32_MAX) row.fail(m_.output, "expected a token count");
+        output = *n;
+      }
+    } else if (!m_.output_text.empty()) {
+      auto text = row.scalar(m_.output_text);
+      if (text) {
+        out_tokens_.clear();
+        opts_.tokenizer->encode(*text, out_tokens_);
+        output = out_tokens_.size();
+      }
+    }
+    uint32_t turn = kTurnUnknown;
+    if (!m_.turn.empty()) {
+      auto cell = row.scalar(m_.turn);
+      if (cell) {
+        auto n = parse_uint(*cell);
+        if (!n || *n == 0 || *n > UINT32_MAX) row.fail(m_.turn, "expected a turn number from 1");
+        turn = static_cast<uint32_t>(*n);
+      }
+    }
+    std::string category, user;
+    if (!m_.category.empty()) {
+      category = row.scalar(m_.category).value_or("(empty)");
+      if (!categories_.has(category) &&
+          categories_.size() >= std::numeric_limits<CategoryId>::max())
+        row.fail(m_.category, "too many distinct categories");
+    }
+    if (!m_.user.empty()) user = row.scalar(m_.user).value_or("");
+
+    // Nothing below throws: the row is whole.
+    SessionId s = session ? sessions_.id(*session) : kNoSession;
+    CategoryId cat = m_.category.empty() ? 0 : static_cast<CategoryId>(categories_.id(category));
+    uint32_t user_id = m_.user.empty() ? 0 : users_.id(user);
+    if (keys_as_is)
+      trace_.add_request_keys(t, ids_, static_cast<uint32_t>(prompt_tokens),
+                              static_cast<uint32_t>(output), s, turn, cat, user_id);
+    else
+      trace_.add_request(t, ids_, static_cast<uint32_t>(prompt_tokens),
+                         static_cast<uint32_t>(output), s, turn, cat, user_id);
+  }
+
+  // Sorts by time, counts time from the first request, numbers sessions in order of their first
+  // request and gives rows without a turn their place in the session.
+  Trace finish(ImportReport& report) {
+    Trace& t = trace_;
+    if (!m_.category.empty()) t.category_names = categories_.names();
+    report.rows = t.size();
+    report.sorted = t.sort_by_time();
+    if (t.size()) {
+      Time first = t.time.front();
+      for (Time& x : t.time) x -= first;
+    }
+    std::vector<SessionId> renumber(sessions_.size(), kNoSession);
+    std::vector<uint32_t> turns_so_far;
+    SessionId next = 0;
+    for (size_t r = 0; r < t.size(); ++r) {
+      SessionId& s = t.session[r];
+      if (s != kNoSession) {
+        if (renumber[s] == kNoSession) {
+          renumber[s] = next++;
+          turns_so_far.push_back(0);
+        }
+        s = renumber[s];
+      }
+      uint32_t nth = s == kNoSession ? 1 : ++turns_so_far[s];
+      if (t.turn[r] == kTurnUnknown) t.turn[r] = nth;
+    }
+    return std::move(trace_);
+  }
+
+ private:
+  const ImportMapping& m_;
+  const ImportOptions& opts_;
+  Unit unit_;
+  Trace trace_;
+  Names sessions_, categories_, users_;
+  std::vector<uint64_t> ids_;
+  std::vector<uint32_t> tokens_, out_tokens_;
+};
+
+// --- CSV -----------------------------------------------------------------------------------
+
+// RFC 4180 records: fields separated by commas, records by LF or CRLF; a quoted field may hold
+// commas, newlines and doubled quotes.
+class CsvReader {
+ public:
+  CsvReader(const std::string& path, std::string data) : path_(path), data_(std::move(data)) {
+    if (data_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;  // a UTF-8 byte-order mark
+  }
+
+  // The next non-blank record and the line it starts on; false at the end of the file.
+  bool next(std::vector<std::string>& fields, uint64_t& start_line) {
+    for (;;) {
+      if (pos_ >= data_.size()) return false;
+      fields.assign(1, std::string());
+      start_line = line_;
+      bool blank = true;
+      for (;;) {
+        if (pos_ >= data_.size()) break;
+        char c = data_[pos_];
+        if (c == '"' && fields.back().empty() && at_field_start_) {
+          read_quoted(fields.back(), start_line);
+          blank = false;
+          continue;
+        }
+        ++pos_;
+        if (c == ',') {
+          fields.emplace_back();
+          at_field_start_ = true;
+          blank = false;
+          continue;
+        }
+        if (c == '\n') {
+          ++line_;
+          at_field_start_ = true;
+          break;
+        }
+        at_field_start_ = false;
+        if (c == '\r' && pos_ < data_.size() && data_[pos_] == '\n') continue;
+        fields.back() += c;
+        if (c != ' ' && c != '\t' && c != '\r') blank = false;
+      }
+      at_field_start_ = true;
+      if (!blank) return true;
+    }
+  }
+  uint64_t lines() const { return line_ - (!data_.empty() && data_.back() == '\n'); }
+
+ private:
+  void read_quoted(std::string& out, uint64_t start_line) {
+    ++pos_;  // the opening quote
+    for (;;) {
+      if (pos_ >= data_.size())
+        throw InputError(path_, start_line, "",
+                         "a quoted field is not closed before the end of the file");
+      char c = data_[pos_++];
+      if (c == '"') {
+        if (pos_ < data_.size() && data_[pos_] == '"') {
+          out += '"';
+          ++pos_;
+          continue;
+        }
+        break;
+      }
+      if (c == '\n') ++line_;
+      out += c;
+    }
+    // After the closing quote: a separator, the end of the record, or (leniently) spaces.
+    while (pos_ < data_.size() && (data_[pos_] == ' ' || data_[pos_] == '\t')) ++pos_;
+    if (pos_ < data_.size() && data_[pos_] != ',' && data_[pos_] != '\n' && data_[pos_] != '\r')
+      throw InputError(path_, line_, "", "text after the closing quote of a quoted field");
+    at_field_start_ = false;
+  }
+
+  const std::string& path_;
+  std::string data_;
+  size_t pos_ = 0;
+  uint64_t line_ = 1;
+  bool at_field_start_ = true;
+};
+
+void import_csv(const std::string& path, const ImportOptions& opts, Importer& importer,
+                ImportReport& report) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CsvReader csv(path, ss.str());
+  std::vector<std::string> header, fields;
+  uint64_t header_line, line;
+  if (!csv.next(header, header_line)) throw InputError(path, 0, "", "empty file");
+  std::unordered_map<std::string, size_t> index;
+  std::string columns;
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::string name(trim(header[i]));
+    index.emplace(name, i);
+    columns += (i ? ", " : "") + name;
+  }
+  for (const Target& target : kTargets) {
+    const std::string& column = opts.map.*target.column;
+    if (!column.empty() && !index.count(column))
+      throw InputError(
+          path, header_line, "",
+          fmt::format("column '{}' (mapped to {}) is not in the header; its columns: {}", column,
+                      target.name, columns));
+  }
+  while (csv.next(fields, line)) {
+    try {
+      CsvRow row(path, line, fields, index);
+      if (fields.size() != header.size())
+        throw InputError(
+            path, line, "",
+            fmt::format("{} fields where the header has {}", fields.size(), header.size()));
+      importer.add(row);
+    } catch (const InputError& e) {
+      if (!opts.skip_bad_lines) throw;
+      if (report.skipped_rows++ == 0) report.first_skipped = e.what();
+    }
+  }
+  report.lines = csv.lines();
+}
+
+void import_jsonl(const std::string& path, const ImportOptions& opts, Importer& importer,
+                  ImportReport& report) {
+  ReadOptions ro;
+  ro.skip_bad_lines = opts.skip_bad_lines;
+  ReadReport rr;
+  jsonl::for_each_record(path, ro, rr, [&](jsonl::object& obj, const jsonl::Where& w) {
+    importer.add(JsonRow(obj, w));
+  });
+  report.lines = rr.lines;
+  report.skipped_rows = rr.skipped_lines;
+  report.first_skipped = rr.first_skipped;
+}
+
+std::string detect_import_format(const std::string& path) {
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".csv")) return "csv";
+  if (ends_with(".jsonl") || ends_with(".ndjson") || ends_with(".json")) return "jsonl";
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  char c;
+  while (in.get(c))
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return c == '{' ? "jsonl" : "csv";
+  throw InputError(path, 0, "", "empty file");
+}
+
+}  // namespace
+
+ImportMapping parse_import_mapping(const std::string& spec) {
+  ImportMapping m;
+  std::string valid;
+  for (const Target& t : kTargets) valid += (valid.empty() ? "" : ", ") + std::string(t.name);
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw ConfigError(fmt::format("--map: '{}' is not target=column", item));
+    std::string target(trim(item.substr(0, eq))), column(trim(item.substr(eq + 1)));
+    const Target* found = nullptr;
+    for (const Target& t : kTargets)
+      if (target == t.name) found = &t;
+    if (!found)
+      throw ConfigError(
+          fmt::format("--map: unknown target '{}' (valid targets: {})", target, valid));
+    if (column.empty()) throw ConfigError(fmt::format("--map: {} names no column", target));
+    std::string& slot = m.*found->column;
+    if (!slot.empty()) throw ConfigError(fmt::format("--map: {} is mapped twice", target));
+    slot = column;
+  }
+  if (m.time.empty()) throw ConfigError("--map: time=COLUMN is required");
+  int prompts = !m.tokens.empty() + !m.text.empty() + !m.hashes.empty();
+  if (prompts != 1)
+    throw ConfigError("--map: map exactly one of tokens, text and hashes (the prompt)");
+  if (!m.prompt_tokens.empty() && m.hashes.empty())
+    throw ConfigError("--map: prompt_tokens goes with hashes (tokens and text are counted)");
+  if (!m.output.empty() && !m.output_text.empty())
+    throw ConfigError("--map: map output or output_text, not both");
+  return m;
+}
+
+bool parse_iso8601_micros(std::string_view s, Time& micros) {
+  s = trim(s);
+  size_t i = 0;
+  unsigned year, month, day, hour, minute, second = 0;
+  if (!digits(s, i, 4, year) || i >= s.size() || s[i++] != '-' || !digits(s, i, 2, month) ||
+      i >= s.size() || s[i++] != '-' || !digits(s, i, 2, day))
+    return false;
+  if (i >= s.size() || (s[i] != 'T' && s[i] != 't' && s[i] != ' ')) return false;
+  ++i;
+  if (!digits(s, i, 2, hour) || i >= s.size() || s[i++] != ':' || !digits(s, i, 2, minute))
+    return false;
+  if (i < s.size() && s[i] == ':') {
+    ++i;
+    if (!digits(s, i, 2, second)) return false;
+  }
+  int64_t frac_micros = 0;
+  if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
+    ++i;
+    size_t start = i;
+    int64_t scale = 100000;
+    bool round_up = false;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+      if (scale >= 1) {
+        frac_micros += (s[i] - '0') * scale;
+        scale /= 10;
+      } else if (i - start == 6) {
+        round_up = s[i] >= '5';  // the digit after the microseconds rounds
+      }
+    }
+    if (i == start) return false;
+    frac_micros += round_up;
+  }
+  int64_t offset_minutes = 0;
+  if (i < s.size()) {
+    if (s[i] == 'Z' || s[i] == 'z') {
+      ++i;
+    } else if (s[i] == '+' || s[i] == '-') {
+      int sign = s[i++] == '-' ? -1 : 1;
+      unsigned oh, om = 0;
+      if (!digits(s, i, 2, oh)) return false;
+      if (i < s.size() && s[i] == ':') ++i;
+      if (i < s.size() && !digits(s, i, 2, om)) return false;
+      if (oh > 23 || om > 59) return false;
+      offset_minutes = sign * static_cast<int64_t>(oh * 60 + om);
+    }
+  }
+  if (i != s.size()) return false;
+  static constexpr unsigned kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1] ||
+      (month == 2 && day == 29 && !leap) || hour > 23 || minute > 59 || second > 59)
+    return false;
+  int64_t secs = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second -
+                 offset_minutes * 60;
+  micros = secs * kMicrosPerSecond + frac_micros;
+  return true;
+}
+
+Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report) {
+  report = ImportReport{};
+  report.format =
+      opts.format.empty() || opts.format == "auto" ? detect_import_format(path) : opts.format;
+  if (report.format != "csv" && report.format != "jsonl")
+    throw ConfigError("trace import: format '" + report.format + "': expected csv or jsonl");
+  Importer importer(path, opts);
+  if (report.format == "csv")
+    import_csv(path, opts, importer, report);
+  else
+    import_jsonl(path, opts, importer, report);
+  Trace t = importer.finish(report);
+  if (t.size() == 0) throw InputError(path, 0, "", "no valid rows");
+  t.validate();
+  return t;
+}
+
+}  // namespace kvpolicy
