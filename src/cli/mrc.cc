@@ -1,0 +1,418 @@
+// `kvpolicy mrc`: hit rate and replay TTFT against capacity in GB of KV, per policy, and the
+// smallest capacity that reaches a target hit rate (sizing). LRU from one stack-distance pass,
+// other policies by parallel replays at the same capacities.
+#include "kvpolicy/sim/mrc.h"
+
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "command.h"
+#include "common.h"
+#include "kvpolicy/core/capacity.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/sim/sweep.h"
+
+extern char** environ;
+
+namespace kvpolicy::cli {
+namespace {
+
+struct MrcArgs {
+  TraceArgs trace;
+  std::string policies = "lru";
+  uint32_t points = 40;
+  std::string min = "1%";
+  std::string max = "100%";
+  bool linear = false;
+  std::string target_hit;
+  std::string model = CostModel::kDefaultModel;
+  std::string gpu = CostModel::kDefaultGpu;
+  std::string kv_dtype = "auto";
+  std::string cost_params;
+  uint64_t seed = 1;
+  unsigned jobs = 0;
+  uint32_t check_lru = 0;
+  std::string json_path, csv_path, plot_path;
+};
+
+// One curve: a policy's results at the capacities, and how they were obtained.
+struct Curve {
+  PolicySpec spec;
+  const char* method;  // "stack" (LRU's one pass) or "replay"
+  std::vector<ReplayResult> points;
+  std::optional<TargetSearch> target;
+};
+
+// "30%" or 0.3.
+double parse_target(const std::string& text) {
+  bool percent = !text.empty() && text.back() == '%';
+  std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  char* end = nullptr;
+  double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v))
+    throw ConfigError("--target-hit '" + text + "' is not a number (write 30% or 0.3)");
+  if (percent || v > 1) v /= 100;
+  if (v <= 0 || v > 1) throw ConfigError("--target-hit '" + text + "' must be in (0%, 100%]");
+  return v;
+}
+
+// Capacities from lo to hi, spaced geometrically (or linearly), whole blocks, each once.
+std::vector<size_t> spaced(size_t lo, size_t hi, uint32_t points, bool linear) {
+  std::vector<size_t> out;
+  for (uint32_t i = 0; i < points; ++i) {
+    double f = points == 1 ? 1.0 : double(i) / (points - 1);
+    double c = linear ? lo + f * double(hi - lo) : lo * std::pow(double(hi) / lo, f);
+    out.push_back(std::clamp<size_t>(static_cast<size_t>(std::llround(c)), lo, hi));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// "12.4", "0.0312", "1234": about three significant digits without an exponent.
+std::string gb_text(double gb) {
+  if (gb >= 100) return fmt::format("{:.0f}", gb);
+  if (gb >= 10) return fmt::format("{:.1f}", gb);
+  if (gb >= 1) return fmt::format("{:.2f}", gb);
+  return fmt::format("{:.3g}", gb);
+}
+
+std::string with_commas(uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "llama-3.1-8b fp16": the model and the dtype its KV is stored in.
+std::string kv_label(const CostModel& cost) {
+  if (cost.is_linear())
+    return fmt::format("linear cost model, {:g} KV bytes/token", cost.kv_bytes_per_token());
+  double bytes = cost.options().kv_dtype_bytes;
+  if (bytes == 0) bytes = cost.model().dtype_bytes;
+  std::string dtype = bytes == 1 ? "fp8" : bytes == 2 ? "fp16" : fmt::format("{:g}-byte", bytes);
+  return cost.model().name + " " + dtype;
+}
+
+// Where scripts/plot_mrc.py is: $KVPOLICY_SCRIPTS, else the source tree this was built from.
+std::string plot_script() {
+  if (const char* dir = std::getenv("KVPOLICY_SCRIPTS")) return std::string(dir) + "/plot_mrc.py";
+  return std::string(KVPOLICY_SOURCE_DIR) + "/scripts/plot_mrc.py";
+}
+
+// Runs /usr/bin/python3 scripts/plot_mrc.py JSON PNG; throws with what to install.
+void plot(const std::string& json, const std::string& png) {
+  const std::string python = "/usr/bin/python3", script = plot_script();
+  if (access(python.c_str(), X_OK) != 0)
+    throw ConfigError(
+        "--plot needs /usr/bin/python3 with matplotlib (Debian: apt-get install "
+        "python3-matplotlib)");
+  if (!std::filesystem::exists(script))
+    throw ConfigError("--plot: " + script +
+                      " is absent (set KVPOLICY_SCRIPTS to the scripts/ directory of kvpolicy)");
+  std::vector<std::string> args = {python, script, json, png};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
+    throw Error("--plot: cannot run " + python);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // The script names the package to install when matplotlib is missing (on its stderr).
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("--plot: " + script + " failed (see its message above)");
+}
+
+std::string point_json(const Trace& trace, const Curve& c, const ReplayResult& r,
+                       double block_bytes, size_t unique) {
+  JsonObject o;
+  o.add("kind", "point").add("trace", trace.name).add("policy", c.spec.name);
+  o.add("params", c.spec.params).add("method", c.method);
+  o.add("capacity_blocks", r.capacity_blocks);
+  o.add("capacity_gb", double(r.capacity_blocks) * block_bytes / 1e9);
+  o.add("capacity_share", unique ? double(r.capacity_blocks) / unique : 0.0);
+  o.add("kv_bytes_per_block", block_bytes, 1).add("block_tokens", trace.block_tokens);
+  o.add("block_accesses", r.block_accesses).add("block_hits", r.block_hits);
+  o.add("block_hit_rate", r.block_hit_rate);
+  o.add("prompt_tokens", r.prompt_tokens).add("token_hits", r.token_hits);
+  o.add("token_hit_rate", r.token_hit_rate);
+  o.add("ttft_mean_ms", r.ttft_mean_ms, 3).add("ttft_p50_ms", r.ttft_p50_ms, 3);
+  o.add("ttft_p90_ms", r.ttft_p90_ms, 3).add("ttft_p99_ms", r.ttft_p99_ms, 3);
+  o.add("evictions", r.evictions).add("uncached_blocks", r.uncached_blocks);
+  o.add("infinite_hit_rate", r.infinite_hit_rate).add("cost_model", r.cost_model);
+  o.add("seed", r.seed);
+  return o.str();
+}
+
+std::string target_json(const Trace& trace, const Curve& c, double target, double block_bytes) {
+  JsonObject o;
+  o.add("kind", "target").add("trace", trace.name).add("policy", c.spec.name);
+  o.add("params", c.spec.params)
+      .add("method", c.method == std::string("stack") ? "exact" : "bisection");
+  o.add("target_hit_rate", target);
+  if (c.target->capacity_blocks) {
+    o.add("capacity_blocks", *c.target->capacity_blocks);
+    o.add("capacity_gb", double(*c.target->capacity_blocks) * block_bytes / 1e9);
+  } else {
+    o.add_null("capacity_blocks").add_null("capacity_gb");
+  }
+  o.add("block_hit_rate", c.target->block_hit_rate);
+  o.raw("non_monotone", c.target->non_monotone ? "true" : "false");
+  o.add("replays", c.target->replays);
+  return o.str();
+}
+
+void write_csv(const std::string& path, const Trace& trace, const std::vector<Curve>& curves,
+               double block_bytes) {
+  auto out = open_output(path);
+  out << "trace,policy,method,capacity_blocks,capacity_gb,block_hit_rate,token_hit_rate,"
+         "ttft_mean_ms,ttft_p50_ms,ttft_p99_ms,block_hits,block_accesses,token_hits,"
+         "prompt_tokens,cost_model\n";
+  for (auto& c : curves)
+    for (auto& r : c.points)
+      out << fmt::format(
+          "\"{}\",\"{}\",{},{},{:.6f},{:.6f},{:.6f},{:.3f},{:.3f},{:.3f},{},{},{},{},{}\n",
+          trace.name, c.spec.label(), c.method, r.capacity_blocks,
+          double(r.capacity_blocks) * block_bytes / 1e9, r.block_hit_rate, r.token_hit_rate,
+          r.ttft_mean_ms, r.ttft_p50_ms, r.ttft_p99_ms, r.block_hits, r.block_accesses,
+          r.token_hits, r.prompt_tokens, r.cost_model);
+}
+
+// Replays LRU at `n` of the capacities and fails if any differs from the one-pass curve.
+void check_lru(const Trace& trace, const Curve& lru, uint32_t n, const ReplayOptions& base,
+               unsigned jobs) {
+  std::vector<SweepConfig> configs;
+  std::vector<size_t> which;
+  size_t m = lru.points.size();
+  for (uint32_t k = 0; k < std::min<size_t>(n, m); ++k) {
+    size_t i = n == 1 ? m - 1 : k * (m - 1) / std::max<uint32_t>(1, n - 1);
+    if (!which.empty() && which.back() == i) continue;
+    which.push_back(i);
+    configs.push_back({{"lru", ""}, lru.points[i].capacity_blocks, -1, base});
+  }
+  SweepOptions sweep;
+  sweep.jobs = jobs;
+  auto replays = run_sweep(trace, configs, sweep);
+  for (size_t k = 0; k < which.size(); ++k) {
+    const ReplayResult& a = lru.points[which[k]];
+    const ReplayResult& b = replays[k];
+    if (a.block_hits != b.block_hits || a.token_hits != b.token_hits ||
+        a.ttft_p99_ms != b.ttft_p99_ms || a.ttft_mean_ms != b.ttft_mean_ms)
+      throw Error(fmt::format(
+          "--check-lru: at {} blocks the one-pass curve gives {} block hits, {} token hits, "
+          "TTFT mean {} P99 {} ms; a replay gives {}, {}, {}, {}",
+          a.capacity_blocks, a.block_hits, a.token_hits, a.ttft_mean_ms, a.ttft_p99_ms,
+          b.block_hits, b.token_hits, b.ttft_mean_ms, b.ttft_p99_ms));
+  }
+  fmt::print("lru one-pass curve checked against {} replays: identical hits and TTFT\n\n",
+             which.size());
+}
+
+void run(const MrcArgs& a) {
+  std::string params = a.cost_params;
+  params += (params.empty() ? "" : ",") + std::string("kv_dtype=") + a.kv_dtype;
+  const CostModel cost = CostModel::make(a.model, a.gpu, params);
+  auto specs = parse_policy_list(a.policies);
+  for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
+  CapacitySpec min_spec = parse_capacity(a.min), max_spec = parse_capacity(a.max);
+  std::optional<double> target;
+  if (!a.target_hit.empty()) target = parse_target(a.target_hit);
+  if (a.points < 1) throw ConfigError("--points must be at least 1");
+  if (!a.json_path.empty()) open_output(a.json_path);  // fail before the work
+  if (!a.csv_path.empty()) open_output(a.csv_path);
+
+  Trace trace = a.trace.load();
+  oracle_scores_without_continuation(trace, specs);
+  TraceFacts facts = trace_facts(trace);
+  const CostModel at_trace = cost.with_block_tokens(trace.block_tokens);
+  const double block_bytes = at_trace.kv_bytes_per_block();
+  size_t lo = min_spec.blocks(facts.unique_blocks, trace.block_tokens, block_bytes);
+  size_t hi = max_spec.blocks(facts.unique_blocks, trace.block_tokens, block_bytes);
+  if (lo > hi)
+    throw ConfigError(
+        fmt::format("--min {} ({} blocks) is above --max {} ({} blocks)", a.min, lo, a.max, hi));
+  std::vector<size_t> caps = spaced(lo, hi, a.points, a.linear);
+
+  ReplayOptions opts;
+  opts.seed = a.seed;
+  opts.cost_model = &cost;
+
+  fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens\n",
+             trace.name, facts.requests, facts.block_accesses, facts.unique_blocks,
+             trace.block_tokens);
+  fmt::print(
+      "KV per block: {} bytes ({}); all unique blocks = {} GB; infinite cache hits {:.2f}%\n",
+      with_commas(static_cast<uint64_t>(block_bytes)), kv_label(at_trace),
+      gb_text(facts.unique_blocks * block_bytes / 1e9), facts.infinite_hit_rate * 100);
+  fmt::print("TTFT: replay mode (prefill of uncached tokens, no queueing) on {}\n\n",
+             at_trace.label());
+
+  std::vector<Curve> curves;
+  std::vector<uint32_t> distances;
+  std::vector<SweepConfig> configs;
+  for (auto& spec : specs) {
+    if (spec.label() == "lru") {
+      distances = lru_stack_distances(trace);
+      curves.push_back({spec, "stack", lru_curve(trace, distances, caps, opts), {}});
+      continue;
+    }
+    curves.push_back({spec, "replay", {}, {}});
+    for (size_t c : caps) configs.push_back({spec, c, -1, opts});
+  }
+  if (!configs.empty()) {
+    SweepOptions sweep;
+    sweep.jobs = a.jobs;
+    Progress progress("replay");
+    sweep.progress = [&](double f, const std::string& what) {
+      progress.update(f, "(" + what + ")");
+    };
+    auto results = run_sweep(trace, configs, sweep);
+    size_t k = 0;
+    for (auto& c : curves)
+      if (c.points.empty())
+        for (size_t i = 0; i < caps.size(); ++i) c.points.push_back(results[k++]);
+  }
+  for (auto& c : curves) {
+    if (std::string(c.method) == "stack" && a.check_lru > 0)
+      check_lru(trace, c, a.check_lru, opts, a.jobs);
+  }
+
+  for (auto& c : curves) {
+    fmt::print("{} ({})\n", c.spec.label(),
+               std::string(c.method) == "stack" ? "one-pass LRU stack distances" : "replays");
+    fmt::print("{:>12} {:>10} {:>8} {:>9} {:>9} {:>12} {:>11}\n", "blocks", "GB of KV", "% uniq",
+               "block %", "token %", "TTFT mean", "TTFT P99");
+    for (auto& r : c.points)
+      fmt::print("{:>12} {:>10} {:>8.2f} {:>9.2f} {:>9.2f} {:>9.1f} ms {:>8.1f} ms\n",
+                 r.capacity_blocks, gb_text(r.capacity_blocks * block_bytes / 1e9),
+                 100.0 * r.capacity_blocks / std::max<size_t>(1, facts.unique_blocks),
+                 r.block_hit_rate * 100, r.token_hit_rate * 100, r.ttft_mean_ms, r.ttft_p99_ms);
+    fmt::print("\n");
+  }
+
+  if (target) {
+    std::optional<Oracle> oracle;
+    for (auto& c : curves)
+      if (needs_future(c.spec) && !oracle) oracle = compute_oracle(trace);
+    std::string what = fmt::format("{:g} % block hit rate", *target * 100);
+    for (auto& c : curves) {
+      TargetSearch s;
+      if (std::string(c.method) == "stack") {
+        s.capacity_blocks = lru_capacity_for_hit_rate(distances, *target);
+        s.block_hit_rate = facts.infinite_hit_rate;
+        if (s.capacity_blocks)
+          s.block_hit_rate = lru_curve(trace, distances, std::span(&*s.capacity_blocks, 1), opts)[0]
+                                 .block_hit_rate;
+      } else {
+        s = search_capacity_for_hit_rate(trace, oracle ? &*oracle : nullptr, c.spec, c.points,
+                                         *target, opts);
+      }
+      c.target = s;
+      std::string name = c.spec.label();
+      if (!s.capacity_blocks) {
+        if (std::string(c.method) == "stack") {
+          fmt::print("{}: {} is out of reach: an infinite cache hits {:.2f} %\n", name, what,
+                     facts.infinite_hit_rate * 100);
+        } else {
+          fmt::print("{}: {} not reached up to {} GB (best {:.2f} % on the curve)\n", name, what,
+                     gb_text(hi * block_bytes / 1e9), s.block_hit_rate * 100);
+        }
+        continue;
+      }
+      size_t b = *s.capacity_blocks;
+      std::string how =
+          std::string(c.method) == "stack"
+              ? "exact"
+              : fmt::format("by bisection to 0.1 %, {} extra replays{}", s.replays,
+                            s.non_monotone ? "; hit rate is not monotone in capacity on this "
+                                             "curve, so this is the smallest point found"
+                                           : "");
+      fmt::print("{}: {} needs {} GB of KV ({} blocks of {} tokens, {}; {:.2f} % at it, {})\n",
+                 name, what, gb_text(b * block_bytes / 1e9), with_commas(b), trace.block_tokens,
+                 kv_label(at_trace), s.block_hit_rate * 100, how);
+    }
+  }
+
+  std::string json = a.json_path;
+  if (json.empty() && !a.plot_path.empty())
+    json = (std::filesystem::temp_directory_path() / fmt::format("kvpolicy-mrc-{}.jsonl", getpid()))
+               .string();
+  if (!json.empty()) {
+    auto out = open_output(json);
+    for (auto& c : curves) {
+      for (auto& r : c.points)
+        out << point_json(trace, c, r, block_bytes, facts.unique_blocks) << '\n';
+      if (c.target) out << target_json(trace, c, *target, block_bytes) << '\n';
+    }
+  }
+  if (!a.csv_path.empty()) write_csv(a.csv_path, trace, curves, block_bytes);
+  if (!a.plot_path.empty()) {
+    plot(json, a.plot_path);
+    if (a.json_path.empty()) std::filesystem::remove(json);
+  }
+}
+
+void add(CLI::App& app) {
+  auto args = std::make_shared<MrcArgs>();
+  auto* cmd = app.add_subcommand(
+      "mrc",
+      "hit rate and TTFT against capacity in GB (LRU in one pass), and the capacity a "
+      "target hit rate needs");
+  args->trace.add(cmd, true);
+  cmd->add_option("--policy,-p", args->policies,
+                  "policies, comma-separated, each name[:key=value,...]; lru from its stack "
+                  "distances, the others by replays")
+      ->capture_default_str();
+  cmd->add_option("--points", args->points, "capacities on the curve")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  cmd->add_option("--min", args->min,
+                  "smallest capacity: blocks, a share (0.01 or 1%), tokens (10000t) or KV memory "
+                  "(4GB, 4GiB)")
+      ->capture_default_str();
+  cmd->add_option("--max", args->max, "largest capacity, same forms")->capture_default_str();
+  cmd->add_flag("--linear", args->linear, "space the capacities linearly (default geometrically)");
+  cmd->add_option("--target-hit", args->target_hit,
+                  "print per policy the smallest capacity whose block hit rate reaches this (30% "
+                  "or 0.3)");
+  cmd->add_option("--model", args->model, "cost model: a model preset or 'linear'")
+      ->capture_default_str();
+  cmd->add_option("--gpu", args->gpu, "cost model: a GPU preset")->capture_default_str();
+  cmd->add_option("--kv-dtype", args->kv_dtype,
+                  "KV cache dtype: auto (the model's), fp16, bf16, fp8")
+      ->capture_default_str();
+  cmd->add_option("--cost-params", args->cost_params,
+                  "cost model options, key=value,... (see `kvpolicy cost-model --help`)");
+  cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
+  cmd->add_option("--jobs,-j", args->jobs, "replays at once (0 = every core)")
+      ->capture_default_str();
+  cmd->add_option("--check-lru", args->check_lru,
+                  "also replay LRU at this many of the capacities and fail unless the one-pass "
+                  "curve matches them exactly")
+      ->capture_default_str();
+  cmd->add_option("--json", args->json_path,
+                  "write one JSON object per (policy, capacity), and per target answer");
+  cmd->add_option("--csv", args->csv_path, "write one CSV row per (policy, capacity)");
+  cmd->add_option("--plot", args->plot_path,
+                  "draw hit rate and TTFT vs GB to this PNG (scripts/plot_mrc.py through "
+                  "/usr/bin/python3 and Debian's python3-matplotlib)");
+  cmd->callback([args] { run(*args); });
+}
+
+CommandRegistrar registrar(22, add);
+
+}  // namespace
+}  // namespace kvpolicy::cli
