@@ -184,8 +184,8 @@ void CapacityArgs::add(CLI::App* cmd, const std::string& default_text, const std
                        const std::vector<std::string>& old_names) {
   if (text.empty()) text = default_text;  // a command may have set its own default
   cmd->add_option("--capacity,-c", text,
-                  what +
-                      ", comma-separated: blocks (4096), a share of the trace's unique blocks "
+                  what + (single ? ": " : ", comma-separated: ") +
+                      "blocks (4096), a share of the trace's unique blocks "
                       "(0.05 or 5%), tokens (10000t) or KV memory (40GB, 4.8GiB; through "
                       "--model and --kv-dtype)")
       ->capture_default_str();

@@ -139,7 +139,7 @@ void add(CLI::App& app) {
       "wa-study", "WA vs classic policies as a DRAM tier grows (the WA paper's Figures 25-27)");
   args->trace.add(cmd, true);
   args->hbm.single = true;
-  args->hbm.add(cmd, "0.05", "HBM capacity (one)", {"--hbm"});
+  args->hbm.add(cmd, "0.05", "HBM capacity", {"--hbm"});
   cmd->add_option("--dram-ratios", args->ratios, "DRAM capacities as multiples of HBM")
       ->capture_default_str();
   add_policy_option(cmd, args->policies, "policies", {});
