@@ -158,12 +158,12 @@ section_wa-study() {
   local policies=lru,fifo,lfu,s3fifo,gdsf:cost=depth,wa,wa:life=none,wa:categories=single,wa:life=p90_all
   local mc=() mixed=() h
   for h in 60GB 0.01 0.02 0.05; do
-    run "$K" wa-study --trace "$MC" --sessions infer --hbm $h --dram-ratios 0,1,2,3,4 \
+    run "$K" wa-study --trace "$MC" --sessions infer -c $h --dram-ratios 0,1,2,3,4 \
       -p $policies --json mc-hbm$h.jsonl
     mc+=("$(hbm_label $h)=mc-hbm$h.jsonl")
   done
   for h in 0.01 0.03 0.1; do
-    run "$K" wa-study --trace mixed.jsonl --format bailian --hbm $h --dram-ratios 0,1,2,3,4 \
+    run "$K" wa-study --trace mixed.jsonl --format bailian -c $h --dram-ratios 0,1,2,3,4 \
       -p $policies --json mixed-hbm$h.jsonl
     mixed+=("$(hbm_label $h)=mixed-hbm$h.jsonl")
   done

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
@@ -28,6 +29,15 @@ void TraceArgs::add(CLI::App* app, bool required) {
                   "inference: a request is continued only if it has this many full blocks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  // wa-study's old flag, now `--sessions infer` in every command.
+  app->add_flag_callback(
+         "--infer-sessions",
+         [this] {
+           fmt::print(stderr, "kvpolicy: --infer-sessions is deprecated; use --sessions infer\n");
+           sessions = "infer";
+         },
+         "")
+      ->group("");
 }
 
 Trace TraceArgs::load(size_t* continued_requests) const {
@@ -108,6 +118,149 @@ void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySp
                  spec.name, spec.label());
     }
   }
+}
+
+void add_deprecated_option(CLI::App* cmd, const std::string& old_name, const std::string& new_name,
+                           std::string& target) {
+  cmd->add_option_function<std::string>(
+         old_name,
+         [old_name, new_name, &target](const std::string& value) {
+           fmt::print(stderr, "kvpolicy: {} is deprecated; use {}\n", old_name, new_name);
+           target = value;
+         },
+         "deprecated: " + new_name)
+      ->group("");  // hidden
+}
+
+void CostArgs::add(CLI::App* cmd) {
+  cmd->add_option("--model", model,
+                  "cost model: a model preset or 'linear' (`kvpolicy cost-model --list`)")
+      ->capture_default_str();
+  cmd->add_option("--gpu", gpu, "cost model: a GPU preset")->capture_default_str();
+  cmd->add_option("--kv-dtype", kv_dtype,
+                  "KV cache dtype: auto (the model's), fp16, bf16, fp8; sets KV bytes per token, "
+                  "so what a capacity in GB holds")
+      ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8"}))
+      ->capture_default_str();
+  cmd->add_option("--cost-params", cost_params,
+                  "more cost model options, key=value,... (see `kvpolicy cost-model --help`)");
+}
+
+CostModel CostArgs::make(const std::string& extra) const {
+  std::string params = cost_params;
+  // Only when asked, so a run with the defaults keeps the cost model label it always had.
+  auto append = [&](const std::string& item) { params += (params.empty() ? "" : ",") + item; };
+  if (kv_dtype != "auto") append("kv_dtype=" + kv_dtype);
+  if (!extra.empty()) append(extra);
+  return CostModel::make(model, gpu, params);
+}
+
+std::string with_commas(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string ResolvedCapacity::label() const {
+  std::string gb_text = gb >= 10 ? fmt::format("{:.0f} GB", gb) : fmt::format("{:.3g} GB", gb);
+  if (capacity.is_fraction())
+    return fmt::format("{:g}% ({} blocks, {})", capacity.value * 100, with_commas(blocks), gb_text);
+  return fmt::format("{} ({} blocks, {}, {}% of unique)", text, with_commas(blocks), gb_text,
+                     percent_text(unique_share));
+}
+
+std::string percent_text(double share) {
+  return share < 1 ? fmt::format("{:.3g}", share * 100) : with_commas(uint64_t(share * 100 + 0.5));
+}
+
+std::string ResolvedCapacity::written() const {
+  return capacity.is_fraction() ? fmt::format("{:g}%", capacity.value * 100) : text;
+}
+
+void CapacityArgs::add(CLI::App* cmd, const std::string& default_text, const std::string& what,
+                       const std::vector<std::string>& old_names) {
+  if (text.empty()) text = default_text;  // a command may have set its own default
+  cmd->add_option("--capacity,-c", text,
+                  what + (single ? ": " : ", comma-separated: ") +
+                      "blocks (4096), a share of the trace's unique blocks "
+                      "(0.05 or 5%), tokens (10000t) or KV memory (40GB, 4.8GiB; through "
+                      "--model and --kv-dtype)")
+      ->capture_default_str();
+  for (auto& old : old_names) add_deprecated_option(cmd, old, "--capacity", text);
+}
+
+std::vector<CapacitySpec> CapacityArgs::specs() const {
+  auto out = parse_capacity_list(text);
+  if (single && out.size() != 1) throw ConfigError("--capacity takes one capacity here");
+  return out;
+}
+
+ResolvedCapacity resolve_capacity(const CapacitySpec& spec, size_t unique_blocks,
+                                  const CostModel& cost) {
+  ResolvedCapacity r;
+  r.text = spec.text;
+  if (spec.is_fraction()) {
+    r.capacity = Capacity{spec.value};
+    r.blocks = r.capacity.blocks(unique_blocks);
+  } else {
+    r.blocks = spec.blocks(unique_blocks, cost.block_tokens(), cost.kv_bytes_per_block());
+    r.capacity = Capacity{double(r.blocks)};
+  }
+  r.gb = double(r.blocks) * cost.kv_bytes_per_block() / 1e9;
+  r.unique_share = unique_blocks ? double(r.blocks) / double(unique_blocks) : 0;
+  return r;
+}
+
+std::vector<ResolvedCapacity> CapacityArgs::resolve(size_t unique_blocks,
+                                                    const CostModel& cost) const {
+  std::vector<ResolvedCapacity> out;
+  for (const CapacitySpec& spec : specs())
+    out.push_back(resolve_capacity(spec, unique_blocks, cost));
+  return out;
+}
+
+void add_policy_option(CLI::App* cmd, std::string& target, const std::string& help,
+                       const std::vector<std::string>& old_names) {
+  cmd->add_option("--policy,-p", target,
+                  help +
+                      "; comma-separated, each name[:key=value,...], or the sets online "
+                      "(deployable: reads no future), offline, all")
+      ->capture_default_str();
+  for (auto& old : old_names) add_deprecated_option(cmd, old, "--policy", target);
+}
+
+std::vector<PolicySpec> expand_policy_sets(const std::string& text) {
+  std::vector<PolicySpec> out;
+  auto& registry = PolicyRegistry::instance();
+  for (PolicySpec& spec : parse_policy_list(text)) {
+    bool set = spec.params.empty() &&
+               (spec.name == "online" || spec.name == "offline" || spec.name == "all");
+    if (!set) {
+      out.push_back(std::move(spec));
+      continue;
+    }
+    for (const std::string& name : registry.names()) {
+      PolicySpec member{name, ""};
+      bool offline = needs_future(member);
+      if (spec.name == "all" || (spec.name == "offline") == offline) out.push_back(member);
+    }
+  }
+  // A name given twice (online,lru) runs once.
+  std::vector<PolicySpec> unique;
+  for (auto& s : out)
+    if (std::none_of(unique.begin(), unique.end(),
+                     [&](const PolicySpec& u) { return u.label() == s.label(); }))
+      unique.push_back(s);
+  return unique;
+}
+
+std::string expand_policy_sets_text(const std::string& text) {
+  std::string out;
+  for (auto& s : expand_policy_sets(text)) out += (out.empty() ? "" : ",") + s.label();
+  return out;
 }
 
 }  // namespace kvpolicy::cli

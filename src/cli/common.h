@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/core/capacity.h"
+#include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/policy/policy.h"
+#include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::cli {
@@ -22,7 +25,7 @@ struct TraceArgs {
   uint64_t max_requests = 0;
   // auto: infer sessions from shared prefixes when the trace carries none; infer: always;
   // keep: as read.
-  std::string sessions = "auto";
+  std::string sessions = "auto";  // --infer-sessions is a deprecated spelling of "infer"
   uint32_t session_min_blocks = 2;
 
   void add(CLI::App* app, bool required);
@@ -31,6 +34,75 @@ struct TraceArgs {
   // Also tells how many requests inference put into an earlier request's session (0 if none).
   Trace load(size_t* continued_requests) const;
 };
+
+// An old spelling of an option, kept for one release: it sets `target` like `new_name` does and
+// prints "kvpolicy: OLD is deprecated; use NEW" on stderr. Hidden from --help.
+void add_deprecated_option(CLI::App* cmd, const std::string& old_name, const std::string& new_name,
+                           std::string& target);
+
+// --model, --gpu, --kv-dtype and --cost-params: the cost model that prices TTFT and turns KV
+// memory ("40GB") into blocks. One definition, so a capacity in GB means the same in every
+// command.
+struct CostArgs {
+  std::string model = CostModel::kDefaultModel;
+  std::string gpu = CostModel::kDefaultGpu;
+  std::string kv_dtype = "auto";
+  std::string cost_params;
+
+  void add(CLI::App* cmd);
+  // Throws ConfigError on an unknown preset or option. `extra` is more key=value options (tp=2).
+  CostModel make(const std::string& extra = "") const;
+};
+
+// A capacity resolved against a trace and a cost model.
+struct ResolvedCapacity {
+  // What replays take: a share of unique blocks when written as one (so its rounding stays the
+  // simulator's), else whole blocks.
+  Capacity capacity;
+  size_t blocks = 0;
+  double gb = 0;            // KV memory of `blocks`
+  double unique_share = 0;  // blocks / the trace's unique blocks
+  std::string text;         // as written
+  // "5% (9,140 blocks, 575 GB)" or "40GB (19,073 blocks, 40 GB, 2.7% of unique)": the capacity as
+  // written, then blocks, GB of KV and (when not written as one) the share of unique blocks.
+  std::string label() const;
+  // "5%" for a share, else as written ("40GB"): a narrow column's capacity.
+  std::string written() const;
+};
+
+// -c/--capacity: blocks (4096), a share of the trace's unique blocks (0.05 or 5%), tokens
+// (10000t) or KV memory (40GB, 4.8GiB, through CostArgs). The old --capacities (and any other
+// spelling given) stays as a deprecated alias.
+struct CapacityArgs {
+  std::string text;
+  bool single = false;  // one capacity only
+
+  // `what` names what is sized ("capacities", "KV memory per GPU"); `default_text` applies
+  // unless `text` was set already.
+  void add(CLI::App* cmd, const std::string& default_text, const std::string& what = "capacities",
+           const std::vector<std::string>& old_names = {"--capacities"});
+  // Parses without a trace (to fail before loading one); throws ConfigError.
+  std::vector<CapacitySpec> specs() const;
+  // `cost` must be at the trace's block size (with_block_tokens). Throws ConfigError below one
+  // block.
+  std::vector<ResolvedCapacity> resolve(size_t unique_blocks, const CostModel& cost) const;
+};
+ResolvedCapacity resolve_capacity(const CapacitySpec& spec, size_t unique_blocks,
+                                  const CostModel& cost);
+
+// "9,140": thousands separated, for block counts in tables.
+std::string with_commas(uint64_t n);
+// A share as a percentage without the sign: "2.5", "40", "1,140" (a capacity above the trace).
+std::string percent_text(double share);
+
+// -p/--policy: a list of name[:key=value,...] specs, where the sets "online" (every registered
+// policy that does not read the future with its default parameters), "offline" (those that do)
+// and "all" expand to their members. `old_names` stay as deprecated aliases.
+void add_policy_option(CLI::App* cmd, std::string& target, const std::string& help,
+                       const std::vector<std::string>& old_names = {"--policies"});
+std::vector<PolicySpec> expand_policy_sets(const std::string& text);
+// The same, written back as a list parse_policy_list reads (for options that take text).
+std::string expand_policy_sets_text(const std::string& text);
 
 // The built-in default workload `compare` and `make run` use when no trace is given.
 Trace default_workload(uint64_t seed);

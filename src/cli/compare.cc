@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 #include "command.h"
@@ -17,8 +18,9 @@ namespace {
 
 struct CompareArgs {
   TraceArgs trace;
-  std::string policies;  // empty = every registered policy
-  std::string capacities = "0.02,0.05,0.1,0.2";
+  std::string policies = "all";  // lru and belady are always added as references
+  CapacityArgs capacities;
+  CostArgs cost;
   uint64_t seed = 1;
   GridOptions grid;
 };
@@ -30,6 +32,7 @@ constexpr double kMinGap = 0.001;
 
 struct Row {
   PolicySpec spec;
+  bool offline = false;               // reads the trace's future: a reference, not deployable
   std::vector<ReplayResult> results;  // one per capacity, in order; empty if it failed
   std::string error;
   double mean_hit() const {
@@ -39,17 +42,17 @@ struct Row {
   }
 };
 
-std::string cap_header(const Capacity& c, size_t unique) {
-  size_t b = c.blocks(unique);
-  std::string blocks = b >= 10000 ? fmt::format("{}k", (b + 500) / 1000) : fmt::format("{}", b);
-  return c.is_fraction() ? fmt::format("{} ({})", c.label(), blocks) : blocks;
+std::string gb_text(double gb) {
+  return gb >= 10 ? with_commas(uint64_t(std::llround(gb))) : fmt::format("{:.3g}", gb);
 }
 
-void print_tables(const Trace& trace, const TraceFacts& facts, const std::vector<Capacity>& caps,
-                  std::vector<Row>& rows) {
+void print_tables(const Trace& trace, const TraceFacts& facts, const CostModel& cost,
+                  const std::vector<ResolvedCapacity>& caps, std::vector<Row>& rows) {
   fmt::print("workload: {}\n", trace.name);
-  fmt::print("  {} requests, {} block accesses, {} unique blocks of {} tokens\n\n", facts.requests,
+  fmt::print("  {} requests, {} block accesses, {} unique blocks of {} tokens\n", facts.requests,
              facts.block_accesses, facts.unique_blocks, trace.block_tokens);
+  fmt::print("  KV memory through {}: {:.3g} MB a block\n\n", cost.label(),
+             cost.kv_bytes_per_block() / 1e6);
 
   const Row* lru = nullptr;
   const Row* opt = nullptr;
@@ -57,120 +60,156 @@ void print_tables(const Trace& trace, const TraceFacts& facts, const std::vector
     if (r.spec.label() == kBaseline && !r.results.empty()) lru = &r;
     if (r.spec.label() == kOptimum && !r.results.empty()) opt = &r;
   }
-  std::vector<Row*> ranked;
-  for (auto& r : rows)
-    if (&r != opt) ranked.push_back(&r);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](Row* a, Row* b) { return a->mean_hit() > b->mean_hit(); });
+  // Deployable policies first, best mean hit rate on top; the offline references below a line.
+  std::vector<Row*> online, offline;
+  for (auto& r : rows) (r.offline ? offline : online).push_back(&r);
+  auto by_hit = [](Row* a, Row* b) { return a->mean_hit() > b->mean_hit(); };
+  std::stable_sort(online.begin(), online.end(), by_hit);
+  std::stable_sort(offline.begin(), offline.end(), by_hit);
 
   size_t name_w = 24;
   for (auto& r : rows) name_w = std::max(name_w, r.spec.label().size() + 11);
   size_t col_w = 12;
-  for (auto& c : caps) col_w = std::max(col_w, cap_header(c, facts.unique_blocks).size() + 2);
+  for (auto& c : caps) col_w = std::max(col_w, c.written().size() + 2);
 
-  auto header = [&](const char* title) {
+  auto header = [&](const std::string& title, bool units) {
     fmt::print("{:<{}}", title, name_w);
-    for (auto& c : caps) fmt::print("{:>{}}", cap_header(c, facts.unique_blocks), col_w);
+    for (auto& c : caps) fmt::print("{:>{}}", c.written(), col_w);
+    if (!units) return;
+    fmt::print("\n{:<{}}", "  = blocks", name_w);
+    for (auto& c : caps) fmt::print("{:>{}}", with_commas(c.blocks), col_w);
+    fmt::print("\n{:<{}}", "  = GB of KV", name_w);
+    for (auto& c : caps) fmt::print("{:>{}}", gb_text(c.gb), col_w);
+    fmt::print("\n{:<{}}", "  = % of unique blocks", name_w);
+    for (auto& c : caps) fmt::print("{:>{}}", percent_text(c.unique_share), col_w);
   };
   auto name_of = [&](const Row& r) {
     std::string n = r.spec.label();
     if (&r == lru) n += " (baseline)";
-    if (needs_future(r.spec) && &r != opt) n += " (offline)";
+    if (&r == opt) n += " (optimum)";
     return n;
   };
+  std::string line(name_w + col_w * caps.size() + 10, '-');
+  auto print_row = [&](const Row& r) {
+    fmt::print("{:<{}}", name_of(r), name_w);
+    if (r.results.empty()) {
+      fmt::print("  failed: {}\n", r.error);
+      return;
+    }
+    double ns = 0;
+    for (auto& res : r.results) {
+      fmt::print("{:>{}.2f}", res.block_hit_rate * 100, col_w);
+      ns += res.ns_per_access;
+    }
+    fmt::print("{:>10.1f}\n", ns / r.results.size());
+  };
 
-  fmt::print("block hit rate %, capacity = share of unique blocks (blocks)\n");
-  header("policy");
-  fmt::print("{:>10}\n", "ns/access");
-  for (Row* r : ranked) {
-    fmt::print("{:<{}}", name_of(*r), name_w);
-    if (r->results.empty()) {
-      fmt::print("  failed: {}\n", r->error);
-      continue;
-    }
-    double ns = 0;
-    for (auto& res : r->results) {
-      fmt::print("{:>{}.2f}", res.block_hit_rate * 100, col_w);
-      ns += res.ns_per_access;
-    }
-    fmt::print("{:>10.1f}\n", ns / r->results.size());
-  }
-  fmt::print("{}\n", std::string(name_w + col_w * caps.size() + 10, '-'));
-  if (opt) {
-    fmt::print("{:<{}}", "belady (offline optimum)", name_w);
-    double ns = 0;
-    for (auto& res : opt->results) {
-      fmt::print("{:>{}.2f}", res.block_hit_rate * 100, col_w);
-      ns += res.ns_per_access;
-    }
-    fmt::print("{:>10.1f}\n", ns / opt->results.size());
-  }
+  fmt::print("block hit rate, % (share of block accesses found cached); capacity\n");
+  header("", true);
+  fmt::print("\n{:<{}}{:>{}}\n", "deployable policies", name_w + col_w * caps.size(), "ns/access",
+             10);
+  for (Row* r : online) print_row(*r);
+  fmt::print("{}\n", line);
+  if (!offline.empty()) fmt::print("offline references (read the trace's future)\n");
+  for (Row* r : offline) print_row(*r);
   fmt::print("{:<{}}", "infinite cache", name_w);
   for (size_t i = 0; i < caps.size(); ++i)
     fmt::print("{:>{}.2f}", facts.infinite_hit_rate * 100, col_w);
   fmt::print("\n");
 
   if (!lru || !opt) {
-    fmt::print("\n(gap closed needs both {} and {})\n", kBaseline, kOptimum);
+    fmt::print("\n(gap closed and the recommendation need both {} and {})\n", kBaseline, kOptimum);
     return;
   }
   fmt::print(
       "\ngap closed towards Belady, % (LRU = 0, Belady = 100; negative = worse than LRU; - = "
       "LRU within 0.1 points of Belady)\n");
-  header("policy");
+  header("policy", false);
   fmt::print("\n");
-  for (Row* r : ranked) {
-    if (r->results.empty() || r == lru) continue;
-    fmt::print("{:<{}}", name_of(*r), name_w);
+  auto gap_row = [&](const Row& r) {
+    if (r.results.empty() || &r == lru || &r == opt) return;
+    fmt::print("{:<{}}", name_of(r), name_w);
     for (size_t i = 0; i < caps.size(); ++i) {
       double gap = opt->results[i].block_hit_rate - lru->results[i].block_hit_rate;
       if (gap < kMinGap) {
         fmt::print("{:>{}}", "-", col_w);  // LRU (nearly) optimal: a share of nothing
       } else {
-        double closed = (r->results[i].block_hit_rate - lru->results[i].block_hit_rate) / gap;
+        double closed = (r.results[i].block_hit_rate - lru->results[i].block_hit_rate) / gap;
         fmt::print("{:>{}.1f}", closed * 100, col_w);
       }
     }
     fmt::print("\n");
+  };
+  for (Row* r : online) gap_row(*r);
+  bool offline_rows = std::any_of(offline.begin(), offline.end(),
+                                  [&](Row* r) { return r != opt && !r->results.empty(); });
+  if (offline_rows) fmt::print("{}\n", line);
+  for (Row* r : offline) gap_row(*r);
+
+  // The answer a user came for: which deployable policy to run at each capacity.
+  fmt::print("\n");
+  for (size_t i = 0; i < caps.size(); ++i) {
+    const Row* best = nullptr;
+    for (Row* r : online)
+      if (!r->results.empty() &&
+          (!best || r->results[i].block_hit_rate > best->results[i].block_hit_rate))
+        best = r;
+    if (!best) continue;
+    double best_hit = best->results[i].block_hit_rate;
+    double lru_hit = lru->results[i].block_hit_rate;
+    double gap = opt->results[i].block_hit_rate - lru_hit;
+    std::string at = caps[i].label();
+    if (gap < kMinGap) {
+      fmt::print("best deployable policy at {}: lru (it is within 0.1 points of Belady)\n", at);
+      continue;
+    }
+    if (best == lru || best_hit <= lru_hit) {
+      fmt::print("best deployable policy at {}: lru (no deployable policy beats it)\n", at);
+      continue;
+    }
+    fmt::print(
+        "best deployable policy at {}: {}, {:+.2f} points over LRU, closes {:.1f} % of the gap "
+        "to Belady\n",
+        at, best->spec.label(), (best_hit - lru_hit) * 100, (best_hit - lru_hit) / gap * 100);
   }
 }
 
 void run(const CompareArgs& args) {
-  auto caps = parse_capacities(args.capacities);
-  std::vector<PolicySpec> specs;
-  if (args.policies.empty()) {
-    for (auto& n : PolicyRegistry::instance().names()) specs.push_back({n, ""});
-  } else {
-    specs = parse_policy_list(args.policies);
-    // The references are always there, so the gap can be shown.
-    for (const char* ref : {kBaseline, kOptimum}) {
-      bool present = std::any_of(specs.begin(), specs.end(),
-                                 [&](const PolicySpec& s) { return s.label() == ref; });
-      if (!present) specs.push_back({ref, ""});
-    }
+  args.capacities.specs();  // fail before loading
+  std::vector<PolicySpec> specs = expand_policy_sets(args.policies);
+  // The references are always there, so the gap can be shown.
+  for (const char* ref : {kBaseline, kOptimum}) {
+    bool present = std::any_of(specs.begin(), specs.end(),
+                               [&](const PolicySpec& s) { return s.label() == ref; });
+    if (!present) specs.push_back({ref, ""});
   }
   for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
+  CostModel cost = args.cost.make();
   start_json_output(args.grid);
 
   auto start = std::chrono::steady_clock::now();
   Trace trace = args.trace.path.empty() ? default_workload(args.seed) : args.trace.load();
   TraceFacts facts = trace_facts(trace);
+  CostModel at_trace = cost.with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+  auto caps = args.capacities.resolve(facts.unique_blocks, at_trace);
+  std::vector<Capacity> grid_caps;
+  for (auto& c : caps) grid_caps.push_back(c.capacity);
   oracle_scores_without_continuation(trace, specs);
+  GridOptions grid = args.grid;
+  grid.cost_model = &cost;
 
   // One grid per policy, so one failing policy is reported without losing the others.
   std::vector<Row> rows;
-  std::vector<ReplayResult> all;
   for (auto& spec : specs) {
-    Row row{spec, {}, {}};
+    Row row{spec, needs_future(spec), {}, {}};
     try {
-      row.results = run_grid(trace, {spec}, caps, args.seed, args.grid);
-      all.insert(all.end(), row.results.begin(), row.results.end());
+      row.results = run_grid(trace, {spec}, grid_caps, args.seed, grid);
     } catch (const Error& e) {
       row.error = e.what();
     }
     rows.push_back(std::move(row));
   }
-  print_tables(trace, facts, caps, rows);
+  print_tables(trace, facts, at_trace, caps, rows);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("\n{} policies x {} capacities in {:.1f} s (seed {})\n", specs.size(), caps.size(),
              secs, args.seed);
@@ -187,15 +226,19 @@ void add(CLI::App& app) {
       "compare",
       "every policy at several capacities on a trace, or on the built-in conversation workload");
   args->trace.add(cmd, false);
-  cmd->add_option("--policy,-p", args->policies,
-                  "policies, comma-separated, each name[:key=value,...] (default: all; lru and "
-                  "belady are always added as references)");
-  cmd->add_option("--capacity,-c", args->capacities,
-                  "capacities: below 1 a fraction of unique blocks, else blocks")
-      ->capture_default_str();
+  add_policy_option(cmd, args->policies,
+                    "policies (lru and belady are always added as references)");
+  args->capacities.add(cmd, "0.02,0.05,0.1,0.2");
+  args->cost.add(cmd);
   cmd->add_option("--seed", args->seed, "seed of the built-in workload and randomized policies")
       ->capture_default_str();
   add_sweep_options(cmd, args->grid);
+  cmd->footer(
+      "Terms: block hit rate = share of prompt blocks found cached. Deployable (online) policies "
+      "read only the past; offline references (belady, oracle variants) read the trace's future "
+      "and bound what any policy can reach. Gap closed = (policy - LRU) / (Belady - LRU): 0 is "
+      "LRU, 100 is Belady. Capacity columns: as written, then blocks, GB of KV (through --model "
+      "and --kv-dtype) and % of the trace's unique blocks.");
   cmd->callback([args] { run(*args); });
 }
 

@@ -18,11 +18,15 @@ namespace {
 void print(const LpcStudy& s, const LpcStudyOptions& o) {
   std::vector<std::string> labels;
   for (auto& spec : parse_policy_list(o.policies)) labels.push_back(spec.label());
-  fmt::print("block hit rate, % (capacity: share of the trace's unique blocks)\n{:>9}", "capacity");
+  fmt::print(
+      "block hit rate, % (capacity: share of the trace's unique blocks, blocks, GB of KV)\n"
+      "{:>9} {:>10} {:>9}",
+      "capacity", "blocks", "GB");
   for (auto& l : labels) fmt::print(" {:>22}", l);
   fmt::print("\n");
   for (size_t i = 0; i < s.runs.size(); i += labels.size()) {
-    fmt::print("{:>8.3g}%", s.runs[i].capacity_fraction * 100);
+    fmt::print("{:>8.3g}% {:>10} {:>9.3g}", s.runs[i].capacity_fraction * 100,
+               with_commas(s.runs[i].capacity_blocks), s.runs[i].capacity_gb);
     for (size_t j = 0; j < labels.size(); ++j)
       fmt::print(" {:>22.2f}", s.runs[i + j].block_hit_rate * 100);
     fmt::print("\n");
@@ -51,16 +55,17 @@ void print(const LpcStudy& s, const LpcStudyOptions& o) {
 void add(CLI::App& app) {
   auto trace_args = std::make_shared<TraceArgs>();
   auto o = std::make_shared<LpcStudyOptions>();
-  auto capacities = std::make_shared<std::string>("0.01,0.02,0.03,0.05,0.075,0.1,0.15,0.2");
+  auto capacities = std::make_shared<CapacityArgs>();
+  auto cost = std::make_shared<CostArgs>();
   auto* cmd = app.add_subcommand(
       "lpc-study",
       "LPC's evaluation: hit rate vs capacity, cache saved at LRU's hit rate, gap closed");
   trace_args->add(cmd, true);
-  cmd->add_option("--capacity,-c", *capacities,
-                  "shares of the trace's unique blocks, comma-separated")
-      ->capture_default_str();
-  cmd->add_option("--policy,-p", o->policies, "policies, each name[:key=value,...]")
-      ->capture_default_str();
+  capacities->add(cmd, "0.01,0.02,0.03,0.05,0.075,0.1,0.15,0.2",
+                  "capacities (each below the trace's unique blocks; the study interpolates "
+                  "between them as shares of those)");
+  cost->add(cmd);
+  add_policy_option(cmd, o->policies, "policies");
   cmd->add_option("--baseline", o->baseline, "the policy savings are measured against")
       ->capture_default_str();
   cmd->add_option("--oracle", o->oracle, "the policy that bounds the gap")->capture_default_str();
@@ -69,20 +74,33 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--json", o->sweep.json_path, "write one JSON object per (policy, capacity)");
   cmd->add_flag("--resume", o->sweep.resume, "keep the results already in --json");
-  cmd->callback([trace_args, o, capacities] {
-    o->capacities.clear();
-    for (const std::string& c : split_list(*capacities)) {
-      char* end = nullptr;
-      double v = std::strtod(c.c_str(), &end);
-      if (*end != '\0' || !(v > 0 && v < 1))
-        throw ConfigError("--capacity: '" + c + "' is not a share of unique blocks in (0, 1)");
-      o->capacities.push_back(v);
-    }
+  cmd->footer(
+      "Terms: block hit rate = share of prompt blocks found cached; cache for LRU % = the "
+      "capacity at which a policy's curve reaches LRU's hit rate (interpolated); saving = 1 - "
+      "that / LRU's capacity; gap closed = (policy - LRU) / (oracle - LRU).");
+  cmd->callback([trace_args, o, capacities, cost] {
+    capacities->specs();  // fail before loading
+    o->policies = expand_policy_sets_text(o->policies);
     for (auto& s : parse_policy_list(o->policies)) PolicyRegistry::instance().get(s.name);
     if (o->sweep.resume && o->sweep.json_path.empty())
       throw ConfigError("--resume needs --json FILE");
     if (!o->sweep.json_path.empty() && !o->sweep.resume) open_output(o->sweep.json_path);
     Trace trace = trace_args->load();
+    CostModel kv = cost->make().with_block_tokens(trace.block_tokens);
+    o->cost_model = &kv;
+    size_t unique = count_unique_blocks(trace);
+    o->capacities.clear();
+    for (const ResolvedCapacity& c : capacities->resolve(unique, kv)) {
+      if (c.capacity.is_fraction()) {
+        o->capacities.push_back(c.capacity.value);
+      } else if (c.blocks < unique) {
+        // As a share that the study's floor(share x unique) turns back into these blocks.
+        o->capacities.push_back((double(c.blocks) + 0.5) / double(unique));
+      } else {
+        throw ConfigError(fmt::format("--capacity {} is {} blocks, not below the trace's {} unique",
+                                      c.text, c.blocks, unique));
+      }
+    }
     Progress progress("lpc-study");
     o->sweep.progress = [&](double f, const std::string& label) { progress.update(f, label); };
     print(run_lpc_study(trace, *o), *o);

@@ -225,7 +225,7 @@ void run(const MrcArgs& a) {
   std::string params = a.cost_params;
   params += (params.empty() ? "" : ",") + std::string("kv_dtype=") + a.kv_dtype;
   const CostModel cost = CostModel::make(a.model, a.gpu, params);
-  auto specs = parse_policy_list(a.policies);
+  auto specs = expand_policy_sets(a.policies);  // names, or the sets online, offline, all
   for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
   CapacitySpec min_spec = parse_capacity(a.min), max_spec = parse_capacity(a.max);
   std::optional<double> target;

@@ -16,7 +16,8 @@ namespace {
 
 struct ReportArgs {
   TraceArgs trace;
-  std::string capacities = "0.02,0.05,0.1";
+  CapacityArgs capacities;
+  CostArgs cost;
   std::string mode = "both";
   std::string policies = "laru,fpb,hf";
   std::string gbm;
@@ -100,20 +101,19 @@ void add(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "predictor-report", "quality and cost of the GBM next-access predictor, and its hit rates");
   args->trace.add(cmd, true);
-  cmd->add_option("--capacity,-c", args->capacities,
-                  "capacities: below 1 a fraction of unique blocks, else blocks")
-      ->capture_default_str();
+  args->capacities.add(cmd, "0.02,0.05,0.1");
+  args->cost.add(cmd);
   cmd->add_option("--mode,-m", args->mode, "sync, async or both")
       ->check(CLI::IsMember({"sync", "async", "both"}))
       ->capture_default_str();
-  cmd->add_option("--policies,-p", args->policies, "learned policies to run with the GBM")
-      ->capture_default_str();
+  add_policy_option(cmd, args->policies, "learned policies to run with the GBM");
   cmd->add_option("--gbm", args->gbm, "extra GBM parameters, e.g. window=20000,trees=100");
   cmd->add_option("--seed", args->seed, "seed")->capture_default_str();
   cmd->add_option("--json", args->json, "write one JSON object per row");
   cmd->callback([args] {
-    auto caps = parse_capacities(args->capacities);
-    auto learned = parse_policy_list(args->policies);
+    args->capacities.specs();  // fail before loading
+    CostModel cost = args->cost.make();
+    auto learned = expand_policy_sets(args->policies);
     Params::parse(args->gbm, predictor_param_specs(), "--gbm");  // fail before loading
     for (auto& s : learned) PolicyRegistry::instance().get(s.name);
     std::vector<std::string> modes;
@@ -122,8 +122,11 @@ void add(CLI::App& app) {
     Trace trace = args->trace.load();
     Oracle oracle = compute_oracle(trace);
     TraceFacts facts = trace_facts(trace);
+    cost = cost.with_block_tokens(trace.block_tokens);
+    auto caps = args->capacities.resolve(facts.unique_blocks, cost);
     fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks\n", trace.name,
                facts.requests, facts.block_accesses, facts.unique_blocks);
+    for (auto& c : caps) fmt::print("capacity {}\n", c.label());
     {
       PredictorConfig pc = predictor_config(
           Params::parse("predictor=gbm" + (args->gbm.empty() ? "" : "," + args->gbm),
@@ -140,12 +143,14 @@ void add(CLI::App& app) {
     std::vector<std::string> json;
     Progress progress("predictor-report");
     size_t total = caps.size() * (2 + modes.size() * learned.size()), done = 0;
-    for (auto& cap : caps) {
-      size_t blocks = cap.blocks(facts.unique_blocks);
+    for (auto& resolved : caps) {
+      const Capacity& cap = resolved.capacity;
+      size_t blocks = resolved.blocks;
       auto run = [&](const PolicySpec& spec) {
         ReplayOptions opts;
         opts.seed = args->seed;
-        std::string detail = fmt::format("({} at {})", spec.label(), cap.label());
+        opts.cost_model = &cost;
+        std::string detail = fmt::format("({} at {})", spec.label(), resolved.written());
         opts.progress = [&](double f) { progress.update((done + f) / total, detail); };
         ReplayResult r = replay(trace, &oracle, spec, blocks, opts);
         r.capacity_fraction = cap.is_fraction() ? cap.value : -1;
@@ -154,7 +159,8 @@ void add(CLI::App& app) {
       };
       for (const char* base : {"lru", "belady"}) {
         ReplayResult r = run({base, ""});
-        fmt::print("{:>6} {:<8} {:<6} {:>7.2f}\n", cap.label(), base, "-", r.block_hit_rate * 100);
+        fmt::print("{:>6} {:<8} {:<6} {:>7.2f}\n", resolved.written(), base, "-",
+                   r.block_hit_rate * 100);
         json.push_back(r.to_json());
       }
       for (auto& mode : modes) {
@@ -173,7 +179,7 @@ void add(CLI::App& app) {
           fmt::print(
               "{:>6} {:<8} {:<6} {:>7.2f} {:>6.3f} {:>6.3f} {:>6.1f} {:>5.0f} {:>8.3f} {:>9.2f} "
               "{:>9.2f} {:>9.2f} {:>7.1f}\n",
-              cap.label(), s.label(), mode, r.block_hit_rate * 100,
+              resolved.written(), s.label(), mode, r.block_hit_rate * 100,
               get(st, "audit_mean_abs_log_error"), get(st, "audit_ranking_accuracy"),
               get(st, "audit_far_future_share") * 100, fits, fits ? train_s / fits : 0,
               rows ? get(st, "model_seconds") / rows * 1e6 : 0, pred_s / evictions * 1e6,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common.h"
@@ -66,18 +67,22 @@ void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {
   fmt::print("\n");
   bool tiers = false;
   for (auto& r : results) tiers |= r.dram_capacity_blocks > 0;
-  fmt::print("{:<28} {:>9} {:>10} {:>9} {:>9} {:>11} {:>9}", "policy", "capacity", "blocks",
-             "hit %", "token %", "evictions", "ns/acc");
+  fmt::print("{:<28} {:>9} {:>10} {:>8} {:>9} {:>9} {:>11} {:>9}", "policy", "% unique", "blocks",
+             "GB of KV", "hit %", "token %", "evictions", "ns/acc");
   if (tiers) fmt::print(" {:>10} {:>8} {:>8}", "dram blks", "hbm %", "dram %");
   fmt::print(" {:>9} {:>9} {:>9} {:>7}", "p50 ms", "p90 ms", "p99 ms", "slo %");
   fmt::print("\n");
   for (auto& r : results) {
-    std::string cap = r.capacity_fraction >= 0 ? fmt::format("{:g}%", r.capacity_fraction * 100)
-                                               : std::string("-");
+    // The share as written, or the one a block count or memory size amounts to.
+    double share = r.capacity_fraction >= 0
+                       ? r.capacity_fraction
+                       : double(r.capacity_blocks) / std::max<size_t>(facts.unique_blocks, 1);
+    std::string cap = r.capacity_fraction >= 0 ? fmt::format("{:g}%", share * 100)
+                                               : fmt::format("({:.3g}%)", share * 100);
     std::string name = r.params.empty() ? r.policy : r.policy + ":" + r.params;
-    fmt::print("{:<28} {:>9} {:>10} {:>9.2f} {:>9.2f} {:>11} {:>9.1f}", name, cap,
-               r.capacity_blocks, r.block_hit_rate * 100, r.token_hit_rate * 100, r.evictions,
-               r.ns_per_access);
+    fmt::print("{:<28} {:>9} {:>10} {:>8.3g} {:>9.2f} {:>9.2f} {:>11} {:>9.1f}", name, cap,
+               r.capacity_blocks, r.capacity_gb, r.block_hit_rate * 100, r.token_hit_rate * 100,
+               r.evictions, r.ns_per_access);
     if (tiers)
       fmt::print(" {:>10} {:>8.2f} {:>8.2f}", r.dram_capacity_blocks, r.hbm_hit_rate * 100,
                  r.dram_hit_rate * 100);

@@ -12,7 +12,8 @@ namespace {
 
 struct RobustnessArgs {
   TraceArgs trace;
-  std::string capacities = "0.05";
+  CapacityArgs capacities;
+  CostArgs cost;
   std::string noise = "0:1:0.1";
   std::string policies = "lru,fpb,hf,laru,belady";
   std::string noise_kind = "adversarial";
@@ -50,17 +51,15 @@ void add(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "robustness", "hit rate of learned policies as predictions are corrupted (LCR Fig. 5, 13)");
   args->trace.add(cmd, true);
-  cmd->add_option("--capacity,-c", args->capacities,
-                  "capacities: below 1 a fraction of unique blocks, else blocks")
-      ->capture_default_str();
+  args->capacities.add(cmd, "0.05");
+  args->cost.add(cmd);
   cmd->add_option("--noise,-n", args->noise,
                   "corruption probabilities: a list 0,0.5,1 or a range start:stop:step")
       ->capture_default_str();
-  cmd->add_option("--policies,-p", args->policies,
-                  "policies; those with a predictor get predictor=noisy,p=<level>, and one "
-                  "holding {p} gets the level there instead "
-                  "(guarded:inner=fpb,inner_params=predictor=noisy;p={p})")
-      ->capture_default_str();
+  add_policy_option(cmd, args->policies,
+                    "policies; those with a predictor get predictor=noisy,p=<level>, and one "
+                    "holding {p} gets the level there instead "
+                    "(guarded:inner=fpb,inner_params=predictor=noisy;p={p})");
   cmd->add_option("--noise-kind", args->noise_kind,
                   "adversarial (negated true next time) or lognormal")
       ->check(CLI::IsMember({"adversarial", "lognormal"}))
@@ -75,33 +74,42 @@ void add(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of the noise")->capture_default_str();
   cmd->add_option("--json", args->json, "write one JSON object per (noise, policy, capacity)");
   cmd->add_option("--csv", args->csv, "write the same rows as CSV");
+  cmd->footer(
+      "Terms: p = probability that a prediction is corrupted; block hit % = share of prompt "
+      "blocks found cached; predictor calls = candidates scored per run, as the paper's sync "
+      "mode would ask. Capacity: as written, then blocks and GB of KV.");
   cmd->callback([args] {
     RobustnessOptions opts;
     opts.noise = parse_noise_levels(args->noise);
-    opts.policies = args->policies;
+    opts.policies = expand_policy_sets_text(args->policies);
     opts.learned_params = "noise=" + args->noise_kind + fmt::format(",sigma={}", args->sigma);
     opts.redraw = args->redraw;
     opts.seed = args->seed;
-    auto caps = parse_capacities(args->capacities);
+    args->capacities.specs();  // fail before loading
+    CostModel cost = args->cost.make();
     std::vector<std::string> names;
-    for (auto& s : parse_policy_list(args->policies)) {
+    for (auto& s : parse_policy_list(opts.policies)) {
       PolicyRegistry::instance().get(s.name);  // fail before loading
       names.push_back(s.label());
     }
     Trace trace = args->trace.load();
     Oracle oracle = compute_oracle(trace);
     TraceFacts facts = trace_facts(trace);
+    cost = cost.with_block_tokens(trace.block_tokens);
+    opts.cost_model = &cost;
+    auto caps = args->capacities.resolve(facts.unique_blocks, cost);
     std::vector<RobustnessRow> all;
     Progress progress("robustness");
     for (size_t c = 0; c < caps.size(); ++c) {
-      size_t blocks = caps[c].blocks(facts.unique_blocks);
+      size_t blocks = caps[c].blocks;
       opts.progress = [&](double f, const std::string& d) {
         progress.update((c + f) / caps.size(), "(" + d + ")");
       };
       auto rows = run_robustness(trace, oracle, blocks, opts);
-      for (auto& r : rows) r.capacity_fraction = caps[c].is_fraction() ? caps[c].value : -1;
-      fmt::print("trace {}: capacity {} ({} blocks), {} noise redrawn per {}\n", trace.name,
-                 caps[c].label(), blocks, args->noise_kind, args->redraw);
+      const Capacity& cap = caps[c].capacity;
+      for (auto& r : rows) r.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+      fmt::print("trace {}: capacity {}, {} noise redrawn per {}\n", trace.name, caps[c].label(),
+                 args->noise_kind, args->redraw);
       print(rows, names);
       fmt::print("\n");
       all.insert(all.end(), rows.begin(), rows.end());

@@ -18,24 +18,13 @@ namespace kvpolicy::cli {
 void ServeArgs::add(CLI::App* cmd) {
   cmd->add_option("--router,-r", routers, "routers, comma-separated, each name[:key=value,...]")
       ->capture_default_str();
-  cmd->add_option("--policy,-p", policies, "eviction policies of the workers' caches")
-      ->capture_default_str();
+  add_policy_option(cmd, policies, "eviction policies of the workers' caches", {});
   cmd->add_option("--workers,-w", workers, "worker counts, comma-separated")->capture_default_str();
-  cmd->add_option("--capacity,-c", capacities,
-                  "KV memory per GPU: blocks, a share of unique blocks (0.05 or 5%), tokens "
-                  "(10000t) or bytes (40GB, 4.8GiB); a worker has --tp times it")
-      ->capture_default_str();
-  cmd->add_option("--model", model, "cost model: a model preset or 'linear'")
-      ->capture_default_str();
-  cmd->add_option("--gpu", gpu, "cost model: a GPU preset (see `kvpolicy cost-model`)")
-      ->capture_default_str();
+  capacities.add(cmd, "0.1", "KV memory per GPU (a worker has --tp times it)");
+  cost.add(cmd);
   cmd->add_option("--tp", tp, "GPUs per worker (tensor parallel): compute / tp, KV memory x tp")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--kv-dtype", kv_dtype, "KV cache dtype: auto (the model's), fp16, bf16, fp8")
-      ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8"}))
-      ->capture_default_str();
-  cmd->add_option("--cost-params", cost_params, "more cost model options, key=value,...");
   cmd->add_option("--rate", base.rate,
                   "rescale arrivals to this mean rate, requests/s (0 = as traced)")
       ->check(finite_in(0, 1e9))
@@ -70,15 +59,16 @@ void ServeArgs::add(CLI::App* cmd) {
 }
 
 CostModel ServeArgs::cost_model() const {
-  std::string params = cost_params;
-  params += (params.empty() ? "" : ",") + fmt::format("tp={},kv_dtype={}", tp, kv_dtype);
-  return CostModel::make(model, gpu, params);
+  // kv_dtype is passed even when auto, as serve always did (it is part of the results' key).
+  return CostModel::make(cost.model, cost.gpu,
+                         cost.cost_params + (cost.cost_params.empty() ? "" : ",") +
+                             fmt::format("tp={},kv_dtype={}", tp, cost.kv_dtype));
 }
 
 std::vector<uint32_t> ServeArgs::validate() const {
   for (auto& r : parse_router_list(routers)) RouterRegistry::instance().get(r.name);
-  for (auto& p : parse_policy_list(policies)) PolicyRegistry::instance().get(p.name);
-  parse_capacity_list(capacities);
+  for (auto& p : expand_policy_sets(policies)) PolicyRegistry::instance().get(p.name);
+  capacities.specs();
   if (!(base.rate >= 0)) throw ConfigError("--rate must be >= 0 requests per second");
   std::vector<uint32_t> worker_counts;
   for (const std::string& w : split_list(workers)) {
@@ -95,11 +85,11 @@ std::vector<uint32_t> ServeArgs::validate() const {
 std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel& cost) const {
   std::vector<uint32_t> worker_counts = validate();
   auto router_specs = parse_router_list(routers);
-  auto policy_specs = parse_policy_list(policies);
+  auto policy_specs = expand_policy_sets(policies);
   size_t unique = count_unique_blocks(trace);
   CostModel at_trace = cost.with_block_tokens(trace.block_tokens);
   std::vector<ServeOptions> out;
-  for (const CapacitySpec& cap : parse_capacity_list(capacities)) {
+  for (const CapacitySpec& cap : capacities.specs()) {
     size_t per_gpu = cap.blocks(unique, trace.block_tokens, at_trace.kv_bytes_per_block());
     for (uint32_t w : worker_counts)
       for (auto& router : router_specs)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/serve/serve.h"
 
@@ -14,12 +15,9 @@ struct ServeArgs {
   std::string routers = "round_robin";
   std::string policies = "lru";
   std::string workers = "1";
-  std::string capacities = "0.1";
-  std::string model = CostModel::kDefaultModel;
-  std::string gpu = CostModel::kDefaultGpu;
+  CapacityArgs capacities;  // KV memory per GPU
+  CostArgs cost;
   uint32_t tp = 1;
-  std::string kv_dtype = "auto";
-  std::string cost_params;
   // Batching, arrivals, SLO and seed: every configuration starts from these.
   ServeOptions base;
   bool no_cache_outputs = false;

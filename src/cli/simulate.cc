@@ -1,6 +1,8 @@
 // `kvpolicy simulate`: replay a trace through policies at several capacities.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "command.h"
 #include "common.h"
 #include "kvpolicy/core/cost_model.h"
@@ -13,14 +15,12 @@ namespace {
 struct SimulateArgs {
   TraceArgs trace;
   std::string policies = "lru,belady";
-  std::string capacities = "0.02,0.05,0.1,0.2";
+  CapacityArgs capacities;
+  CostArgs cost;
   uint64_t seed = 1;
   GridOptions grid;
   double dram_ratio = 0;
   std::string dram_policy = "lru";
-  std::string model = CostModel::kDefaultModel;
-  std::string gpu = CostModel::kDefaultGpu;
-  std::string cost_params;
   double xi_ms = 200;
   double slo_ms = 200;
 };
@@ -29,12 +29,8 @@ void add(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   auto* cmd = app.add_subcommand("simulate", "replay a trace through policies at capacities");
   args->trace.add(cmd, true);
-  cmd->add_option("--policy,-p", args->policies,
-                  "policies, comma-separated, each name[:key=value,...]")
-      ->capture_default_str();
-  cmd->add_option("--capacity,-c", args->capacities,
-                  "capacities: below 1 a fraction of unique blocks, else blocks")
-      ->capture_default_str();
+  add_policy_option(cmd, args->policies, "policies");
+  args->capacities.add(cmd, "0.02,0.05,0.1,0.2", "HBM capacities");
   cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
   cmd->add_option("--dram", args->dram_ratio,
                   "DRAM tier capacity as a multiple of each HBM capacity (0 = one tier)")
@@ -42,11 +38,7 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dram-policy", args->dram_policy, "policy of the DRAM tier")
       ->capture_default_str();
-  cmd->add_option("--model", args->model, "cost model: a model preset or 'linear'")
-      ->capture_default_str();
-  cmd->add_option("--gpu", args->gpu, "cost model: a GPU preset")->capture_default_str();
-  cmd->add_option("--cost-params", args->cost_params,
-                  "cost model options, key=value,... (see `kvpolicy cost-model --help`)");
+  args->cost.add(cmd);
   cmd->add_option("--xi", args->xi_ms, "threshold of the tail excess latency TEL, ms")
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
@@ -54,11 +46,16 @@ void add(CLI::App& app) {
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
   add_sweep_options(cmd, args->grid);
+  cmd->footer(
+      "Terms: hit % = share of prompt blocks found cached; token % = share of prompt tokens; "
+      "capacity = as a share of the trace's unique blocks, then blocks and GB of KV (through "
+      "--model and --kv-dtype). TTFT is replay mode's: the cost model's prefill time of the "
+      "uncached tokens, no queueing; slo % = requests over --slo. TEL (in --json) = sum of "
+      "max(0, TTFT - xi).");
   cmd->callback([args] {
-    auto cost =
-        std::make_shared<CostModel>(CostModel::make(args->model, args->gpu, args->cost_params));
-    auto specs = parse_policy_list(args->policies);
-    auto caps = parse_capacities(args->capacities);
+    auto cost = std::make_shared<CostModel>(args->cost.make());
+    auto specs = expand_policy_sets(args->policies);
+    args->capacities.specs();  // fail before loading
     GridOptions& grid = args->grid;
     grid.dram_ratio = args->dram_ratio;
     grid.dram_policy = parse_policy_spec(args->dram_policy);
@@ -69,6 +66,11 @@ void add(CLI::App& app) {
     PolicyRegistry::instance().get(grid.dram_policy.name);
     start_json_output(grid);
     Trace trace = args->trace.load();
+    std::vector<Capacity> caps;
+    for (auto& c : args->capacities.resolve(
+             count_unique_blocks(trace),
+             cost->with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1))))
+      caps.push_back(c.capacity);
     auto results = run_grid(trace, specs, caps, args->seed, grid);
     print_table(trace, results);
   });

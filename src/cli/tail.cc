@@ -16,25 +16,16 @@ namespace {
 
 struct TailArgs {
   TraceArgs trace;
-  std::string capacities = "0.01,0.02,0.05,0.1";
+  CapacityArgs capacities;
   std::string xi = "50,100,150,200,500";
   double slo_ms = 200;
   double figure_xi_ms = 200;
-  std::string model = CostModel::kDefaultModel;
-  std::string gpu = CostModel::kDefaultGpu;
-  std::string cost_params;
+  CostArgs cost;
   std::string tlru_params;
   std::string threshold_params;
   uint64_t seed = 1;
   std::string json;
 };
-
-bool strip_suffix(std::string& s, const std::string& suffix) {
-  if (s.size() <= suffix.size() || s.compare(s.size() - suffix.size(), suffix.size(), suffix))
-    return false;
-  s.resize(s.size() - suffix.size());
-  return true;
-}
 
 double number(const std::string& s, const std::string& what) {
   char* end = nullptr;
@@ -44,40 +35,15 @@ double number(const std::string& s, const std::string& what) {
   return v;
 }
 
-// Capacities as for simulate, plus KV memory ("4.8GiB", "2GB", via the cost model's bytes per
-// block) and tokens ("10000t", as the paper's capacities), both turned into whole blocks.
-std::vector<Capacity> parse_tail_capacities(const std::string& text, const CostModel& cost) {
-  std::vector<Capacity> out;
-  for (std::string item : split_list(text)) {
-    double bytes = -1, tokens = -1;
-    if (strip_suffix(item, "GiB"))
-      bytes = number(item, "capacity") * double(1ull << 30);
-    else if (strip_suffix(item, "GB"))
-      bytes = number(item, "capacity") * 1e9;
-    else if (strip_suffix(item, "t"))
-      tokens = number(item, "capacity");
-    if (bytes < 0 && tokens < 0) {
-      auto caps = parse_capacities(item);
-      out.insert(out.end(), caps.begin(), caps.end());
-      continue;
-    }
-    double blocks = bytes >= 0 ? double(cost.blocks_for_bytes(bytes))
-                               : std::floor(tokens / cost.block_tokens());
-    if (blocks < 1) throw ConfigError("capacity '" + item + "' is less than one block");
-    out.push_back({blocks});
-  }
-  if (out.empty()) throw ConfigError("no capacity given");
-  return out;
-}
-
 std::string pct(double change) {
   return std::isnan(change) ? std::string("n/a") : fmt::format("{:+.1f}%", change * 100);
 }
 
+// "5% 9,140 575GB": the share as written (or "-"), blocks and GB of KV, in 22 columns.
 std::string cap_label(const ReplayResult& r) {
-  return r.capacity_fraction >= 0
-             ? fmt::format("{:g}% ({})", r.capacity_fraction * 100, r.capacity_blocks)
-             : fmt::format("{}", r.capacity_blocks);
+  std::string share =
+      r.capacity_fraction >= 0 ? fmt::format("{:g}%", r.capacity_fraction * 100) : "-";
+  return fmt::format("{} {} {:.3g}GB", share, with_commas(r.capacity_blocks), r.capacity_gb);
 }
 
 void print_study(const TailStudy& s, const std::vector<double>& xis, double slo) {
@@ -88,12 +54,13 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
   auto row_of = [&](size_t c, size_t k) -> const ReplayResult& { return s.runs[s.figure[c][k]]; };
   // Baselines.
   fmt::print("\nBaselines: TTFT in ms (nearest rank) and share over the {:g} ms SLO\n", slo);
-  fmt::print("{:<16} | {:>7} {:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} {:>7} {:>6}\n", "capacity",
-             "LRU p50", "p90", "p95", "p99", "slo%", "Thr p50", "p90", "p95", "p99", "slo%");
+  fmt::print("{:<22} | {:>7} {:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} {:>7} {:>6}\n",
+             "capacity: % blocks GB", "LRU p50", "p90", "p95", "p99", "slo%", "Thr p50", "p90",
+             "p95", "p99", "slo%");
   for (size_t c = 0; c < caps; ++c) {
     const ReplayResult &l = row_of(c, 0), &h = row_of(c, 1);
     fmt::print(
-        "{:<16} | {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>6.2f} | {:>7.1f} {:>7.1f} {:>7.1f} "
+        "{:<22} | {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>6.2f} | {:>7.1f} {:>7.1f} {:>7.1f} "
         "{:>7.1f} {:>6.2f}\n",
         cap_label(l), l.ttft_p50_ms, l.ttft_p90_ms, l.ttft_p95_ms, l.ttft_p99_ms,
         l.slo_violation_rate * 100, h.ttft_p50_ms, h.ttft_p90_ms, h.ttft_p95_ms, h.ttft_p99_ms,
@@ -105,11 +72,11 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
         "\nTable {}: T-LRU vs {}, relative change of P90 / P95 / P99 TTFT (negative = "
         "T-LRU lower)\n",
         vs + 1, vs == 0 ? "LRU" : "Threshold-LRU");
-    fmt::print("{:<16}", "capacity");
+    fmt::print("{:<22}", "capacity: % blocks GB");
     for (double x : xis) fmt::print(" | {:^23}", fmt::format("xi = {:g} ms", x));
     fmt::print("\n");
     for (size_t c = 0; c < caps; ++c) {
-      fmt::print("{:<16}", cap_label(row_of(c, 0)));
+      fmt::print("{:<22}", cap_label(row_of(c, 0)));
       for (size_t x = 0; x < xis.size(); ++x) {
         const TailChange& ch = change(c, x);
         if (vs == 0)
@@ -127,11 +94,11 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
       "\nTable 3: relative change in requests over the {:g} ms SLO, T-LRU vs LRU / vs "
       "Threshold-LRU (and TEL(xi) vs LRU)\n",
       slo);
-  fmt::print("{:<16}", "capacity");
+  fmt::print("{:<22}", "capacity: % blocks GB");
   for (double x : xis) fmt::print(" | {:^23}", fmt::format("xi = {:g} ms", x));
   fmt::print("\n");
   for (size_t c = 0; c < caps; ++c) {
-    fmt::print("{:<16}", cap_label(row_of(c, 0)));
+    fmt::print("{:<22}", cap_label(row_of(c, 0)));
     for (size_t x = 0; x < xis.size(); ++x) {
       const TailChange& ch = change(c, x);
       fmt::print(" | {:>7} {:>7} {:>7}", pct(ch.slo_vs_lru), pct(ch.slo_vs_threshold),
@@ -141,12 +108,12 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
   }
   // Figure 5.
   fmt::print("\nFigure 5: TTFT by policy (ms), T-LRU variants at xi = {:g} ms\n", s.figure_xi_ms);
-  fmt::print("{:<16} {:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", "capacity", "policy",
-             "p50", "p90", "p95", "p99", "mean", "slo%", "hit%");
+  fmt::print("{:<22} {:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", "capacity: % blocks GB",
+             "policy", "p50", "p90", "p95", "p99", "mean", "slo%", "hit%");
   for (size_t c = 0; c < caps; ++c)
     for (size_t k = 0; k < s.figure[c].size(); ++k) {
       const ReplayResult& r = row_of(c, k);
-      fmt::print("{:<16} {:<14} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.2f} {:>7.2f}\n",
+      fmt::print("{:<22} {:<14} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.2f} {:>7.2f}\n",
                  k == 0 ? cap_label(r) : "", r.policy, r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p95_ms,
                  r.ttft_p99_ms, r.ttft_mean_ms, r.slo_violation_rate * 100, r.block_hit_rate * 100);
     }
@@ -154,7 +121,8 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
 
 void run(const TailArgs& a) {
   TailStudyOptions o;
-  o.cost = CostModel::make(a.model, a.gpu, a.cost_params);
+  o.cost = a.cost.make();
+  a.capacities.specs();  // fail before loading
   o.xi_ms.clear();
   for (auto& x : split_list(a.xi)) o.xi_ms.push_back(number(x, "--xi"));
   if (o.xi_ms.empty()) throw ConfigError("--xi: no threshold given");
@@ -166,7 +134,9 @@ void run(const TailArgs& a) {
   for (const char* p : {"lru", "threshold_lru", "tlru"}) PolicyRegistry::instance().get(p);
   Trace trace = a.trace.load();
   o.cost = o.cost.with_block_tokens(trace.block_tokens);
-  o.capacities = parse_tail_capacities(a.capacities, o.cost);
+  o.capacities.clear();
+  for (auto& c : a.capacities.resolve(count_unique_blocks(trace), o.cost))
+    o.capacities.push_back(c.capacity);
 
   size_t sessions = 0;
   for (size_t r = 0; r < trace.size(); ++r) sessions += trace.turn[r] == 1;
@@ -193,10 +163,7 @@ void add(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "tail", "tail latency: T-LRU vs LRU and Threshold-LRU (TTFT percentiles, TEL, SLO)");
   args->trace.add(cmd, true);
-  cmd->add_option("--capacities,-c", args->capacities,
-                  "capacities: fractions of unique blocks, blocks, KV memory (4.8GiB, 2GB) or "
-                  "tokens (10000t)")
-      ->capture_default_str();
+  args->capacities.add(cmd, "0.01,0.02,0.05,0.1");
   cmd->add_option("--xi", args->xi, "T-LRU thresholds xi, ms")->capture_default_str();
   cmd->add_option("--slo", args->slo_ms, "TTFT SLO, ms")
       ->check(finite_in(0, 1e9))
@@ -204,15 +171,18 @@ void add(CLI::App& app) {
   cmd->add_option("--figure-xi", args->figure_xi_ms, "xi of the Figure 5 comparison, ms")
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
-  cmd->add_option("--model", args->model, "cost model: a model preset or 'linear'")
-      ->capture_default_str();
-  cmd->add_option("--gpu", args->gpu, "cost model: a GPU preset")->capture_default_str();
-  cmd->add_option("--cost-params", args->cost_params, "cost model options, key=value,...");
+  args->cost.add(cmd);
   cmd->add_option("--tlru-params", args->tlru_params, "extra T-LRU parameters (e.g. qhat=12)");
   cmd->add_option("--threshold-params", args->threshold_params,
                   "threshold_lru parameters (e.g. threshold_tokens=1024)");
   cmd->add_option("--seed", args->seed, "seed")->capture_default_str();
   cmd->add_option("--json", args->json, "write the whole study as one JSON object");
+  cmd->footer(
+      "Terms: TTFT = time to first token in replay mode (the cost model's prefill of the "
+      "uncached tokens, no queueing); p90/p95/p99 = percentiles over requests (nearest rank); "
+      "slo% = share of requests over --slo; TEL(xi) = tail excess latency, the sum over requests "
+      "of max(0, TTFT - xi); changes are (T-LRU - baseline) / baseline, negative = T-LRU better. "
+      "Capacity: % of unique blocks as written (- if given otherwise), blocks, GB of KV.");
   cmd->callback([args] { run(*args); });
 }
 

@@ -19,13 +19,11 @@ namespace {
 
 struct StudyArgs {
   TraceArgs trace;
-  bool infer = false;
-  std::string hbm = "0.05";
+  CapacityArgs hbm;
   std::string ratios = "0,1,2,3,4";
   std::string policies = "lru,fifo,lfu,s3fifo,gdsf,wa,wa:life=none,wa:categories=single";
   std::string dram_policy = "same";
-  std::string model = CostModel::kDefaultModel;
-  std::string gpu = CostModel::kDefaultGpu;
+  CostArgs cost;
   uint64_t seed = 1;
   std::string json;
 };
@@ -43,36 +41,19 @@ std::vector<double> parse_ratios(const std::string& text) {
   return out;
 }
 
-// "40GB" (of KV memory, through the cost model's bytes per block), a fraction of the unique
-// blocks (below 1), or a block count.
-size_t hbm_blocks(const std::string& text, const CostModel& cost, size_t unique_blocks) {
-  if (text.size() > 2 && (text.ends_with("GB") || text.ends_with("gb"))) {
-    std::string n = text.substr(0, text.size() - 2);
-    char* end = nullptr;
-    double gb = std::strtod(n.c_str(), &end);
-    if (end != n.c_str() + n.size() || !(gb > 0))
-      throw ConfigError("HBM size '" + text + "' is not a positive number of GB");
-    size_t blocks = cost.blocks_for_bytes(gb * 1e9);
-    if (blocks == 0) throw ConfigError("HBM size '" + text + "' holds no block");
-    return blocks;
-  }
-  auto caps = parse_capacities(text);
-  if (caps.size() != 1) throw ConfigError("--hbm takes one capacity");
-  return caps[0].blocks(unique_blocks);
-}
-
 bool is_wa(const PolicySpec& s) { return s.name == "wa"; }
 
 void run(const StudyArgs& a) {
-  auto specs = parse_policy_list(a.policies);
+  auto specs = expand_policy_sets(a.policies);
   for (auto& s : specs) PolicyRegistry::instance().get(s.name);
   auto ratios = parse_ratios(a.ratios);
-  TraceArgs load = a.trace;
-  if (a.infer) load.sessions = "infer";
-  Trace trace = load.load();
-  CostModel cost = CostModel::make(a.model, a.gpu).with_block_tokens(trace.block_tokens);
+  a.hbm.specs();  // fail before loading
+  CostModel cost = a.cost.make();
+  Trace trace = a.trace.load();
+  cost = cost.with_block_tokens(trace.block_tokens);
   TraceFacts facts = trace_facts(trace);
-  size_t hbm = hbm_blocks(a.hbm, cost, facts.unique_blocks);
+  ResolvedCapacity hbm_capacity = a.hbm.resolve(facts.unique_blocks, cost)[0];
+  size_t hbm = hbm_capacity.blocks;
 
   std::vector<ReplayResult> results;
   std::map<std::pair<size_t, size_t>, size_t> at;  // (ratio, policy) -> result
@@ -101,9 +82,9 @@ void run(const StudyArgs& a) {
       trace.name, facts.requests, facts.block_accesses, facts.unique_blocks, trace.block_tokens,
       facts.infinite_hit_rate * 100);
   fmt::print(
-      "HBM {} blocks ({:.1f} GB of KV for {}), DRAM = ratio x HBM, DRAM policy {}; TTFT in "
+      "HBM {} of KV for {}, DRAM = ratio x HBM, DRAM policy {}; TTFT in "
       "replay mode (prefill + PCIe transfer of DRAM hits, no queueing)\n\n",
-      hbm, double(hbm) * cost.kv_bytes_per_block() / 1e9, cost.label(),
+      hbm_capacity.label(), cost.label(),
       a.dram_policy == "same" ? "= the HBM policy" : a.dram_policy);
 
   auto table = [&](const char* title, auto value, const char* fmtspec) {
@@ -157,22 +138,21 @@ void add(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "wa-study", "WA vs classic policies as a DRAM tier grows (the WA paper's Figures 25-27)");
   args->trace.add(cmd, true);
-  cmd->add_flag("--infer-sessions", args->infer,
-                "same as --sessions infer (by default sessions are inferred when absent)");
-  cmd->add_option("--hbm", args->hbm,
-                  "HBM capacity: a fraction of unique blocks (<1), blocks, or e.g. 40GB")
-      ->capture_default_str();
+  args->hbm.single = true;
+  args->hbm.add(cmd, "0.05", "HBM capacity", {"--hbm"});
   cmd->add_option("--dram-ratios", args->ratios, "DRAM capacities as multiples of HBM")
       ->capture_default_str();
-  cmd->add_option("--policy,-p", args->policies, "policies, each name[:key=value,...]")
-      ->capture_default_str();
+  add_policy_option(cmd, args->policies, "policies", {});
   cmd->add_option("--dram-policy", args->dram_policy,
                   "policy of the DRAM tier: same (as HBM) or a policy spec")
       ->capture_default_str();
-  cmd->add_option("--model", args->model, "cost-model model preset")->capture_default_str();
-  cmd->add_option("--gpu", args->gpu, "cost-model GPU preset")->capture_default_str();
+  args->cost.add(cmd);
   cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
   cmd->add_option("--json", args->json, "write one JSON object per replay to this file");
+  cmd->footer(
+      "Terms: block hit rate = share of prompt blocks found in HBM or DRAM; TTFT in replay mode "
+      "= prefill of the uncached tokens + PCIe transfer of DRAM hits, no queueing; gain (pts) = "
+      "WA's hit rate minus the best other policy's, in percentage points.");
   cmd->callback([args] { run(*args); });
 }
 

@@ -114,6 +114,7 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   res.params = o.policy.params;
   res.capacity_blocks = o.capacity_blocks;
   res.capacity_fraction = o.capacity_fraction;
+  res.capacity_gb = double(o.capacity_blocks) * cost.kv_bytes_per_block() / 1e9;
   res.seed = o.seed;
   res.cost_model = cost.label();
   res.router = o.router.name;

@@ -40,6 +40,7 @@ std::string ServeResult::to_json() const {
   } else {
     o.raw("capacity_fraction", fmt::format("{}", capacity_fraction));
   }
+  o.add("capacity_gb", capacity_gb, 3);
   o.add("seed", seed).add("requests", requests).add("block_accesses", block_accesses);
   o.add("block_hits", block_hits).add("block_hit_rate", block_hit_rate);
   o.add("prompt_tokens", prompt_tokens).add("token_hits", token_hits);
@@ -93,6 +94,7 @@ ServeResult parse_serve_result(const std::string& line, const std::string& path,
   r.cost_model = j.str("cost_model");
   j.get("capacity_blocks", r.capacity_blocks);
   r.capacity_fraction = j.num_or("capacity_fraction", -1);
+  r.capacity_gb = j.num_or("capacity_gb", 0);  // absent from results before it existed
   j.get("seed", r.seed);
   j.get("workers", r.workers);
   j.get("tensor_parallel", r.tensor_parallel);

@@ -46,6 +46,7 @@ LpcStudy run_lpc_study(const Trace& trace, const LpcStudyOptions& o) {
       sc.capacity_blocks = std::max<size_t>(1, static_cast<size_t>(c * double(unique)));
       sc.capacity_fraction = c;
       sc.options.seed = o.seed;
+      sc.options.cost_model = o.cost_model;
       configs.push_back(sc);
     }
   LpcStudy study;

@@ -94,6 +94,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   res.offline =
       needs_future(spec) || (opts.dram_capacity_blocks > 0 && needs_future(opts.dram_policy));
   res.capacity_blocks = capacity_blocks;
+  res.capacity_gb = double(capacity_blocks) * cost.kv_bytes_per_block() / 1e9;
   res.seed = opts.seed;
   res.requests = trace.size();
   res.block_accesses = trace.num_block_accesses();
@@ -164,6 +165,7 @@ std::string ReplayResult::to_json() const {
   } else {
     o.raw("capacity_fraction", fmt::format("{}", capacity_fraction));
   }
+  o.add("capacity_gb", capacity_gb, 3);
   o.add("seed", seed).add("requests", requests).add("block_accesses", block_accesses);
   o.add("block_hits", block_hits).add("block_hit_rate", block_hit_rate);
   o.add("prompt_tokens", prompt_tokens).add("token_hits", token_hits);

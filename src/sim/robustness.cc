@@ -95,6 +95,7 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
       }
       ReplayOptions ro;
       ro.seed = opts.seed;
+      ro.cost_model = opts.cost_model;
       ReplayResult res = replay(trace, &oracle, run, capacity_blocks, ro);
       RobustnessRow r;
       r.noise = p;
@@ -103,6 +104,7 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
       r.learned = learned;
       if (learned && !templated) r.redraw = opts.redraw;
       r.capacity_blocks = capacity_blocks;
+      r.capacity_gb = res.capacity_gb;
       r.block_accesses = res.block_accesses;
       r.block_hits = res.block_hits;
       r.block_hit_rate = res.block_hit_rate;
@@ -124,11 +126,11 @@ std::string RobustnessRow::to_json() const {
   std::string frac = capacity_fraction < 0 ? "null" : fmt::format("{}", capacity_fraction);
   std::string s = fmt::format(
       R"({{"noise":{},"policy":{:?},"spec":{:?},"learned":{},"redraw":{},"capacity_blocks":{},)"
-      R"("capacity_fraction":{},"block_hit_rate":{:.6f},"block_hits":{},"block_accesses":{},)"
+      R"("capacity_fraction":{},"capacity_gb":{:.3f},"block_hit_rate":{:.6f},"block_hits":{},"block_accesses":{},)"
       R"("predictor_calls":{},"predictions":{},"replay_seconds":{:.6f})",
       noise, policy, spec, learned, redraw.empty() ? "null" : fmt::format("{:?}", redraw),
-      capacity_blocks, frac, block_hit_rate, block_hits, block_accesses, predictor_calls,
-      predictions, replay_seconds);
+      capacity_blocks, frac, capacity_gb, block_hit_rate, block_hits, block_accesses,
+      predictor_calls, predictions, replay_seconds);
   if (!stats.empty()) {
     s += R"(,"policy_stats":{)";
     for (size_t i = 0; i < stats.size(); ++i)
@@ -142,16 +144,16 @@ std::string RobustnessRow::to_json() const {
 
 std::string RobustnessRow::csv_header() {
   return "noise,policy,redraw,capacity_blocks,capacity_fraction,block_hit_rate,block_hits,"
-         "block_accesses,predictor_calls,predictions,replay_seconds";
+         "block_accesses,predictor_calls,predictions,replay_seconds,capacity_gb";
 }
 
 std::string RobustnessRow::to_csv() const {
   // A label such as laru:b=4,halve_every=0 holds commas: quote it.
   std::string name = policy.find(',') == std::string::npos ? policy : "\"" + policy + "\"";
   return fmt::format(
-      "{},{},{},{},{},{:.6f},{},{},{},{},{:.6f}", noise, name, redraw, capacity_blocks,
+      "{},{},{},{},{},{:.6f},{},{},{},{},{:.6f},{:.3f}", noise, name, redraw, capacity_blocks,
       capacity_fraction < 0 ? std::string() : fmt::format("{}", capacity_fraction), block_hit_rate,
-      block_hits, block_accesses, predictor_calls, predictions, replay_seconds);
+      block_hits, block_accesses, predictor_calls, predictions, replay_seconds, capacity_gb);
 }
 
 }  // namespace kvpolicy

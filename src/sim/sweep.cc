@@ -31,6 +31,7 @@ ReplayResult parse_result_json(const std::string& line, const std::string& path,
   r.cost_model = j.str("cost_model");
   j.get("capacity_blocks", r.capacity_blocks);
   r.capacity_fraction = j.num_or("capacity_fraction", -1);
+  r.capacity_gb = j.num_or("capacity_gb", 0);  // absent from results before it existed
   j.get("seed", r.seed);
   j.get("requests", r.requests);
   j.get("block_accesses", r.block_accesses);

@@ -66,6 +66,7 @@ struct ServeResult {
   std::string params;
   size_t capacity_blocks = 0;
   double capacity_fraction = -1;
+  double capacity_gb = 0;  // a worker's KV memory: capacity_blocks x the cost model's block bytes
   uint64_t seed = 1;
   uint64_t requests = 0;  // completed
   uint64_t block_accesses = 0;

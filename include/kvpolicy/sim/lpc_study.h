@@ -18,6 +18,8 @@ struct LpcStudyOptions {
   std::string baseline = "lru";
   std::string oracle = "lpc:predictor=oracle";  // the gap's upper end
   uint64_t seed = 1;
+  // Prices TTFT and sizes each result's capacity_gb; null = the default preset.
+  const CostModel* cost_model = nullptr;
   SweepOptions sweep;  // jobs, JSON output, resume, progress
 };
 

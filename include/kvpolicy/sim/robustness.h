@@ -23,6 +23,8 @@ struct RobustnessOptions {
   // A spec holding {p} keeps its own (the predictor's default is request).
   std::string redraw = "request";
   uint64_t seed = 1;
+  // Prices TTFT-aware policies and sizes capacity_gb; null = the default preset.
+  const CostModel* cost_model = nullptr;
   std::function<void(double done, const std::string& detail)> progress;
 };
 
@@ -34,6 +36,7 @@ struct RobustnessRow {
   std::string redraw;  // the noise model given to this row's spec; empty if none was
   size_t capacity_blocks = 0;
   double capacity_fraction = -1;
+  double capacity_gb = 0;  // KV memory of capacity_blocks under the replay's cost model
   uint64_t block_accesses = 0, block_hits = 0;
   double block_hit_rate = 0;
   // Predictions the paper's sync mode would request (candidates scored) and those computed.

@@ -39,6 +39,9 @@ struct ReplayResult {
   bool offline = false;  // the policy (or the DRAM tier's) reads the trace's future
   size_t capacity_blocks = 0;
   double capacity_fraction = -1;  // < 0 when the capacity was given in blocks
+  // The HBM capacity as KV memory, through the cost model's KV bytes per block (the unit
+  // `--capacity 40GB` is read in), so a table can show blocks and GB side by side.
+  double capacity_gb = 0;
   uint64_t seed = 1;
   uint64_t requests = 0;
   uint64_t block_accesses = 0;
