@@ -25,6 +25,7 @@ MC=$T/mooncake-conversation/conversation_trace.jsonl
 # name: what it regenerates (section of docs/results.md)
 SECTIONS=(
   "hitrates-mooncake: hit rates on the Mooncake conversation trace"
+  "mrc: sizing, hit rate and TTFT against GB of KV (scripts/mrc_results.sh)"
   "hitrates-builtin: hit rates on the built-in workload"
   "gsp: LRU's worst case, GSP in round-robin and random order"
   "bench: replay throughput, memory per block, eviction latency, load speed (kvpolicy bench)"
@@ -69,6 +70,11 @@ md() { cat > "$out/md/$1.md"; }
 section_hitrates-mooncake() {
   run "$K" compare -t "$MC" --jobs 1 --json mooncake.jsonl
   tables hitrates mooncake.jsonl --gap | md hitrates-mooncake
+}
+
+section_mrc() {
+  echo "+ scripts/mrc_results.sh $PWD $out/figures" >&2
+  "$src/scripts/mrc_results.sh" "$PWD" "$out/figures" | md mrc
 }
 
 section_hitrates-builtin() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs README.md's "A tour of the CLI" block, command by command, so the tour stays runnable
+# Runs README.md's "How much KV cache does my traffic need?" and "A tour of the CLI" blocks,
+# command by command, so the README stays runnable
 # (ctest: ReadmeTour). Usage: run_tour.sh BUILD_DIR [README]. The block's paths are rewritten:
 # build/kvpolicy -> BUILD_DIR/kvpolicy, ../shared/traces -> $KVPOLICY_DATA, scripts/ -> the
 # source tree's; each command runs in a fresh temporary directory, and `bench` gets --quick.
@@ -19,18 +20,18 @@ if [[ -z $data || ! -f $data/mooncake-conversation/conversation_trace.jsonl ||
 fi
 data=$(cd "$data" && pwd)
 
-# The block: the first ```sh fence after the heading, with continued lines joined.
+# The blocks: the first ```sh fence after each of the two headings, with continued lines joined.
 mapfile -t commands < <(awk '
-  /^## A tour of the CLI/ { tour = 1; next }
+  /^## (How much KV cache does my traffic need|A tour of the CLI)/ { tour = 1; next }
   tour && /^```sh/ { inside = 1; next }
-  inside && /^```/ { exit }
+  inside && /^```/ { inside = 0; tour = 0; next }
   inside {
     if (line != "") sub(/^[ \t]+/, "")
     if (sub(/\\[ \t]*$/, "")) { line = line $0; next }
     print line $0; line = ""
   }' "$readme")
 if ((${#commands[@]} == 0)); then
-  echo "no sh block under '## A tour of the CLI' in $readme" >&2
+  echo "no sh block under '## A tour of the CLI' or the sizing heading in $readme" >&2
   exit 1
 fi
 

@@ -308,6 +308,7 @@ void run(const MrcArgs& a) {
     for (auto& c : curves)
       if (needs_future(c.spec) && !oracle) oracle = compute_oracle(trace);
     std::string what = fmt::format("{:g} % block hit rate", *target * 100);
+    const Curve* best = nullptr;  // the deployable policy that needs the least memory
     for (auto& c : curves) {
       TargetSearch s;
       if (std::string(c.method) == "stack") {
@@ -340,10 +341,17 @@ void run(const MrcArgs& a) {
                             s.non_monotone ? "; hit rate is not monotone in capacity on this "
                                              "curve, so this is the smallest point found"
                                            : "");
-      fmt::print("{}: {} needs {} GB of KV ({} blocks of {} tokens, {}; {:.2f} % at it, {})\n",
-                 name, what, gb_text(b * block_bytes / 1e9), with_commas(b), trace.block_tokens,
+      bool offline = needs_future(c.spec);
+      fmt::print("{}{}: {} needs {} GB of KV ({} blocks of {} tokens, {}; {:.2f} % at it, {})\n",
+                 name, offline ? " (offline reference: reads the trace's future)" : "", what,
+                 gb_text(b * block_bytes / 1e9), with_commas(b), trace.block_tokens,
                  kv_label(at_trace), s.block_hit_rate * 100, how);
+      if (!offline && (!best || b < *best->target->capacity_blocks)) best = &c;
     }
+    if (best)
+      fmt::print("\nanswer: {} GB of KV per replica for {} with {} ({})\n",
+                 gb_text(*best->target->capacity_blocks * block_bytes / 1e9), what,
+                 best->spec.label(), kv_label(at_trace));
   }
 
   std::string json = a.json_path;
