@@ -45,7 +45,7 @@ def overview(c, out_dir, prefix):
     ax.bar(["blocks", "tokens"], [c["ideal_hit_rate"] * 100, c["ideal_token_hit_rate"] * 100],
            color=["tab:blue", "tab:cyan"])
     ax.set_ylabel("hit rate of an infinite cache (%)")
-    ax.set_title("ideal hit rate (Fig. 4)")
+    ax.set_title("ideal hit rate (KVCache in the Wild, Fig. 4)")
     for i, v in enumerate([c["ideal_hit_rate"], c["ideal_token_hit_rate"]]):
         ax.text(i, v * 100, f"{v * 100:.1f}%", ha="center", va="bottom")
 
@@ -72,7 +72,7 @@ def overview(c, out_dir, prefix):
     ax.bar([i + 0.27 for i in xs], [t["hit_share"] * 100 for t in types], 0.27, label="hits")
     ax.set_xticks(list(xs), names)
     ax.set_ylabel("%")
-    ax.set_title("request types (Fig. 5)")
+    ax.set_title("request types (KVCache in the Wild, Fig. 5)")
     ax.legend(fontsize=8)
     fig.suptitle(os.path.basename(c["trace"]), fontsize=9)
     save(fig, out_dir, prefix, "overview")
@@ -89,7 +89,7 @@ def skew(c, out_dir, prefix):
                 arrowprops=dict(arrowstyle="->"))
     ax.set_xlabel("blocks, most reused first (%)")
     ax.set_ylabel("reuses (%)")
-    ax.set_title("skew of block reuse (Fig. 7, per block)")
+    ax.set_title("skew of block reuse (KVCache in the Wild, Fig. 7, per block)")
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 101)
     save(fig, out_dir, prefix, "skew")
@@ -114,7 +114,7 @@ def reuse_time(c, out_dir, prefix):
     ax.set_xscale("log")
     ax.set_xlabel("reuse time (s)")
     ax.set_ylabel("CDF")
-    ax.set_title("reuse time (Fig. 12-14)")
+    ax.set_title("reuse time (KVCache in the Wild, Fig. 12-14)")
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3)
     save(fig, out_dir, prefix, "reuse-time")
@@ -141,7 +141,7 @@ def reuse_fits(c, out_dir, prefix):
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
-    fig.suptitle("reuse-time CDF per category and its exponential fit (Fig. 15); x: seconds",
+    fig.suptitle("reuse-time CDF per category and its exponential fit (KVCache in the Wild, Fig. 15); x: seconds",
                  fontsize=9)
     save(fig, out_dir, prefix, "reuse-fits")
 
@@ -154,7 +154,7 @@ def lifespan(c, out_dir, prefix):
     ax.axhline(0.9, color="grey", ls=":")
     ax.set_xlabel("lifespan: first access to last reuse (s)")
     ax.set_ylabel("CDF over reused blocks")
-    ax.set_title(f"block lifespan (Fig. 19): p90 {c['lifespan_s']['p90']:.0f} s")
+    ax.set_title(f"block lifespan (KVCache in the Wild, Fig. 19): p90 {c['lifespan_s']['p90']:.0f} s")
     ax.grid(alpha=0.3)
     save(fig, out_dir, prefix, "lifespan")
 
@@ -169,7 +169,7 @@ def capacity(c, out_dir, prefix):
     ax2 = ax.twinx()
     ax2.plot(t, [p[1] for p in c["capacity"]], alpha=0)
     ax2.set_ylabel("blocks")
-    ax.set_title(f"capacity an ideal policy needs (Fig. 22): peak {c['peak_live_gb']:.1f} GB")
+    ax.set_title(f"capacity an ideal policy needs (KVCache in the Wild, Fig. 22): peak {c['peak_live_gb']:.1f} GB")
     ax.grid(alpha=0.3)
     save(fig, out_dir, prefix, "capacity")
 
@@ -194,10 +194,11 @@ def study(path, out_dir, prefix):
     for ax, title in zip(axes, ("block hit rate (%)", "mean TTFT (ms)", "P99 TTFT (ms)")):
         ax.set_xlabel("DRAM / HBM")
         ax.set_title(title)
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     fig.suptitle(f"{os.path.basename(rows[0]['trace'])}: HBM {rows[0]['capacity_blocks']} blocks "
-                 "(Figs. 25-27, replay mode, no queueing)", fontsize=9)
+                 "(KVCache in the Wild, Figs. 25-27; replay mode, no queueing)", fontsize=9)
     save(fig, out_dir, prefix, "wa-study")
 
 

@@ -40,9 +40,11 @@ def main(src, out):
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
     ax.set_xlabel("cache capacity (% of the trace's unique blocks)")
     ax.set_ylabel("block hit rate (%)")
+    ax.set_ylim(bottom=0)
     # A built trace is named "source:path"; the file name is enough.
     source, _, path = trace.partition(":")
-    ax.set_title(f"hit rate vs capacity: {source} ({path.rsplit('/', 1)[-1]})" if path else trace,
+    ax.set_title(f"hit rate vs capacity (LPC paper, Fig. 8): {source} ({path.rsplit('/', 1)[-1]})"
+                 if path else trace,
                  fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

@@ -74,6 +74,9 @@ Progress::~Progress() {
 }
 
 void Progress::update(double done, const std::string& detail) {
+  // Parallel replays each report the share done with their own part counted, so a later report
+  // can be smaller: the display keeps the largest, and never runs backwards.
+  done = done_ = std::max(done_, done);
   auto now = std::chrono::steady_clock::now();
   double elapsed = std::chrono::duration<double>(now - start_).count();
   bool tty = isatty(STDERR_FILENO);

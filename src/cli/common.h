@@ -118,6 +118,7 @@ class Progress {
   std::string what_;
   std::chrono::steady_clock::time_point start_, last_;
   bool shown_ = false;
+  double done_ = 0;  // the most reported: parallel jobs report out of order, the display must not
 };
 
 // A finite number in [lo, hi]: CLI's NonNegativeNumber lets nan and inf through, which then

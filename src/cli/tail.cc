@@ -53,10 +53,13 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
   };
   auto row_of = [&](size_t c, size_t k) -> const ReplayResult& { return s.runs[s.figure[c][k]]; };
   // Baselines.
-  fmt::print("\nBaselines: TTFT in ms (nearest rank) and share over the {:g} ms SLO\n", slo);
+  fmt::print(
+      "\nBaselines: TTFT in ms (nearest rank) and SLO violations (% of requests over {:g} ms); "
+      "Thr = Threshold-LRU\n",
+      slo);
   fmt::print("{:<22} | {:>7} {:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} {:>7} {:>6}\n",
-             "capacity: % blocks GB", "LRU p50", "p90", "p95", "p99", "slo%", "Thr p50", "p90",
-             "p95", "p99", "slo%");
+             "capacity: % blocks GB", "LRU p50", "p90", "p95", "p99", "viol%", "Thr p50", "p90",
+             "p95", "p99", "viol%");
   for (size_t c = 0; c < caps; ++c) {
     const ReplayResult &l = row_of(c, 0), &h = row_of(c, 1);
     fmt::print(
@@ -69,8 +72,8 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
   // Tables 1 and 2.
   for (int vs = 0; vs < 2; ++vs) {
     fmt::print(
-        "\nTable {}: T-LRU vs {}, relative change of P90 / P95 / P99 TTFT (negative = "
-        "T-LRU lower)\n",
+        "\nT-LRU vs {1}: change of P90 / P95 / P99 TTFT, % (negative = T-LRU lower; the T-LRU "
+        "paper's Table {0})\n",
         vs + 1, vs == 0 ? "LRU" : "Threshold-LRU");
     fmt::print("{:<22}", "capacity: % blocks GB");
     for (double x : xis) fmt::print(" | {:^23}", fmt::format("xi = {:g} ms", x));
@@ -91,8 +94,8 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
   }
   // Table 3.
   fmt::print(
-      "\nTable 3: relative change in requests over the {:g} ms SLO, T-LRU vs LRU / vs "
-      "Threshold-LRU (and TEL(xi) vs LRU)\n",
+      "\nChange in SLO violations (requests over {:g} ms), T-LRU vs LRU / vs Threshold-LRU, and "
+      "in the total TTFT above xi (TEL) vs LRU, % (the T-LRU paper's Table 3)\n",
       slo);
   fmt::print("{:<22}", "capacity: % blocks GB");
   for (double x : xis) fmt::print(" | {:^23}", fmt::format("xi = {:g} ms", x));
@@ -107,9 +110,12 @@ void print_study(const TailStudy& s, const std::vector<double>& xis, double slo)
     fmt::print("\n");
   }
   // Figure 5.
-  fmt::print("\nFigure 5: TTFT by policy (ms), T-LRU variants at xi = {:g} ms\n", s.figure_xi_ms);
+  fmt::print(
+      "\nTTFT by policy (ms), T-LRU and its oracle variants at xi = {:g} ms; viol% = requests "
+      "over the SLO, hit% = block hit rate (the T-LRU paper's Figure 5)\n",
+      s.figure_xi_ms);
   fmt::print("{:<22} {:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", "capacity: % blocks GB",
-             "policy", "p50", "p90", "p95", "p99", "mean", "slo%", "hit%");
+             "policy", "p50", "p90", "p95", "p99", "mean", "viol%", "hit%");
   for (size_t c = 0; c < caps; ++c)
     for (size_t k = 0; k < s.figure[c].size(); ++k) {
       const ReplayResult& r = row_of(c, k);
@@ -168,7 +174,8 @@ void add(CLI::App& app) {
   cmd->add_option("--slo", args->slo_ms, "TTFT SLO, ms")
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
-  cmd->add_option("--figure-xi", args->figure_xi_ms, "xi of the Figure 5 comparison, ms")
+  cmd->add_option("--figure-xi", args->figure_xi_ms,
+                  "xi of the comparison of T-LRU's variants (the paper's Figure 5), ms")
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
   args->cost.add(cmd);
@@ -180,7 +187,8 @@ void add(CLI::App& app) {
   cmd->footer(
       "Terms: TTFT = time to first token in replay mode (the cost model's prefill of the "
       "uncached tokens, no queueing); p90/p95/p99 = percentiles over requests (nearest rank); "
-      "slo% = share of requests over --slo; TEL(xi) = tail excess latency, the sum over requests "
+      "viol% = SLO violations, the share of requests over --slo; xi = T-LRU's latency threshold; "
+      "TEL(xi) = tail excess latency, the sum over requests "
       "of max(0, TTFT - xi); changes are (T-LRU - baseline) / baseline, negative = T-LRU better. "
       "Capacity: % of unique blocks as written (- if given otherwise), blocks, GB of KV.");
   cmd->callback([args] { run(*args); });

@@ -107,8 +107,11 @@ struct KeyInfo {
 std::string category_name(const Trace& trace, CategoryId type, uint32_t turn,
                           uint32_t turn_buckets) {
   uint32_t b = bucket_of(turn, turn_buckets) + 1;
-  return fmt::format("{}-{}{}", type_name(trace, type), b,
-                     b == turn_buckets && turn_buckets > 1 ? "+" : "");
+  const char* plus = b == turn_buckets && turn_buckets > 1 ? "+" : "";
+  std::string name = type_name(trace, type);
+  // A trace without request types has turn buckets only: "turn 2", not "any-2".
+  if (name == "any") return fmt::format("turn {}{}", b, plus);
+  return fmt::format("{}-{}{}", name, b, plus);
 }
 
 Characterization characterize(const Trace& trace, const CharacterizeOptions& o) {

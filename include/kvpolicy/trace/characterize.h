@@ -117,7 +117,8 @@ struct Characterization {
   std::vector<CapacityPoint> capacity;
 };
 
-// The turn bucket of a category name: 1..n-1, or n for n+.
+// A category's name: "TYPE-B" for request type TYPE and turn bucket B (1..n-1, or n+), or
+// "turn B" when the trace has no request types.
 std::string category_name(const Trace& trace, CategoryId type, uint32_t turn,
                           uint32_t turn_buckets);
 
