@@ -93,6 +93,26 @@ sed -n '/^offline references/,/^infinite cache/p' offline.out | grep -q '^belady
 sed -n '/^deployable policies/,/^----/p' offline.out | grep -v '^deployable\|^----' |
   grep -qv '^lru' && fail "compare -p offline: a deployable policy other than lru"
 
+# --csv: one row per result, a parameter list with commas quoted, and a write error is an error.
+"$K" simulate -t t.kvtrace -p "lru,laru:predictor=noisy,p=0.2" -c 0.1,0.2 --csv r.csv --json r.jsonl \
+  > /dev/null 2>&1 || fail "simulate --csv"
+python3 - r.csv r.jsonl <<'PY' || fail "simulate --csv rows differ from --json"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+js = [json.loads(l) for l in open(sys.argv[2])]
+assert len(rows) == len(js) == 4, (len(rows), len(js))
+for r, j in zip(sorted(rows, key=lambda r: (r["policy"], r["capacity_blocks"])),
+                sorted(js, key=lambda j: (j["policy"], str(j["capacity_blocks"])))):
+    assert r["params"] == j["params"] and int(r["capacity_blocks"]) == j["capacity_blocks"], (r, j)
+    assert abs(float(r["block_hit_rate"]) - j["block_hit_rate"]) < 1e-6, (r, j)
+    assert r["offline"] == ("1" if j["offline"] else "0"), (r, j)
+PY
+"$K" compare -t t.kvtrace -p lru -c 0.1 --csv c.csv > /dev/null 2>&1 || fail "compare --csv"
+[[ $(wc -l < c.csv) == 3 ]] || fail "compare --csv: expected a header and lru, belady rows"
+if "$K" simulate -t t.kvtrace -p lru -c 0.1 --csv /dev/full > /dev/null 2>&1; then
+  fail "simulate --csv /dev/full succeeded"
+fi
+
 if ((failures > 0)); then
   exit 1
 fi

@@ -210,6 +210,11 @@ void run(const CompareArgs& args) {
     rows.push_back(std::move(row));
   }
   print_tables(trace, facts, at_trace, caps, rows);
+  if (!grid.csv_path.empty()) {
+    std::vector<ReplayResult> all;
+    for (auto& r : rows) all.insert(all.end(), r.results.begin(), r.results.end());
+    write_csv(grid.csv_path, all);
+  }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("\n{} policies x {} capacities in {:.1f} s (seed {})\n", specs.size(), caps.size(),
              secs, args.seed);

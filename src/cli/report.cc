@@ -15,6 +15,7 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
   cmd->add_option("--jobs,-j", grid.jobs, "replays at once (0 = every core)")
       ->capture_default_str();
   cmd->add_option("--json", grid.json_path, "write one JSON object per result to this file");
+  cmd->add_option("--csv", grid.csv_path, "write one CSV row per result to this file (at the end)");
   cmd->add_flag("--resume", grid.resume,
                 "keep the results already in --json and run only the missing configurations");
 }
@@ -95,6 +96,38 @@ void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {
 void write_json(const std::string& path, const std::vector<ReplayResult>& results) {
   auto out = open_output(path);
   for (auto& r : results) out << r.to_json() << '\n';
+  out.flush();
+  if (!out) throw Error("writing '" + path + "' failed (disk full?)");
+}
+
+namespace {
+// RFC 4180: a field holding a comma, quote or newline is quoted, quotes doubled.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+}  // namespace
+
+void write_csv(const std::string& path, const std::vector<ReplayResult>& results) {
+  auto out = open_output(path);
+  out << "trace,policy,params,offline,capacity_blocks,capacity_fraction,capacity_gb,"
+         "dram_capacity_blocks,dram_policy,seed,block_hit_rate,token_hit_rate,infinite_hit_rate,"
+         "evictions,cost_model,ttft_mean_ms,ttft_p50_ms,ttft_p90_ms,ttft_p95_ms,ttft_p99_ms,"
+         "slo_ms,slo_violation_rate,xi_ms,tel_ms,ns_per_access\n";
+  for (auto& r : results)
+    out << fmt::format(
+        "{},{},{},{},{},{},{:.4f},{},{},{},{:.6f},{:.6f},{:.6f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},"
+        "{:.3f},{:g},{:.6f},{:g},{:.3f},{:.2f}\n",
+        csv_field(r.trace), csv_field(r.policy), csv_field(r.params), r.offline ? 1 : 0,
+        r.capacity_blocks, r.capacity_fraction < 0 ? "" : fmt::format("{}", r.capacity_fraction),
+        r.capacity_gb, r.dram_capacity_blocks, csv_field(r.dram_policy), r.seed, r.block_hit_rate,
+        r.token_hit_rate, r.infinite_hit_rate, r.evictions, csv_field(r.cost_model), r.ttft_mean_ms,
+        r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p95_ms, r.ttft_p99_ms, r.slo_ms, r.slo_violation_rate,
+        r.xi_ms, r.tel_ms, r.ns_per_access);
+  out.flush();
+  if (!out) throw Error("writing '" + path + "' failed (disk full?)");
 }
 
 }  // namespace kvpolicy::cli

@@ -19,10 +19,11 @@ struct GridOptions {
   double slo_ms = 200;
   unsigned jobs = 0;      // replays at once; 0 = every core
   std::string json_path;  // stream each result here as it finishes
+  std::string csv_path;   // all results as CSV rows at the end
   bool resume = false;    // keep results already in json_path and skip their configurations
 };
 
-// Adds --jobs, --json and --resume to a command.
+// Adds --jobs, --json, --csv and --resume to a command.
 void add_sweep_options(CLI::App* cmd, GridOptions& grid);
 // Truncates the JSON output unless resuming; call once before the first run_grid.
 void start_json_output(const GridOptions& grid);
@@ -33,5 +34,8 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
                                    const GridOptions& grid = {});
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results);
 void write_json(const std::string& path, const std::vector<ReplayResult>& results);
+// One CSV row per result (a header first): the identifying fields, hit rates, capacity in GB,
+// and the TTFT metrics. Throws naming the file if it cannot be written in full.
+void write_csv(const std::string& path, const std::vector<ReplayResult>& results);
 
 }  // namespace kvpolicy::cli

@@ -73,6 +73,7 @@ void add(CLI::App& app) {
       caps.push_back(c.capacity);
     auto results = run_grid(trace, specs, caps, args->seed, grid);
     print_table(trace, results);
+    if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
   });
 }
 

@@ -25,7 +25,7 @@ struct StudyArgs {
   std::string dram_policy = "same";
   CostArgs cost;
   uint64_t seed = 1;
-  std::string json;
+  std::string json, csv;
 };
 
 std::vector<double> parse_ratios(const std::string& text) {
@@ -131,6 +131,7 @@ void run(const StudyArgs& a) {
     }
   }
   if (!a.json.empty()) write_json(a.json, results);
+  if (!a.csv.empty()) write_csv(a.csv, results);
 }
 
 void add(CLI::App& app) {
@@ -149,6 +150,7 @@ void add(CLI::App& app) {
   args->cost.add(cmd);
   cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
   cmd->add_option("--json", args->json, "write one JSON object per replay to this file");
+  cmd->add_option("--csv", args->csv, "write one CSV row per replay to this file");
   cmd->footer(
       "Terms: block hit rate = share of prompt blocks found in HBM or DRAM; TTFT in replay mode "
       "= prefill of the uncached tokens + PCIe transfer of DRAM hits, no queueing; gain (pts) = "
