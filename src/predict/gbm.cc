@@ -16,6 +16,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/predictor.h"
+#include "xgboost_handles.h"
 
 namespace kvpolicy {
 namespace {
@@ -23,19 +24,8 @@ namespace {
 constexpr int kF = FeatureTracker::kFeatures;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-void check(int rc, const char* what) {
-  if (rc != 0) throw Error(std::string("xgboost ") + what + ": " + XGBGetLastError());
-}
-
-struct DMatrix {
-  DMatrixHandle h = nullptr;
-  DMatrix() = default;
-  DMatrix(const DMatrix&) = delete;
-  DMatrix& operator=(const DMatrix&) = delete;
-  ~DMatrix() {
-    if (h) XGDMatrixFree(h);
-  }
-};
+using xgb::check;
+using DMatrix = xgb::Matrix;
 
 // A trained booster; predictions use its first `rounds` rounds (the early-stopping best). The
 // training matrices live as long as the booster, which may keep references to them.

@@ -16,6 +16,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/binary_metrics.h"
+#include "xgboost_handles.h"
 
 namespace kvpolicy {
 namespace {
@@ -26,33 +27,14 @@ constexpr float kMissing = ReuseFeatures::kMissing;
 constexpr Time kPriorityOrigin = Time{1} << 62;
 using Row = std::array<float, kF>;
 
-void check(int rc, const char* what) {
-  if (rc != 0) throw Error(std::string("xgboost ") + what + ": " + XGBGetLastError());
-}
+using xgb::Booster;
+using xgb::check;
 
 double seconds(Time us) { return double(us) / double(kMicrosPerSecond); }
 
-struct Booster {
-  BoosterHandle h = nullptr;
-  Booster() = default;
-  Booster(const Booster&) = delete;
-  Booster& operator=(const Booster&) = delete;
-  ~Booster() {
-    if (h) XGBoosterFree(h);
-  }
-};
-
-struct Matrix {
-  DMatrixHandle h = nullptr;
-  Matrix(const float* X, const float* y, size_t n) {
-    check(XGDMatrixCreateFromMat(X, n, kF, std::numeric_limits<float>::quiet_NaN(), &h), "matrix");
-    check(XGDMatrixSetFloatInfo(h, "label", y, n), "labels");
-  }
-  Matrix(const Matrix&) = delete;
-  Matrix& operator=(const Matrix&) = delete;
-  ~Matrix() {
-    if (h) XGDMatrixFree(h);
-  }
+// A training matrix of kF feature columns.
+struct Matrix : xgb::Matrix {
+  Matrix(const float* X, const float* y, size_t n) : xgb::Matrix(X, y, n, kF) {}
 };
 
 double parse_after(const char* s, const char* key) {

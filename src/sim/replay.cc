@@ -143,15 +143,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
                              trace.block_tokens);
   TailMetrics tail = tail_metrics(ttft, opts.xi_ms, opts.slo_ms);
   res.cost_model = cost.label();
-  res.ttft_p50_ms = tail.p50_ms;
-  res.ttft_p90_ms = tail.p90_ms;
-  res.ttft_p95_ms = tail.p95_ms;
-  res.ttft_p99_ms = tail.p99_ms;
-  res.ttft_mean_ms = tail.mean_ms;
-  res.tel_ms = tail.tel_ms;
-  res.xi_ms = tail.xi_ms;
-  res.slo_ms = tail.slo_ms;
-  res.slo_violation_rate = tail.slo_violation_rate;
+  set_tail_metrics(res, tail);
   return res;
 }
 

@@ -16,6 +16,18 @@ double tail_excess_latency(std::span<const double> ttft_ms, double xi_ms) {
   return sum;
 }
 
+void set_tail_metrics(ReplayResult& r, const TailMetrics& t) {
+  r.ttft_p50_ms = t.p50_ms;
+  r.ttft_p90_ms = t.p90_ms;
+  r.ttft_p95_ms = t.p95_ms;
+  r.ttft_p99_ms = t.p99_ms;
+  r.ttft_mean_ms = t.mean_ms;
+  r.tel_ms = t.tel_ms;
+  r.xi_ms = t.xi_ms;
+  r.slo_ms = t.slo_ms;
+  r.slo_violation_rate = t.slo_violation_rate;
+}
+
 TailMetrics tail_metrics(std::span<const double> ttft_ms, double xi_ms, double slo_ms) {
   TailMetrics m;
   m.requests = ttft_ms.size();

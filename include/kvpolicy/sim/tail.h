@@ -27,6 +27,8 @@ struct TailMetrics {
   double slo_violation_rate = 0;  // share of requests with TTFT > slo_ms
 };
 TailMetrics tail_metrics(std::span<const double> ttft_ms, double xi_ms, double slo_ms);
+// Copies the TTFT percentiles, TEL and SLO figures into a result.
+void set_tail_metrics(ReplayResult& r, const TailMetrics& t);
 
 // Replay-mode TTFT of one request: prefill of its uncached tokens after its cached ones, plus
 // the PCIe transfer of the blocks it found in DRAM; no queueing.
