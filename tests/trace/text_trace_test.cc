@@ -362,6 +362,18 @@ TEST(TextTrace, LoogleRejectsLiteralsNestedTooDeep) {
   EXPECT_EQ(std::string(e.what()).find("deeper than"), std::string::npos) << e.what();
 }
 
+// A directory given as a chat log is one clear error, not a read of its bytes.
+TEST(TextTrace, DirectoryIsOneClearError) {
+  std::string dir = temp_path("logs.jsonl");
+  std::filesystem::create_directories(dir);
+  InputError e = input_error([&] {
+    TextReadReport r;
+    read_conversations(dir, "sharegpt", false, r);
+  });
+  EXPECT_NE(std::string(e.what()).find("'" + dir + "' is a directory"), std::string::npos)
+      << e.what();
+}
+
 std::vector<Conversation> arena_conversations() {
   TextReadReport rep;
   return read_conversations(write_file("arena.jsonl", kArena), "chatbot-arena", false, rep);
