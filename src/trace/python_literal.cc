@@ -28,7 +28,11 @@ void append_utf8(std::string& out, uint32_t cp) {
   }
 }
 
-// Recursive descent over the text; i_ is the offset read up to.
+// Deeper nesting than any real QA list; the bound keeps the recursion (and PyValue's recursive
+// destructor) far from the end of the stack on hostile input.
+constexpr size_t kMaxDepth = 512;
+
+// Recursive descent over the text; i_ is the offset read up to, depth_ the brackets open.
 class PyLiteral {
  public:
   explicit PyLiteral(std::string_view s) : s_(s) {}
@@ -47,6 +51,11 @@ class PyLiteral {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r'))
       ++i_;
   }
+  void open_bracket() {
+    if (depth_ == kMaxDepth) fail(fmt::format("nested deeper than {} levels", kMaxDepth));
+    ++depth_;
+    ++i_;
+  }
   bool word(std::string_view w) {
     if (s_.substr(i_, w.size()) != w) return false;
     i_ += w.size();
@@ -63,7 +72,7 @@ class PyLiteral {
     } else if (c == '[' || c == '(') {
       char close = c == '[' ? ']' : ')';
       v.kind = PyValue::kList;
-      ++i_;
+      open_bracket();
       while (true) {
         skip();
         if (i_ < s_.size() && s_[i_] == close) break;
@@ -75,9 +84,10 @@ class PyLiteral {
           fail("expected ',' or a closing bracket");
       }
       ++i_;
+      --depth_;
     } else if (c == '{') {
       v.kind = PyValue::kDict;
-      ++i_;
+      open_bracket();
       while (true) {
         skip();
         if (i_ < s_.size() && s_[i_] == '}') break;
@@ -95,6 +105,7 @@ class PyLiteral {
           fail("expected ',' or '}'");
       }
       ++i_;
+      --depth_;
     } else if (word("None")) {
       v.kind = PyValue::kNone;
     } else if (word("True") || word("False")) {
@@ -185,6 +196,7 @@ class PyLiteral {
 
   std::string_view s_;
   size_t i_ = 0;
+  size_t depth_ = 0;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <queue>
 #include <unordered_map>
 
 #include "kvpolicy/core/error.h"
@@ -266,34 +267,13 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   void encode(std::string_view text, std::vector<uint32_t>& out) const override {
-    std::vector<uint32_t> parts;  // start offsets of the current parts, plus the end
     for (std::string_view piece : pretokenize(text)) {
       auto whole = ranks_.find(piece);
       if (whole != ranks_.end()) {
         out.push_back(whole->second);
         continue;
       }
-      // Byte-level BPE: merge the adjacent pair whose joined bytes have the lowest rank.
-      parts.clear();
-      for (size_t k = 0; k <= piece.size(); ++k) parts.push_back(static_cast<uint32_t>(k));
-      for (;;) {
-        uint32_t best = std::numeric_limits<uint32_t>::max();
-        size_t at = 0;
-        for (size_t k = 0; k + 2 < parts.size(); ++k) {
-          uint32_t r = rank_of(piece.substr(parts[k], parts[k + 2] - parts[k]));
-          if (r < best) {
-            best = r;
-            at = k;
-          }
-        }
-        if (best == std::numeric_limits<uint32_t>::max()) break;
-        parts.erase(parts.begin() + static_cast<ptrdiff_t>(at) + 1);
-      }
-      for (size_t k = 0; k + 1 < parts.size(); ++k) {
-        std::string_view sub = piece.substr(parts[k], parts[k + 1] - parts[k]);
-        out.push_back(sub.size() == 1 ? byte_rank_[static_cast<unsigned char>(sub[0])]
-                                      : rank_of(sub));
-      }
+      merge_bytes(piece, out);
     }
   }
   std::string name() const override { return "cl100k_base(" + path_ + ")"; }
@@ -305,6 +285,52 @@ class BpeTokenizer final : public Tokenizer {
   uint32_t rank_of(std::string_view bytes) const {
     auto it = ranks_.find(bytes);
     return it == ranks_.end() ? std::numeric_limits<uint32_t>::max() : it->second;
+  }
+
+  // Byte-level BPE over one piece: repeatedly merge the adjacent pair whose joined bytes have the
+  // lowest rank, the leftmost on a tie. The candidate pairs sit in a min-heap and the parts in a
+  // linked list, so a piece of n bytes takes O(n log n) rather than a rescan per merge (O(n^2),
+  // minutes for one 200k-character word); a heap entry is stale once either part has changed.
+  void merge_bytes(std::string_view piece, std::vector<uint32_t>& out) const {
+    constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+    const auto n = static_cast<uint32_t>(piece.size());
+    // Parts are named by their first byte; next[k] is where part k ends (n for the last part),
+    // prev[k] where the part before it starts; merged[k] marks a start absorbed by its left part.
+    std::vector<uint32_t> next(n), prev(n);
+    std::vector<bool> merged(n, false);
+    for (uint32_t k = 0; k < n; ++k) {
+      next[k] = k + 1;
+      prev[k] = k == 0 ? kNone : k - 1;
+    }
+    struct Pair {
+      uint32_t rank, left, end;  // the pair piece[left, end) of part `left` and the one after it
+      bool operator>(const Pair& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+    };
+    std::priority_queue<Pair, std::vector<Pair>, std::greater<Pair>> heap;
+    auto push = [&](uint32_t left) {
+      uint32_t right = next[left];
+      if (right >= n) return;
+      uint32_t r = rank_of(piece.substr(left, next[right] - left));
+      if (r != kNone) heap.push({r, left, next[right]});
+    };
+    for (uint32_t k = 0; k + 1 < n; ++k) push(k);
+    while (!heap.empty()) {
+      Pair p = heap.top();
+      heap.pop();
+      // Parts only grow, so the same left start with the same end is the same pair.
+      if (merged[p.left] || next[p.left] >= n || next[next[p.left]] != p.end) continue;
+      uint32_t right = next[p.left];
+      merged[right] = true;
+      next[p.left] = p.end;
+      if (p.end < n) prev[p.end] = p.left;
+      if (prev[p.left] != kNone) push(prev[p.left]);
+      push(p.left);
+    }
+    for (uint32_t k = 0; k < n; k = next[k]) {
+      std::string_view sub = piece.substr(k, next[k] - k);
+      out.push_back(sub.size() == 1 ? byte_rank_[static_cast<unsigned char>(sub[0])]
+                                    : rank_of(sub));
+    }
   }
 
   std::string path_;

@@ -1,7 +1,10 @@
 #include "kvpolicy/trace/trace.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 
@@ -225,7 +228,21 @@ const TraceFormat& TraceFormatRegistry::get(const std::string& name) const {
   throw ConfigError("unknown trace format '" + name + "' (known: " + known + ")");
 }
 
+void require_not_directory(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, 0, "", "'" + path + "' is a directory, not a trace file");
+}
+
+// The first record of a JSONL trace, parsed, if it is a JSON object.
+static bool first_record(const std::string& line, simdjson::dom::parser& parser,
+                         simdjson::dom::object& obj) {
+  simdjson::dom::element doc;
+  return !parser.parse(line).get(doc) && !doc.get_object().get(obj);
+}
+
 std::string detect_format(const std::string& path) {
+  require_not_directory(path);
   auto ends_with = [&](const char* suffix) {
     std::string s(suffix);
     return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
@@ -237,16 +254,36 @@ std::string detect_format(const std::string& path) {
   if (!in) throw InputError(path, 0, "", "cannot open file");
   std::string line;
   std::getline(in, line);
-  if (line.find("\"chat_id\"") != std::string::npos) return "bailian";
-  if (line.find("\"timestamp\": \"") != std::string::npos ||
-      line.find("\"timestamp\":\"") != std::string::npos)
-    return "lmbench";
-  if (line.find("\"hash_ids\"") != std::string::npos) return "mooncake";
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  simdjson::dom::element ts;
+  double number = 0;
+  if (first_record(line, parser, obj)) {
+    if (!obj.at_key("chat_id").error()) return "bailian";
+    if (!obj.at_key("hash_ids").error()) {
+      // LMBench and Mooncake share their field names; LMBench's timestamp is absolute
+      // nanoseconds (about 1.7e18, a string or an integer), Mooncake's milliseconds from the
+      // start of the trace (1e15 ms would be 31,000 years).
+      if (!obj.at_key("timestamp").get(ts) &&
+          (ts.is_string() || (!ts.get_double().get(number) && number >= 1e15)))
+        return "lmbench";
+      return "mooncake";
+    }
+  } else {
+    // A malformed first record: guess from its text, so the reader can say what is wrong.
+    if (line.find("\"chat_id\"") != std::string::npos) return "bailian";
+    if (line.find("\"timestamp\": \"") != std::string::npos ||
+        line.find("\"timestamp\":\"") != std::string::npos)
+      return "lmbench";
+    if (line.find("\"hash_ids\"") != std::string::npos) return "mooncake";
+  }
   throw InputError(path, 1, "", "cannot tell the trace format; pass --format");
 }
 
 Trace read_trace(const std::string& path, const std::string& format, const ReadOptions& opts,
                  ReadReport* report) {
+  require_not_directory(path);
   std::string fmt = format.empty() || format == "auto" ? detect_format(path) : format;
   ReadReport local;
   Trace t = TraceFormatRegistry::instance().get(fmt).read(path, opts, report ? *report : local);

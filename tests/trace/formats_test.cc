@@ -245,6 +245,45 @@ TEST_P(JsonlBadInput, SkipBadLinesSkipsAndCounts) {
   EXPECT_EQ(prompt_of(t, 1), chain({0, 102}));
 }
 
+// A key given twice is an error naming file, line and key, not a silent pick of one value.
+TEST_P(JsonlBadInput, DuplicateKeyNamesFileLineAndKey) {
+  for (size_t k = 0; k < GetParam().record(0, 0).size(); ++k) {
+    auto recs = good(3);
+    recs[1].push_back(recs[1][k]);  // same key, same value: still ambiguous
+    std::string path = write_file("dupkey.jsonl", lines_of(recs));
+    InputError e = input_error([&] { read(path); });
+    expect_names(e, path, 2, recs[1][k].first);
+    EXPECT_NE(std::string(e.what()).find("duplicate key"), std::string::npos) << e.what();
+    ReadOptions opts;
+    opts.skip_bad_lines = true;
+    EXPECT_EQ(read(path, opts).size(), 2u);
+  }
+}
+
+// A UTF-8 byte-order mark before the first record is skipped, by the reader and by "auto".
+TEST_P(JsonlBadInput, ByteOrderMarkIsSkipped) {
+  std::string plain = lines_of(good(3));
+  std::string path = write_file("bom.jsonl", "\xEF\xBB\xBF" + plain);
+  EXPECT_EQ(detect_format(path), GetParam().name);
+  Trace with = read(path);
+  Trace without = read(write_file("nobom.jsonl", plain));
+  EXPECT_EQ(with.time, without.time);
+  EXPECT_EQ(with.blocks, without.blocks);
+  EXPECT_EQ(with.output_tokens, without.output_tokens);
+}
+
+// A directory is one clear error, whether the format is given or detected.
+TEST_P(JsonlBadInput, DirectoryIsOneClearError) {
+  std::string dir = testing::temp_path("a-directory.jsonl");
+  std::filesystem::create_directories(dir);
+  for (std::string format : {GetParam().name, std::string("auto")}) {
+    InputError e = input_error([&] { read_trace(dir, format, {}); });
+    EXPECT_EQ(e.file(), dir);
+    EXPECT_NE(std::string(e.what()).find("'" + dir + "' is a directory"), std::string::npos)
+        << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, JsonlBadInput, ::testing::ValuesIn(jsonl_formats()),
                          [](const auto& info) { return info.param.name; });
 
@@ -327,6 +366,69 @@ TEST(Bailian, BadParentsAndTurns) {
   e = input_error([&] { read_trace(turn0, "bailian", {}); });
   EXPECT_EQ(e.line(), 1u);
   EXPECT_EQ(e.field(), "turn");
+}
+
+// A chat_id repeated on two records is an error naming both lines (sessions and parents would be
+// ambiguous); --skip-bad-lines drops the later record.
+TEST(Bailian, DuplicateChatIdNamesBothLines) {
+  auto line = [](int chat, int parent) {
+    return "{\"chat_id\": " + std::to_string(chat) +
+           ", \"parent_chat_id\": " + std::to_string(parent) +
+           ", \"timestamp\": 1, \"input_length\": 16, \"output_length\": 1, \"type\": \"text\", "
+           "\"turn\": 1, \"hash_ids\": [1]}\n";
+  };
+  std::string path =
+      write_file("dupchat.jsonl", line(1, -1) + line(2, -1) + line(3, 1) + line(2, 1));
+  InputError e = input_error([&] { read_trace(path, "bailian", {}); });
+  EXPECT_EQ(e.line(), 4u);
+  EXPECT_EQ(e.field(), "chat_id");
+  EXPECT_NE(std::string(e.what()).find("on line 2"), std::string::npos) << e.what();
+  ReadOptions opts;
+  opts.skip_bad_lines = true;
+  EXPECT_EQ(read_trace(path, "bailian", opts).size(), 3u);
+}
+
+// Chat ids span the whole int64 range (2^63 - 1 was rejected); beyond it is an error.
+TEST(Bailian, ChatIdsUpToInt64Max) {
+  auto line = [](const std::string& chat, const std::string& parent, int time) {
+    return "{\"chat_id\": " + chat + ", \"parent_chat_id\": " + parent +
+           ", \"timestamp\": " + std::to_string(time) +
+           ", \"input_length\": 16, \"output_length\": 1, \"type\": \"text\", \"turn\": 1, "
+           "\"hash_ids\": [1]}\n";
+  };
+  std::string max = "9223372036854775807", below = "9223372036854775806";
+  std::string path =
+      write_file("int64max.jsonl", line(below, "-1", 1) + line(max, below, 2) + line("5", "-1", 3));
+  Trace t = read_trace(path, "bailian", {});
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.session[0], t.session[1]);  // parent 2^63 - 2 read exactly, not rounded
+  EXPECT_NE(t.session[0], t.session[2]);
+  for (std::string bad : {"9223372036854775808", "18446744073709551615", "1e19"}) {
+    std::string p = write_file("toolarge.jsonl", line(bad, "-1", 1));
+    InputError e = input_error([&] { read_trace(p, "bailian", {}); });
+    EXPECT_EQ(e.field(), "chat_id") << bad;
+  }
+}
+
+// LMBench records carry Mooncake's field names; an absolute-nanosecond timestamp marks them as
+// LMBench whether it is a string or an integer (integers were read as Mooncake milliseconds).
+TEST(LmBench, IntegerTimestampsAreDetected) {
+  std::string path = write_file(
+      "lmbench-int.jsonl",
+      R"({"timestamp": 1753780583232023294, "input_length": 377, "output_length": 2, "hash_ids": [7]}
+{"timestamp": 1753780607550317897, "input_length": 2101, "output_length": 84, "hash_ids": [7, 5]}
+)");
+  EXPECT_EQ(detect_format(path), "lmbench");
+  Trace t = read_trace(path, "auto", {});
+  EXPECT_EQ(t.time, (std::vector<Time>{0, 24'318'295}));
+  // Mooncake's millisecond timestamps, integers from 0, stay Mooncake.
+  std::string mooncake =
+      write_file("mooncake-int.jsonl",
+                 R"({"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [7, 8]}
+{"timestamp": 1500, "input_length": 10, "output_length": 2, "hash_ids": [7]}
+)");
+  EXPECT_EQ(detect_format(mooncake), "mooncake");
+  EXPECT_EQ(read_trace(mooncake, "auto", {}).time, (std::vector<Time>{0, 1'500'000}));
 }
 
 TEST(LmBench, NanosecondStringsSortedAndRawHashesChained) {

@@ -1,9 +1,13 @@
 #include "kvpolicy/trace/text_trace.h"
 
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <random>
+#include <sstream>
+#include <unordered_map>
 
 #include "kvpolicy/trace/trace.h"
 #include "trace/trace_test_util.h"
@@ -78,6 +82,98 @@ TEST(Tokenizer, Cl100kMatchesTheReferenceImplementation) {
     std::vector<uint32_t> ids;
     tok->encode(c.text, ids);
     EXPECT_EQ(ids, c.ids) << c.text;
+  }
+}
+
+// The textbook BPE the tokenizer used before its heap (rescan every pair, merge the lowest rank,
+// leftmost on a tie), over the rank file read independently of the tokenizer's own loader.
+class NaiveBpe {
+ public:
+  explicit NaiveBpe(const std::string& path) {
+    simdjson::dom::parser parser;
+    std::string_view text = parser.load(path)["bpe_ranks"].get_string().value();
+    std::istringstream lines{std::string(text)};
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream words(line);
+      std::string name, token;
+      uint32_t rank = 0;
+      words >> name >> rank;
+      while (words >> token) ranks_[base64(token)] = rank++;
+    }
+  }
+  std::vector<uint32_t> encode(std::string_view text) const {
+    std::vector<uint32_t> ids;
+    for (std::string_view piece : pretokenize(text)) {
+      std::vector<std::string> parts;
+      for (char c : piece) parts.emplace_back(1, c);
+      for (;;) {
+        size_t at = SIZE_MAX;
+        uint32_t best = UINT32_MAX;
+        for (size_t k = 0; k + 1 < parts.size(); ++k) {
+          auto it = ranks_.find(parts[k] + parts[k + 1]);
+          if (it != ranks_.end() && it->second < best) best = it->second, at = k;
+        }
+        if (at == SIZE_MAX) break;
+        parts[at] += parts[at + 1];
+        parts.erase(parts.begin() + static_cast<ptrdiff_t>(at) + 1);
+      }
+      for (auto& part : parts) ids.push_back(ranks_.at(part));
+    }
+    return ids;
+  }
+
+ private:
+  static std::string base64(const std::string& in) {
+    const std::string abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : in) {
+      if (c == '=') break;
+      acc = (acc << 6) | uint32_t(abc.find(c));
+      if ((bits += 6) >= 8) out += static_cast<char>((acc >> (bits -= 8)) & 0xFF);
+    }
+    return out;
+  }
+  std::unordered_map<std::string, uint32_t> ranks_;
+};
+
+// The heap-based merge gives the same ids as the rescanning one, ties included (runs of one
+// letter, repeated pairs), on ordinary text and on words of a few thousand bytes.
+TEST(Tokenizer, Cl100kHeapMergeMatchesTheRescanningMerge) {
+  auto tok = cl100k_or_skip();
+  if (!tok) GTEST_SKIP() << "the cl100k_base vocabulary is not installed (scripts/install-deps.sh)";
+  NaiveBpe naive(find_bpe_vocabulary());
+  std::mt19937 rng(7);
+  auto random_word = [&](size_t n, std::string_view alphabet) {
+    std::string w;
+    for (size_t k = 0; k < n; ++k) w += alphabet[rng() % alphabet.size()];
+    return w;
+  };
+  std::vector<std::string> texts = {
+      "The quick brown fox jumps over the lazy dog; WE'RE done, it's 12345 dollars!!",
+      "Ünïcödé café naïve — “quotes” … 東京タワー 😀 emoji\r\n\tend",
+      "supercalifragilisticexpialidocious antidisestablishmentarianism",
+      std::string(3000, 'a'),
+      [] {
+        std::string s;
+        for (int k = 0; k < 1000; ++k) s += "ab";
+        return s;
+      }(),
+      random_word(3000, "abcdefghijklmnopqrstuvwxyz"),
+      random_word(2000, "aeiouxyz"),
+      random_word(1500, "!?#*-=+~"),
+      [] {
+        std::string s;
+        for (int k = 0; k < 400; ++k) s += "東京";
+        return s;
+      }(),
+  };
+  for (auto& text : texts) {
+    std::vector<uint32_t> ids;
+    tok->encode(text, ids);
+    EXPECT_EQ(ids, naive.encode(text)) << text.substr(0, 40);
   }
 }
 
@@ -236,6 +332,46 @@ TEST(TextTrace, ReadsLoogleQuestionsAsIndependentTurns) {
                        "loogle", false, r);
   });
   EXPECT_EQ(e.field(), "qa_pairs");
+}
+
+// A hostile qa_pairs nesting 40,000 brackets deep is one bad record naming the depth limit, not a
+// stack overflow (the literal parser recursed without a bound).
+TEST(TextTrace, LoogleRejectsLiteralsNestedTooDeep) {
+  for (std::string open : {"[", "(", "{'k': "}) {
+    std::string close = open == "[" ? "]" : open == "(" ? ")" : "}";
+    std::string qa;
+    for (int k = 0; k < 40000; ++k) qa += open;
+    for (int k = 0; k < 40000; ++k) qa += close;
+    std::string line = R"({"input": "d", "qa_pairs": ")" + qa + "\"}\n";
+    InputError e = input_error([&] {
+      TextReadReport r;
+      read_conversations(write_file("deep.jsonl", line), "loogle", false, r);
+    });
+    EXPECT_EQ(e.field(), "qa_pairs") << open;
+    EXPECT_NE(std::string(e.what()).find("deeper than 512 levels"), std::string::npos) << e.what();
+  }
+  // 500 levels (under the limit) still parse: the shape check rejects it, not the depth.
+  std::string qa(500, '[');
+  qa += std::string(500, ']');
+  InputError e = input_error([&] {
+    TextReadReport r;
+    read_conversations(
+        write_file("deep500.jsonl", R"({"input": "d", "qa_pairs": ")" + qa + "\"}\n"), "loogle",
+        false, r);
+  });
+  EXPECT_EQ(std::string(e.what()).find("deeper than"), std::string::npos) << e.what();
+}
+
+// A directory given as a chat log is one clear error, not a read of its bytes.
+TEST(TextTrace, DirectoryIsOneClearError) {
+  std::string dir = temp_path("logs.jsonl");
+  std::filesystem::create_directories(dir);
+  InputError e = input_error([&] {
+    TextReadReport r;
+    read_conversations(dir, "sharegpt", false, r);
+  });
+  EXPECT_NE(std::string(e.what()).find("'" + dir + "' is a directory"), std::string::npos)
+      << e.what();
 }
 
 std::vector<Conversation> arena_conversations() {

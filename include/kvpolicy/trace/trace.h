@@ -134,5 +134,8 @@ struct TraceFormatRegistrar {
 Trace read_trace(const std::string& path, const std::string& format, const ReadOptions& opts,
                  ReadReport* report = nullptr);
 std::string detect_format(const std::string& path);
+// Throws InputError "'path' is a directory" for a directory, before a reader reads one as bytes
+// (which fails as a truncated record or an allocation of its reported size).
+void require_not_directory(const std::string& path);
 
 }  // namespace kvpolicy

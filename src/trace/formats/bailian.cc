@@ -2,6 +2,8 @@
 // output_length, type, turn, hash_ids (16-token blocks), optionally continuation (a classifier's
 // probability, on every record or none). A session is the tree of chats under one
 // root chat; the category is the request type.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
@@ -79,12 +81,17 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
   std::vector<uint64_t> ids;
   std::vector<int64_t> chat, parent;
   std::vector<uint64_t> line;
+  std::unordered_map<int64_t, uint64_t> line_of_chat;  // a repeated chat_id names both lines
   std::vector<float> continuation;  // optional (written by `trace build --classifier`)
   uint64_t first_without = 0;       // a line without it, for the message
   double last = 0;
   jsonl::for_each_record(path, opts, report, [&](jsonl::object& obj, const jsonl::Where& w) {
+    jsonl::reject_duplicate_keys(obj, w);
     int64_t chat_id = jsonl::get_int(obj, "chat_id", w);
     if (chat_id < 0) w.fail("chat_id", "negative");
+    if (auto seen = line_of_chat.find(chat_id); seen != line_of_chat.end())
+      w.fail("chat_id", fmt::format("chat_id {} is also on line {}; each request needs its own",
+                                    chat_id, seen->second));
     int64_t parent_id = jsonl::get_int(obj, "parent_chat_id", w);
     if (parent_id < kNoParent) w.fail("parent_chat_id", "expected -1 (none) or a chat id");
     if (parent_id == chat_id) w.fail("parent_chat_id", "a chat cannot be its own parent");
@@ -116,6 +123,7 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
     } else if (!first_without) {
       first_without = w.line;
     }
+    line_of_chat.emplace(chat_id, w.line);
     chat.push_back(chat_id);
     parent.push_back(parent_id);
     line.push_back(w.line);

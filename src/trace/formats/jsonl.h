@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "kvpolicy/core/error.h"
@@ -39,23 +40,31 @@ inline bool has_field(object& obj, std::string_view name) {
   return obj.at_key(name).get(v) == simdjson::SUCCESS;
 }
 
-// A non-negative integer; integral doubles (e.g. 12.0) are accepted.
+// A non-negative integer, the full uint64 range read exactly; integral doubles (e.g. 12.0) are
+// accepted.
 inline uint64_t get_uint(object& obj, std::string_view name, const Where& w) {
   auto v = field(obj, name, w);
+  uint64_t u;
+  if (!v.get_uint64().get(u)) return u;
   double d;
   if (v.get_double().get(d)) w.fail(name, "expected a number");
-  if (d < 0 || d != std::floor(d) || d > 1.8e19) w.fail(name, "expected a non-negative integer");
+  // 2^64 is exact as a double: every integral double below it converts without overflow.
+  if (!(d >= 0 && d < 18446744073709551616.0) || d != std::floor(d))
+    w.fail(name, "expected a non-negative integer (at most 2^64 - 1)");
   return static_cast<uint64_t>(d);
 }
 
-// A signed integer (e.g. parent_chat_id, where -1 means none); integral doubles are accepted.
+// A signed integer (e.g. parent_chat_id, where -1 means none), the full int64 range read exactly;
+// integral doubles are accepted.
 inline int64_t get_int(object& obj, std::string_view name, const Where& w) {
   auto v = field(obj, name, w);
+  int64_t i;
+  if (!v.get_int64().get(i)) return i;
   double d;
   if (v.get_double().get(d)) w.fail(name, "expected a number");
-  if (d != std::floor(d) || std::fabs(d) > 9.2e18) w.fail(name, "expected an integer");
-  int64_t i;
-  if (!v.get_int64().get(i)) return i;  // exact beyond 2^53
+  // -2^63 and 2^63 are exact as doubles, so the bounds convert without overflow.
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != std::floor(d))
+    w.fail(name, "expected an integer in the int64 range");
   return static_cast<int64_t>(d);
 }
 
@@ -85,6 +94,27 @@ inline std::string_view get_string(object& obj, std::string_view name, const Whe
   return s;
 }
 
+// A key given twice in one record is an error rather than a silent choice of one value (the DOM
+// keeps both). Records hold a handful of keys, so comparing each with those before it is cheaper
+// than hashing; only an unusually wide record pays for a set.
+inline void reject_duplicate_keys(object& obj, const Where& w) {
+  if (obj.size() > 32) {
+    std::unordered_set<std::string_view> seen;
+    for (auto f : obj)
+      if (!seen.insert(f.key).second) w.fail(f.key, "duplicate key");
+    return;
+  }
+  size_t i = 0;
+  for (auto f : obj) {
+    size_t j = 0;
+    for (auto before : obj) {
+      if (j++ == i) break;
+      if (before.key == f.key) w.fail(f.key, "duplicate key");
+    }
+    ++i;
+  }
+}
+
 inline void get_uint_array(object& obj, std::string_view name, const Where& w,
                            std::vector<uint64_t>& out) {
   out.clear();
@@ -103,12 +133,15 @@ inline void get_uint_array(object& obj, std::string_view name, const Where& w,
 template <typename OnRecord>
 void for_each_record(const std::string& path, const ReadOptions& opts, ReadReport& report,
                      OnRecord&& on_record) {
+  require_not_directory(path);
   simdjson::padded_string data;
   if (simdjson::padded_string::load(path).get(data))
     throw InputError(path, 0, "", "cannot read file");
   simdjson::dom::parser parser;
   const char* begin = data.data();
-  const char* end = begin + data.size();
+  // A UTF-8 byte-order mark (written by some Windows tools) is not part of the first record.
+  if (data.size() >= 3 && std::string_view(begin, 3) == "\xEF\xBB\xBF") begin += 3;
+  const char* end = data.data() + data.size();
   uint64_t line_no = 0, records = 0;
   for (const char* p = begin; p < end;) {
     const char* nl = static_cast<const char*>(memchr(p, '\n', end - p));

@@ -34,6 +34,7 @@ Trace read_lmbench(const std::string& path, const ReadOptions& opts, ReadReport&
   std::vector<uint64_t> ids;
   std::vector<int64_t> ns_of;  // exact nanoseconds, converted once the first request is known
   jsonl::for_each_record(path, opts, report, [&](jsonl::object& obj, const jsonl::Where& w) {
+    jsonl::reject_duplicate_keys(obj, w);
     int64_t ns = get_nanoseconds(obj, w);
     uint64_t input = jsonl::get_uint(obj, "input_length", w);
     if (input > UINT32_MAX) w.fail("input_length", "too large");

@@ -11,6 +11,7 @@ Trace read_mooncake(const std::string& path, const ReadOptions& opts, ReadReport
   std::vector<uint64_t> ids;
   Time last = 0;
   jsonl::for_each_record(path, opts, report, [&](jsonl::object& obj, const jsonl::Where& w) {
+    jsonl::reject_duplicate_keys(obj, w);
     double ms = jsonl::get_double(obj, "timestamp", w);
     if (ms < 0) w.fail("timestamp", "negative");
     uint64_t input = jsonl::get_uint(obj, "input_length", w);
