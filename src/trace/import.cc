@@ -151,9 +151,9 @@ std::string parse_int_list(std::string_view s, bool signed_ok, std::vector<uint6
     const char* end = s.data() + s.size();
     const char* p;
     std::errc ec;
-    uint64_t v;
+    uint64_t v = 0;
     if (c == '-' && signed_ok) {
-      int64_t neg;
+      int64_t neg = 0;  // from_chars leaves it unset on an error, which is checked below
       auto r = std::from_chars(begin, end, neg);
       p = r.ptr;
       ec = r.ec;
