@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
@@ -100,7 +101,7 @@ void stats(const StatsArgs& args) {
     extra += ",\"deep\":" + to_json(c);
     if (!args.csv_dir.empty()) write_csv(c, args.csv_dir);
   }
-  if (!args.json.empty()) open_output(args.json) << s.to_json(extra) << '\n';
+  if (!args.json.empty()) write_file_atomically(args.json, s.to_json(extra) + '\n');
 }
 
 struct ConvertArgs {
