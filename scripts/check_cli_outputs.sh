@@ -47,6 +47,13 @@ for to in oracle-general native; do
   no_temporaries "trace convert --to $to"
 done
 
+# Converting onto the input refuses, whatever the spelling, and leaves the input as it was.
+sum=$(cksum < t.kvtrace)
+ln -s t.kvtrace link.kvtrace
+for out in t.kvtrace ./t.kvtrace "$work/t.kvtrace" link.kvtrace; do
+  expect_error "is the input" trace convert -t t.kvtrace --to native -o "$out"
+done
+[[ $(cksum < t.kvtrace) == "$sum" ]] || fail "trace convert onto its input changed it"
 "$K" trace convert -t t.kvtrace --to native -o copy.kvtrace > /dev/null || fail "trace convert"
 "$K" trace stats -t copy.kvtrace > /dev/null 2>&1 || fail "the converted copy does not read"
 

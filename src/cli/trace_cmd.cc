@@ -113,6 +113,12 @@ struct ConvertArgs {
 };
 
 void convert(const ConvertArgs& args) {
+  // An output onto the input would replace the only copy of it, almost surely a mistyped -o;
+  // compare files, not spellings (./t.kvtrace, a symlink, a hard link).
+  std::error_code ec;
+  if (std::filesystem::equivalent(args.trace.path, args.out, ec))
+    throw ConfigError("trace convert: the output '" + args.out + "' is the input '" +
+                      args.trace.path + "'; write to another file");
   Loaded l = load_timed(args.trace);
   auto start = std::chrono::steady_clock::now();
   Trace repeated;
