@@ -57,6 +57,13 @@ done
 "$K" trace convert -t t.kvtrace --to native -o copy.kvtrace > /dev/null || fail "trace convert"
 "$K" trace stats -t copy.kvtrace > /dev/null 2>&1 || fail "the converted copy does not read"
 
+# --resume reads its results back from a regular file only: /dev/full never ends (it read 1 GB in
+# 8 s before). The timeout turns a hang into a failure.
+err=$(timeout 20 "$K" simulate -t t.kvtrace -p lru -c 0.1 --resume --json /dev/full 2>&1 > /dev/null)
+rc=$?
+[[ $rc -ne 0 && $rc -ne 124 && $err == *"'/dev/full'"*"regular file"* ]] ||
+  fail "simulate --resume --json /dev/full -> exit $rc, stderr: $err"
+
 if ((failures > 0)); then
   exit 1
 fi
