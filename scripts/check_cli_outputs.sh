@@ -64,6 +64,10 @@ rc=$?
 [[ $rc -ne 0 && $rc -ne 124 && $err == *"'/dev/full'"*"regular file"* ]] ||
   fail "simulate --resume --json /dev/full -> exit $rc, stderr: $err"
 
+# A mistyped command is named, with the commands there are.
+expect_error "unknown command 'simulat'; the commands are: " simulat -t t.kvtrace
+expect_error "simulate" simulat -t t.kvtrace
+
 if ((failures > 0)); then
   exit 1
 fi
