@@ -32,6 +32,18 @@ int main(int argc, char** argv) {
   auto& cmds = cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : cmds) c.add(app);
+  // CLI11 takes an unknown first word for a stray argument and says "A subcommand is required",
+  // which hides the typo.
+  auto subs = app.get_subcommands({});
+  if (argc > 1 && argv[1][0] != '-' && std::none_of(subs.begin(), subs.end(), [&](CLI::App* sub) {
+        return sub->check_name(argv[1]);
+      })) {
+    std::string names;
+    for (CLI::App* sub : subs) names += (names.empty() ? "" : ", ") + sub->get_name();
+    fmt::print(stderr, "kvpolicy: error: unknown command '{}'; the commands are: {}\n", argv[1],
+               names);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
@@ -100,7 +101,7 @@ void stats(const StatsArgs& args) {
     extra += ",\"deep\":" + to_json(c);
     if (!args.csv_dir.empty()) write_csv(c, args.csv_dir);
   }
-  if (!args.json.empty()) open_output(args.json) << s.to_json(extra) << '\n';
+  if (!args.json.empty()) write_file_atomically(args.json, s.to_json(extra) + '\n');
 }
 
 struct ConvertArgs {
@@ -112,6 +113,12 @@ struct ConvertArgs {
 };
 
 void convert(const ConvertArgs& args) {
+  // An output onto the input would replace the only copy of it, almost surely a mistyped -o;
+  // compare files, not spellings (./t.kvtrace, a symlink, a hard link).
+  std::error_code ec;
+  if (std::filesystem::equivalent(args.trace.path, args.out, ec))
+    throw ConfigError("trace convert: the output '" + args.out + "' is the input '" +
+                      args.trace.path + "'; write to another file");
   Loaded l = load_timed(args.trace);
   auto start = std::chrono::steady_clock::now();
   Trace repeated;

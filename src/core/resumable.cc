@@ -15,6 +15,13 @@ namespace kvpolicy {
 
 std::vector<ResultLine> read_complete_lines(const std::string& path) {
   std::vector<ResultLine> lines;
+  // A device or pipe (/dev/full, /dev/zero) never ends: reading it would fill memory.
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) return lines;
+  if (!ec && status.type() != std::filesystem::file_type::regular)
+    throw Error("cannot resume from '" + path +
+                "': results are read back from a regular file only");
   std::ifstream in(path, std::ios::binary);
   if (!in) return lines;
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

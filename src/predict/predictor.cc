@@ -1,8 +1,12 @@
 // The predictor base (counting, timing), the audit wrapper and the factory.
 #include "kvpolicy/predict/predictor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/reuse_predictor.h"
@@ -149,9 +153,45 @@ std::vector<ParamSpec> predictor_param_specs() {
   };
 }
 
+namespace {
+
+// The predictor that alone reads a parameter ("" = every predictor).
+std::string only_predictor_reading(const std::string& name) {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kOwn = {
+      {"noisy", {"p", "noise", "redraw", "sigma"}},
+      {"gbm", {"mode", "max_lag", "window", "retrain", "trees", "depth", "eta"}},
+      {"reuse",
+       {"horizon", "horizon_x", "bonus_x", "sample", "key_table", "session_table", "reuse_window",
+        "first_fit", "reuse_retrain", "reuse_trees", "reuse_eta", "reuse_depth", "load_model",
+        "save_model"}}};
+  for (auto& [kind, names] : kOwn)
+    if (std::find(names.begin(), names.end(), name) != names.end()) return kind;
+  return "";
+}
+
+// A parameter of another predictor would be silently ignored (laru:p=0.2 without
+// predictor=noisy ran the exact oracle): an error naming it. Values equal to the default pass,
+// so a spelled-out canonical parameter list still parses.
+void reject_other_predictors_params(const Params& p, const std::string& kind) {
+  for (const ParamSpec& s : predictor_param_specs()) {
+    std::string reader = only_predictor_reading(s.name);
+    if (reader.empty() || reader == kind) continue;
+    bool is_default = s.kind == ParamKind::kInt ? p.get_int(s.name) == std::stoll(s.default_value)
+                      : s.kind == ParamKind::kDouble
+                          ? p.get_double(s.name) == std::stod(s.default_value)
+                          : p.get_string(s.name) == s.default_value;
+    if (!is_default)
+      throw ConfigError(p.owner() + ": parameter " + s.name + " applies to predictor=" + reader +
+                        " only (this one is predictor=" + kind + ")");
+  }
+}
+
+}  // namespace
+
 PredictorConfig predictor_config(const Params& p) {
   PredictorConfig c;
   c.kind = p.get_string("predictor");
+  reject_other_predictors_params(p, c.kind);
   c.p = p.get_double("p");
   c.noise = p.get_string("noise") == "lognormal" ? NoiseKind::kLogNormal : NoiseKind::kAdversarial;
   c.redraw =

@@ -40,6 +40,11 @@ std::vector<double> parse_noise_levels(const std::string& text) {
     double b = number(text.substr(c1 + 1, c2 - c1 - 1), "noise stop");
     double step = number(text.substr(c2 + 1), "noise step");
     if (!(step > 0)) throw ConfigError("noise step must be positive");
+    // Count before allocating: 0:1:1e-9 would be a billion levels (past 2 GB).
+    double levels = std::floor((b - a + 1e-9) / step) + 1;
+    if (levels > kMaxNoiseLevels)
+      throw ConfigError(fmt::format("noise range '{}' gives {:.0f} levels; at most {} are allowed",
+                                    text, levels, kMaxNoiseLevels));
     // Integer steps avoid drift (0.1 * 10 lands on 1.0 exactly after rounding).
     for (int i = 0; a + i * step <= b + 1e-9; ++i)
       out.push_back(std::round((a + i * step) * 1e9) / 1e9);
@@ -47,6 +52,9 @@ std::vector<double> parse_noise_levels(const std::string& text) {
     for (const std::string& item : split_list(text)) out.push_back(number(item, "noise level"));
   }
   if (out.empty()) throw ConfigError("no noise level given");
+  if (out.size() > kMaxNoiseLevels)
+    throw ConfigError(
+        fmt::format("{} noise levels given; at most {} are allowed", out.size(), kMaxNoiseLevels));
   for (double p : out)
     if (p < 0 || p > 1) throw ConfigError(fmt::format("noise level {} is not in [0, 1]", p));
   return out;

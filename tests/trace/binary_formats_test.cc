@@ -340,6 +340,22 @@ TEST(OracleGeneral, BadInput) {
             std::string::npos);
 }
 
+// A conversion that fails half-way (here a time past oracleGeneral's 32-bit seconds) leaves the
+// file that was there, not a shorter one that reads as a valid trace, and no temporary.
+TEST(OracleGeneral, FailedWriteLeavesTheOldFile) {
+  std::string path = write_file("old.oracleGeneral", "previous conversion");
+  Trace t;
+  t.add_request(0, std::vector<uint64_t>{1, 2}, 32, 1);
+  t.add_request(Time{1} << 53, std::vector<uint64_t>{1, 3}, 32, 1);
+  EXPECT_THROW(write_oracle_general(t, path), ConfigError);
+  EXPECT_EQ(read_bytes(path), "previous conversion");
+  auto dir = std::filesystem::path(path).parent_path();
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_FALSE(
+        e.path().filename().string().starts_with(".OracleGeneral.FailedWriteLeavesTheOldFile"))
+        << e.path();
+}
+
 TEST(BinaryFormats, MooncakeRoundTrips) {
   const char* dir = std::getenv("KVPOLICY_DATA");
   std::string path =

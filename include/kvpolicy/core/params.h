@@ -63,6 +63,8 @@ class Params {
   bool get_bool(const std::string& name) const;
   // Canonical "a=1,b=x" with every parameter, defaults filled in.
   std::string canonical() const;
+  // Who takes these parameters ("policy laru"), for error messages.
+  const std::string& owner() const { return owner_; }
 
  private:
   const std::string& raw(const std::string& name) const;

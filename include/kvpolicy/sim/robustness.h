@@ -49,7 +49,10 @@ struct RobustnessRow {
   std::string to_csv() const;
 };
 
-// Noise levels from "0,0.1,0.5" or a range "start:stop:step" ("0:1:0.1"); each in [0, 1].
+// Each noise level is a full replay per policy and capacity; more than this is a typo in the step.
+inline constexpr size_t kMaxNoiseLevels = 1000;
+// Noise levels from "0,0.1,0.5" or a range "start:stop:step" ("0:1:0.1"); each in [0, 1], at most
+// kMaxNoiseLevels of them (ConfigError naming the count).
 std::vector<double> parse_noise_levels(const std::string& text);
 
 // Whether a registered policy takes a `predictor` parameter (LARU, FPB, HF).

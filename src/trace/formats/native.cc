@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/trace_io.h"
 
@@ -81,9 +82,9 @@ T get(const unsigned char* p) {
 
 class Writer {
  public:
-  Writer(std::FILE* f, const std::string& path) : f_(f), path_(path) {}
+  explicit Writer(AtomicOutput& out) : out_(out) {}
   void write(const void* data, size_t n, Checksum* sum) {
-    if (n && std::fwrite(data, 1, n, f_) != n) throw ConfigError("error writing '" + path_ + "'");
+    out_.write(data, n);
     if (sum) sum->add(data, n);
   }
   template <typename T>
@@ -92,8 +93,7 @@ class Writer {
   }
 
  private:
-  std::FILE* f_;
-  const std::string& path_;
+  AtomicOutput& out_;
 };
 
 class Reader {
@@ -231,9 +231,10 @@ void write_native(const Trace& trace, const std::string& path) {
   trace.validate();
   if (trace.category_names.size() > std::numeric_limits<CategoryId>::max() + 1u)
     throw ConfigError("too many categories for a native trace");
-  File f(std::fopen(path.c_str(), "wb"));
-  if (!f) throw ConfigError("cannot write '" + path + "'");
-  Writer out(f.get(), path);
+  // Through a temporary: an interrupted write must not leave a file that fails its checksum
+  // where a good cache was.
+  AtomicOutput file(path);
+  Writer out(file);
   unsigned char h[kHeaderBytes] = {};
   std::memcpy(h, kMagic, sizeof kMagic);
   put<uint32_t>(h + 8, trace.has_continuation() ? kVersionContinuation : kVersion);
@@ -264,10 +265,10 @@ void write_native(const Trace& trace, const std::string& path) {
   out.column(trace.blocks, sum);
   if (trace.has_continuation()) out.column(trace.continuation, sum);
   put<uint64_t>(h + kChecksumOffset, sum.value());
-  if (std::fseek(f.get(), static_cast<long>(kChecksumOffset), SEEK_SET) != 0)
-    throw ConfigError("error writing '" + path + "'");
+  if (std::fseek(file.file(), static_cast<long>(kChecksumOffset), SEEK_SET) != 0)
+    throw Error("writing '" + path + "' failed (cannot seek back to the header: not a file?)");
   out.write(h + kChecksumOffset, 8, nullptr);
-  if (std::fclose(f.release()) != 0) throw ConfigError("error writing '" + path + "'");
+  file.commit();
 }
 
 }  // namespace kvpolicy

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/trace/trace_io.h"
@@ -103,14 +104,14 @@ void write_oracle_general(const Trace& trace, const std::string& path, uint32_t 
       later = static_cast<uint32_t>(a);
     }
   }
-  File f(std::fopen(path.c_str(), "wb"));
-  if (!f) throw ConfigError("cannot write '" + path + "'");
+  // Through a temporary: an interrupted conversion must not leave a shorter file, which would
+  // read as a valid trace.
+  AtomicOutput out(path);
   const Time first = trace.size() ? trace.time[0] : 0;
   std::vector<unsigned char> buf;
   buf.reserve(std::min<uint64_t>(n, 1 << 16) * kOracleGeneralRecordBytes);
   auto flush = [&] {
-    if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f.get()) != buf.size())
-      throw ConfigError("error writing '" + path + "'");
+    out.write(buf.data(), buf.size());
     buf.clear();
   };
   for (size_t r = 0; r < trace.size(); ++r) {
@@ -130,7 +131,7 @@ void write_oracle_general(const Trace& trace, const std::string& path, uint32_t 
     }
   }
   flush();
-  if (std::fclose(f.release()) != 0) throw ConfigError("error writing '" + path + "'");
+  out.commit();
 }
 
 }  // namespace kvpolicy

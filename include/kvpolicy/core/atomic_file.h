@@ -1,0 +1,44 @@
+// Output files written all or nothing: an interrupted or failed write never leaves a shorter file
+// that reads as a valid one.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace kvpolicy {
+
+// A regular file (or a path that does not exist yet) is written to a temporary in the same
+// directory and renamed into place by commit(); a device or pipe (/dev/stdout, /dev/full) cannot
+// be renamed onto, so it is written directly. Every write, the flush and the close are checked:
+// a failure throws Error naming the path and removes the temporary. Destroying an uncommitted
+// AtomicOutput (an exception on the way) removes the temporary and leaves `path` untouched.
+class AtomicOutput {
+ public:
+  explicit AtomicOutput(std::string path);
+  ~AtomicOutput();
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  // For writers that seek back (a header patched at the end); seeking fails on a pipe.
+  std::FILE* file() { return file_; }
+  const std::string& path() const { return path_; }
+  void write(const void* data, size_t bytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  // Throws Error naming the path when a write that went through file() failed.
+  void check();
+  // Flushes, closes and renames into place; throws Error naming the path.
+  void commit();
+
+ private:
+  [[noreturn]] void fail(const std::string& what);
+  void discard() noexcept;
+  std::string path_;
+  std::string temp_;  // empty when writing `path_` directly
+  std::FILE* file_ = nullptr;
+};
+
+// Writes `content` to `path` through an AtomicOutput.
+void write_file_atomically(const std::string& path, std::string_view content);
+
+}  // namespace kvpolicy
