@@ -46,9 +46,13 @@ class Rlt final : public InlinedPolicy<Rlt> {
   // leaves (on_removed), so asking again names the same block.
   NodeId victim(Time) override {
     if (unmarked_.empty()) new_phase();
-    if (unmarked_.empty()) return kNoNode;
+    // Between requests (an engine's evict(), serve mode's decode growth) the new phase re-marks
+    // the last request's path, which may hold the only evictable leaves: they can still go.
+    // Within a request its path is pinned, so this never changes a replay.
+    RandomSet& from = unmarked_.empty() ? marked_ : unmarked_;
+    if (from.empty()) return kNoNode;
     if (!drawn_) ahead_[0] = rng_(), ahead_[1] = rng_(), ahead_[2] = rng_(), drawn_ = true;
-    return unmarked_.pick(ahead_[0]);
+    return from.pick(ahead_[0]);
   }
   void on_removed(NodeId n, Removal why) override {
     set_of(n).erase(n);

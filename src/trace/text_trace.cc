@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/token_blocks.h"
 #include "kvpolicy/trace/generators.h"
 
 namespace kvpolicy {
@@ -78,9 +79,7 @@ ConversationTokens tokenize_conversation(const Conversation& c, const Tokenizer&
 }
 
 uint64_t text_block_id(const uint32_t* tokens, size_t count) {
-  uint64_t h = 0x74657874626c6bULL ^ count;  // "textblk"
-  for (size_t i = 0; i < count; ++i) h = mix64(h ^ (uint64_t{tokens[i]} + 0x9e3779b97f4a7c15ULL));
-  return h & ((uint64_t{1} << 53) - 1);
+  return token_block_id(tokens, count);
 }
 
 void text_block_ids(const uint32_t* tokens, size_t n, uint32_t B, std::vector<uint64_t>& ids,

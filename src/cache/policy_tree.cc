@@ -1,0 +1,199 @@
+#include "kvpolicy/cache/policy_tree.h"
+
+#include <algorithm>
+
+#include "kvpolicy/core/error.h"
+
+namespace kvpolicy {
+
+// Opens a cycle of its own for a call made outside an explicit one, and closes it after.
+class ImplicitRequest {
+ public:
+  explicit ImplicitRequest(PolicyTree& t) : t_(t), own_(!t.open_) {
+    if (own_) t_.begin_request();
+  }
+  ~ImplicitRequest() {
+    if (own_) t_.end_request();
+  }
+
+ private:
+  PolicyTree& t_;
+  bool own_;
+};
+
+PolicyTree::PolicyTree(const PolicySpec& spec, size_t capacity_blocks, uint32_t block_tokens,
+                       uint64_t seed)
+    : label_(spec.label()), capacity_(capacity_blocks), block_tokens_(block_tokens) {
+  if (capacity_blocks == 0) throw ConfigError("capacity must be at least one block");
+  if (block_tokens == 0) throw ConfigError("block_tokens must be at least 1");
+  if (needs_future(spec))
+    throw ConfigError("policy '" + spec.label() +
+                      "' reads the trace's future (offline): it can run only in replay");
+  tree_ = std::make_unique<PrefixTree>(std::min<size_t>(capacity_blocks, size_t{1} << 22));
+  PolicyContext ctx;
+  ctx.tree = tree_.get();
+  ctx.capacity_blocks = capacity_blocks;
+  ctx.block_tokens = block_tokens;
+  ctx.seed = seed;
+  policy_ = make_policy(spec, ctx);
+  reserve_ids();
+}
+
+PolicyTree::~PolicyTree() = default;
+
+void PolicyTree::reserve_ids() {
+  if (tree_->id_limit() == ids_told_) return;
+  ids_told_ = tree_->id_limit();
+  policy_->reserve_ids(ids_told_);
+  holders_.resize(ids_told_, 0);
+  external_.resize(ids_told_, 0);
+}
+
+NodeId PolicyTree::require(BlockKey key, const char* what) const {
+  NodeId n = tree_->find(key);
+  if (n == kNoNode)
+    throw Error(std::string(what) + ": block " + std::to_string(key) + " is not cached");
+  return n;
+}
+
+void PolicyTree::hold(NodeId n) {
+  if (holders_[n]++ > 0) return;
+  ++pinned_;
+  if (tree_->pin(n)) policy_->on_unevictable(n);
+}
+
+void PolicyTree::release(NodeId n) {
+  if (--holders_[n] > 0) return;
+  --pinned_;
+  if (tree_->unpin(n)) policy_->on_evictable(n);
+}
+
+void PolicyTree::begin_request(const RequestInfo& info) {
+  if (open_) throw Error("begin_request: a request is already open (end_request first)");
+  Time t = info.time.value_or(now_);
+  if (t < now_)
+    throw Error("begin_request: time " + std::to_string(t) + " is before the previous request's " +
+                std::to_string(now_));
+  now_ = t;
+  info_ = info;
+  view_ = RequestView{};
+  view_.index = static_cast<RequestIndex>(counts_.requests);
+  view_.time = t;
+  view_.session = info.session;
+  view_.turn = info.turn;
+  view_.category = info.category;
+  view_.prompt_tokens = info.prompt_tokens
+                            ? info.prompt_tokens
+                            : static_cast<uint32_t>(info.blocks.size() * block_tokens_);
+  view_.output_tokens = info.output_tokens;
+  view_.first_access = next_access_;
+  view_.blocks = info_.blocks;
+  view_.continuation = info.continuation;
+  path_.clear();
+  held_.clear();
+  open_ = true;
+  ++counts_.requests;
+  policy_->on_request_begin(view_);
+}
+
+void PolicyTree::end_request() {
+  if (!open_) throw Error("end_request: no request is open");
+  policy_->on_request_end(view_, path_);
+  for (size_t j = held_.size(); j-- > 0;) release(held_[j]);
+  next_access_ = view_.first_access + std::max<size_t>(info_.blocks.size(), path_.size());
+  open_ = false;
+}
+
+AccessInfo PolicyTree::access_info(NodeId n, AccessKind kind) {
+  AccessInfo info = AccessInfo::of_request(view_);
+  info.position = tree_->depth(n);
+  info.access = view_.first_access + path_.size();
+  info.kind = kind;
+  if (view_.blocks.empty()) info.prompt_blocks = info.position + 1;
+  return info;
+}
+
+void PolicyTree::hit(BlockKey key) {
+  NodeId n = require(key, "hit");
+  ImplicitRequest cycle(*this);
+  hold(n);
+  held_.push_back(n);
+  policy_->on_access(n, access_info(n, AccessKind::kReused));
+  path_.push_back(n);
+  ++counts_.hits;
+}
+
+bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool make_room) {
+  if (contains(key)) {
+    hit(key);
+    return true;
+  }
+  NodeId parent = parent_key ? require(*parent_key, "insert (the parent)") : kNoNode;
+  ImplicitRequest cycle(*this);
+  // The parent is held for the rest of the request, so the eviction below cannot take it.
+  if (parent != kNoNode && std::find(held_.begin(), held_.end(), parent) == held_.end()) {
+    hold(parent);
+    held_.push_back(parent);
+  }
+  if (tree_->size() >= capacity_ && !(make_room && evict_one())) {
+    ++counts_.refused;
+    return false;
+  }
+  NodeId n = tree_->insert(key, parent);  // pinned by the tree: the request's hold
+  reserve_ids();
+  holders_[n] = 1;
+  external_[n] = 0;
+  ++pinned_;
+  held_.push_back(n);
+  policy_->on_access(n, access_info(n, AccessKind::kInserted));
+  path_.push_back(n);
+  ++counts_.inserted;
+  return true;
+}
+
+void PolicyTree::pin(BlockKey key) {
+  NodeId n = require(key, "pin");
+  ++external_[n];
+  hold(n);
+}
+
+void PolicyTree::unpin(BlockKey key) {
+  NodeId n = require(key, "unpin");
+  if (external_[n] == 0) throw Error("unpin: block " + std::to_string(key) + " is not pinned");
+  --external_[n];
+  release(n);
+}
+
+std::optional<BlockKey> PolicyTree::evict_one() {
+  NodeId v = policy_->victim(now_);
+  if (v == kNoNode) return std::nullopt;
+  if (!tree_->contains(v) || !tree_->is_evictable(v))
+    throw Error("policy '" + label_ + "' named node " + std::to_string(v) +
+                " as its victim, which is not an evictable block (a policy bug)");
+  BlockKey key = tree_->key(v);
+  policy_->on_removed(v, Removal::kEvicted);
+  NodeId parent = tree_->remove(v);
+  if (parent != kNoNode) policy_->on_evictable(parent);
+  ++counts_.evictions;
+  return key;
+}
+
+std::vector<BlockKey> PolicyTree::evict(size_t n) {
+  std::vector<BlockKey> gone;
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<BlockKey> key = evict_one();
+    if (!key) break;
+    gone.push_back(*key);
+  }
+  return gone;
+}
+
+PolicyTreeStats PolicyTree::stats() const {
+  PolicyTreeStats s = counts_;
+  s.size = tree_->size();
+  s.capacity = capacity_;
+  s.pinned = pinned_;
+  return s;
+}
+
+}  // namespace kvpolicy
