@@ -68,4 +68,11 @@ void parallel_for(size_t n, unsigned jobs, const std::function<void(size_t)>& ta
   if (error) std::rethrow_exception(error);
 }
 
+std::string trace_identity(const std::string& trace) {
+  std::error_code ec;
+  if (trace.empty() || !std::filesystem::exists(trace, ec)) return trace;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(trace, ec);
+  return ec ? trace : canonical.string();
+}
+
 }  // namespace kvpolicy

@@ -3,6 +3,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/core/resumable.h"
 #include "kvpolicy/serve/serve.h"
 #include "kvpolicy/trace/json_record.h"
 
@@ -24,10 +25,10 @@ void add_latency(JsonObject& o, const std::string& name, const LatencyStats& s) 
 }  // namespace
 
 std::string ServeResult::key() const {
-  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}", trace,
-                     policy, params, router, router_params, workers, capacity_blocks, seed,
-                     cost_model, time_scale, rate, clients, think_time_s, cache_outputs,
-                     max_batch_tokens, max_running, slo_ms);
+  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}",
+                     trace_identity(trace), policy, params, router, router_params, workers,
+                     capacity_blocks, seed, cost_model, time_scale, rate, clients, think_time_s,
+                     cache_outputs, max_batch_tokens, max_running, slo_ms);
 }
 
 std::string ServeResult::to_json() const {

@@ -13,10 +13,30 @@
 
 namespace kvpolicy {
 
+std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
+                                      const std::vector<Capacity>& capacities,
+                                      size_t unique_blocks, const ReplayOptions& base,
+                                      double dram_ratio) {
+  std::vector<SweepConfig> configs;
+  for (auto& cap : capacities) {
+    size_t blocks = cap.blocks(unique_blocks);
+    for (auto& spec : policies) {
+      SweepConfig c;
+      c.policy = spec;
+      c.capacity_blocks = blocks;
+      c.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+      c.options = base;
+      c.options.dram_capacity_blocks = static_cast<size_t>(std::llround(dram_ratio * blocks));
+      configs.push_back(std::move(c));
+    }
+  }
+  return configs;
+}
+
 std::string result_key(const ReplayResult& r) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}", r.trace, r.policy, r.params,
-                     r.capacity_blocks, r.dram_capacity_blocks, r.dram_policy, r.seed, r.cost_model,
-                     r.xi_ms, r.slo_ms);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}", trace_identity(r.trace), r.policy,
+                     r.params, r.capacity_blocks, r.dram_capacity_blocks, r.dram_policy, r.seed,
+                     r.cost_model, r.xi_ms, r.slo_ms);
 }
 
 ReplayResult parse_result_json(const std::string& line, const std::string& path, uint64_t line_no) {

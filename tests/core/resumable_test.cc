@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "kvpolicy/core/error.h"
@@ -30,6 +31,35 @@ TEST(ReadCompleteLines, DeviceIsAnErrorNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'/dev/zero'"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace kvpolicy
+
+namespace kvpolicy {
+namespace {
+
+// Resume knows a trace however its path is spelt: mc.jsonl, ./mc.jsonl, the absolute path and a
+// symlink name one file (issue 26: they were three traces, 12 rows for 4 results).
+TEST(TraceIdentity, EverySpellingOfOnePathIsOneTrace) {
+  std::filesystem::path dir = testing::temp_path("identity");
+  std::filesystem::create_directories(dir / "sub");
+  std::filesystem::path file = dir / "mc.jsonl";
+  std::ofstream(file) << "{}\n";
+  std::filesystem::path link = dir / "link.jsonl";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(file, link);
+  std::string id = trace_identity(file.string());
+  EXPECT_EQ(trace_identity((dir / "." / "mc.jsonl").string()), id);
+  EXPECT_EQ(trace_identity((dir / "sub" / ".." / "mc.jsonl").string()), id);
+  EXPECT_EQ(trace_identity(link.string()), id);
+  std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  EXPECT_EQ(trace_identity("mc.jsonl"), id);
+  EXPECT_EQ(trace_identity("./mc.jsonl"), id);
+  std::filesystem::current_path(cwd);
+  // A name that is no file (a generated or repeated trace) is its own identity.
+  EXPECT_EQ(trace_identity("mooncake x18"), "mooncake x18");
 }
 
 }  // namespace

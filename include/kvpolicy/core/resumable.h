@@ -23,6 +23,10 @@ std::vector<ResultLine> read_complete_lines(const std::string& path);
 // nothing finished; a failed write (a full disk) throws Error naming the file, never passes.
 void append_result_line(std::ostream& out, const std::string& path, const std::string& line);
 
+// The trace part of a result's resume key: a path names its file however it is spelt (mc.jsonl,
+// ./mc.jsonl, its absolute path, a symlink to it); a name that is no file is kept as it is.
+std::string trace_identity(const std::string& trace);
+
 // Runs task(i) for every i in [0, n) on `jobs` threads (0 = every core). The first exception
 // stops handing out work and is rethrown once the running tasks finish.
 void parallel_for(size_t n, unsigned jobs, const std::function<void(size_t)>& task);
