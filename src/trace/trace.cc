@@ -228,10 +228,18 @@ const TraceFormat& TraceFormatRegistry::get(const std::string& name) const {
   throw ConfigError("unknown trace format '" + name + "' (known: " + known + ")");
 }
 
-void require_not_directory(const std::string& path) {
+void require_trace_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status))
+    throw InputError(path, 0, "", "cannot read file: no such file");
+  if (std::filesystem::is_directory(status))
     throw InputError(path, 0, "", "'" + path + "' is a directory, not a trace file");
+  if (!std::filesystem::is_regular_file(status))
+    throw InputError(path, 0, "",
+                     "'" + path +
+                         "' is not a regular file (a pipe or a device); traces are "
+                         "read from files: save it to one first");
 }
 
 // The first record of a JSONL trace, parsed, if it is a JSON object.
@@ -242,7 +250,7 @@ static bool first_record(const std::string& line, simdjson::dom::parser& parser,
 }
 
 std::string detect_format(const std::string& path) {
-  require_not_directory(path);
+  require_trace_file(path);
   auto ends_with = [&](const char* suffix) {
     std::string s(suffix);
     return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
@@ -283,7 +291,7 @@ std::string detect_format(const std::string& path) {
 
 Trace read_trace(const std::string& path, const std::string& format, const ReadOptions& opts,
                  ReadReport* report) {
-  require_not_directory(path);
+  require_trace_file(path);
   std::string fmt = format.empty() || format == "auto" ? detect_format(path) : format;
   ReadReport local;
   Trace t = TraceFormatRegistry::instance().get(fmt).read(path, opts, report ? *report : local);

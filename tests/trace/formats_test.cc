@@ -1,5 +1,6 @@
 // The JSONL readers: exact columns on small hand-written files, and every kind of bad input.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -282,6 +283,22 @@ TEST_P(JsonlBadInput, DirectoryIsOneClearError) {
     EXPECT_NE(std::string(e.what()).find("'" + dir + "' is a directory"), std::string::npos)
         << e.what();
   }
+}
+
+// A pipe (`--trace /dev/stdin` from a shell pipe) is one clear error naming what to do, not
+// "cannot read file" (issue 26).
+TEST_P(JsonlBadInput, PipeIsOneClearError) {
+  std::string fifo = testing::temp_path("a-pipe.jsonl");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (std::string format : {GetParam().name, std::string("auto")}) {
+    InputError e = input_error([&] { read_trace(fifo, format, {}); });
+    EXPECT_EQ(e.file(), fifo);
+    EXPECT_NE(std::string(e.what()).find("not a regular file (a pipe or a device)"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(fifo);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, JsonlBadInput, ::testing::ValuesIn(jsonl_formats()),

@@ -134,8 +134,10 @@ struct TraceFormatRegistrar {
 Trace read_trace(const std::string& path, const std::string& format, const ReadOptions& opts,
                  ReadReport* report = nullptr);
 std::string detect_format(const std::string& path);
-// Throws InputError "'path' is a directory" for a directory, before a reader reads one as bytes
-// (which fails as a truncated record or an allocation of its reported size).
-void require_not_directory(const std::string& path);
+// Throws one clear InputError, before a reader reads the path as bytes (which would fail as a
+// truncated record, an allocation of its reported size, or "cannot read"), when it is missing, a
+// directory, or not a regular file: a pipe such as /dev/stdin cannot be read twice (detection,
+// then the reader) nor sized.
+void require_trace_file(const std::string& path);
 
 }  // namespace kvpolicy

@@ -133,7 +133,7 @@ inline void get_uint_array(object& obj, std::string_view name, const Where& w,
 template <typename OnRecord>
 void for_each_record(const std::string& path, const ReadOptions& opts, ReadReport& report,
                      OnRecord&& on_record) {
-  require_not_directory(path);
+  require_trace_file(path);
   simdjson::padded_string data;
   if (simdjson::padded_string::load(path).get(data))
     throw InputError(path, 0, "", "cannot read file");
