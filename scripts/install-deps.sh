@@ -9,6 +9,7 @@ packages=(
   libsimdjson-dev libcli11-dev libfmt-dev libzstd-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxgboost-dev libfasttext-dev
   python3-matplotlib
+  pybind11-dev python3-dev python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -29,24 +29,14 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
                                    const std::vector<Capacity>& capacities, uint64_t seed,
                                    const GridOptions& grid) {
   for (auto& s : policies) PolicyRegistry::instance().get(s.name);
-  size_t unique = count_unique_blocks(trace);
-  std::vector<SweepConfig> configs;
-  for (auto& cap : capacities) {
-    size_t blocks = cap.blocks(unique);
-    for (auto& spec : policies) {
-      SweepConfig c;
-      c.policy = spec;
-      c.capacity_blocks = blocks;
-      c.capacity_fraction = cap.is_fraction() ? cap.value : -1;
-      c.options.seed = seed;
-      c.options.dram_capacity_blocks = static_cast<size_t>(std::llround(grid.dram_ratio * blocks));
-      c.options.dram_policy = grid.dram_policy;
-      c.options.cost_model = grid.cost_model;
-      c.options.xi_ms = grid.xi_ms;
-      c.options.slo_ms = grid.slo_ms;
-      configs.push_back(std::move(c));
-    }
-  }
+  ReplayOptions base;
+  base.seed = seed;
+  base.dram_policy = grid.dram_policy;
+  base.cost_model = grid.cost_model;
+  base.xi_ms = grid.xi_ms;
+  base.slo_ms = grid.slo_ms;
+  std::vector<SweepConfig> configs =
+      grid_configs(policies, capacities, count_unique_blocks(trace), base, grid.dram_ratio);
   SweepOptions sweep;
   sweep.jobs = grid.jobs;
   sweep.json_path = grid.json_path;

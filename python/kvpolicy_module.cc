@@ -1,0 +1,303 @@
+// The Python module kvpolicy._kvpolicy: the simulator (load_trace, simulate), the online cache
+// (KvCache) and the eviction-policy adapter for an engine's radix cache (PolicyTree). The
+// package kvpolicy (python/kvpolicy/__init__.py) wraps it. Long calls release the GIL; kvpolicy's
+// exceptions become Python exceptions with the same messages.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/cache/kv_cache.h"
+#include "kvpolicy/cache/policy_tree.h"
+#include "kvpolicy/core/capacity.h"
+#include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sim.h"
+#include "kvpolicy/sim/sweep.h"
+#include "kvpolicy/trace/trace.h"
+#include "kvpolicy/trace/trace_io.h"
+
+namespace py = pybind11;
+using namespace kvpolicy;
+
+namespace {
+
+Time seconds_to_us(double s) {
+  if (!std::isfinite(s) || s < 0 || s > 9.2e12)
+    throw ConfigError("time must be a finite number of seconds in [0, 9.2e12], got " +
+                      std::to_string(s));
+  return static_cast<Time>(std::llround(s * 1e6));
+}
+
+// The request fields a policy may read, as keyword arguments (None = unknown).
+RequestInfo request_info(std::optional<double> time, std::optional<uint64_t> session, uint32_t turn,
+                         uint32_t category, uint32_t prompt_tokens, uint32_t output_tokens,
+                         std::optional<double> continuation) {
+  RequestInfo info;
+  if (time) info.time = seconds_to_us(*time);
+  if (session) info.session = static_cast<SessionId>(*session);
+  info.turn = turn;
+  info.category = static_cast<CategoryId>(category);
+  info.prompt_tokens = prompt_tokens;
+  info.output_tokens = output_tokens;
+  if (continuation) info.continuation = static_cast<float>(*continuation);
+  return info;
+}
+
+#define KVPOLICY_REQUEST_KWARGS                                                              \
+  py::kw_only(), py::arg("time") = py::none(), py::arg("session") = py::none(),              \
+                 py::arg("turn") = 1, py::arg("category") = 0, py::arg("prompt_tokens") = 0, \
+                 py::arg("output_tokens") = 0, py::arg("continuation") = py::none()
+
+Trace load(const std::string& path, const std::string& format, const std::string& sessions,
+           bool skip_bad_lines, uint32_t block_tokens, uint64_t max_requests) {
+  if (sessions != "auto" && sessions != "infer" && sessions != "keep")
+    throw ConfigError("sessions must be auto, infer or keep, got '" + sessions + "'");
+  ReadOptions opts;
+  opts.skip_bad_lines = skip_bad_lines;
+  opts.block_tokens = block_tokens;
+  opts.max_requests = max_requests;
+  Trace t = read_trace(path, format, opts);
+  bool has_sessions =
+      std::any_of(t.session.begin(), t.session.end(), [](SessionId s) { return s != kNoSession; });
+  if (sessions == "infer" || (sessions == "auto" && !has_sessions)) infer_sessions(t);
+  return t;
+}
+
+// One replay per (policy, capacity), on `jobs` threads; each result as the JSON line the CLI
+// writes (the package parses it into a dict, so Python and --json share one schema).
+std::vector<std::string> simulate(const Trace& trace, const std::vector<std::string>& policies,
+                                  const std::vector<std::string>& capacities, uint64_t seed,
+                                  unsigned jobs, double dram, const std::string& dram_policy,
+                                  const std::string& model, const std::string& gpu,
+                                  const std::string& kv_dtype, double xi_ms, double slo_ms) {
+  if (policies.empty() || capacities.empty())
+    throw ConfigError("simulate needs at least one policy and one capacity");
+  if (!std::isfinite(dram) || dram < 0 || dram > 1000)
+    throw ConfigError("dram must be a multiple of the HBM capacity in [0, 1000]");
+  std::vector<PolicySpec> specs;
+  for (auto& p : policies) {
+    specs.push_back(parse_policy_spec(p));
+    PolicyRegistry::instance().get(specs.back().name);
+  }
+  std::vector<CapacitySpec> caps;
+  for (auto& c : capacities) caps.push_back(parse_capacity(c));
+  CostModel cost = CostModel::make(model, gpu, kv_dtype == "auto" ? "" : "kv_dtype=" + kv_dtype)
+                       .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+  size_t unique = count_unique_blocks(trace);
+  std::vector<Capacity> resolved;  // shares stay shares, so their rounding is the simulator's
+  for (auto& cap : caps)
+    resolved.push_back(cap.is_fraction() ? Capacity{cap.value}
+                                         : Capacity{double(cap.blocks(unique, cost.block_tokens(),
+                                                                      cost.kv_bytes_per_block()))});
+  ReplayOptions base;
+  base.seed = seed;
+  base.dram_policy = parse_policy_spec(dram_policy);
+  base.cost_model = &cost;
+  base.xi_ms = xi_ms;
+  base.slo_ms = slo_ms;
+  std::vector<SweepConfig> configs = grid_configs(specs, resolved, unique, base, dram);
+  SweepOptions sweep;
+  sweep.jobs = jobs;
+  std::vector<std::string> out;
+  for (const ReplayResult& r : run_sweep(trace, configs, sweep)) out.push_back(r.to_json());
+  return out;
+}
+
+std::vector<BlockKey> keys_of(const KvCache& cache, const std::vector<uint32_t>& tokens) {
+  return cache.block_keys(tokens);
+}
+
+py::dict stats_dict(const PolicyTreeStats& s, const PolicyStats& policy) {
+  py::dict d;
+  d["requests"] = s.requests;
+  d["hits"] = s.hits;
+  d["inserted"] = s.inserted;
+  d["evictions"] = s.evictions;
+  d["refused"] = s.refused;
+  d["size"] = s.size;
+  d["capacity"] = s.capacity;
+  d["pinned"] = s.pinned;
+  py::dict p;
+  for (auto& [name, value] : policy) p[py::str(name)] = value;
+  d["policy_stats"] = p;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_kvpolicy, m) {
+  m.doc() = "kvpolicy's C++ engine: the simulator, the online cache and the policy adapter";
+
+  // Registered base first: pybind11 tries the latest registered translator first.
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<ConfigError> config_error(m, "ConfigError", PyExc_ValueError);
+  static py::exception<InputError> input_error(m, "InputError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      input_error(e.what());
+    } catch (const ConfigError& e) {
+      config_error(e.what());
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+
+  py::class_<Trace>(m, "Trace", "A replayable trace: requests with chained block keys")
+      .def_readonly("name", &Trace::name)
+      .def_readonly("block_tokens", &Trace::block_tokens)
+      .def("__len__", &Trace::size)
+      .def_property_readonly("block_accesses", &Trace::num_block_accesses)
+      .def_property_readonly("unique_blocks", [](const Trace& t) { return count_unique_blocks(t); })
+      .def(
+          "blocks",
+          [](const Trace& t, size_t r) {
+            if (r >= t.size()) throw py::index_error("request index out of range");
+            auto p = t.prompt(r);
+            return std::vector<BlockKey>(p.begin(), p.end());
+          },
+          py::arg("request"), "request r's prompt as chained block keys")
+      .def(
+          "request",
+          [](const Trace& t, size_t r) {
+            if (r >= t.size()) throw py::index_error("request index out of range");
+            py::dict d;
+            d["time"] = double(t.time[r]) / 1e6;
+            d["session"] = t.session[r] == kNoSession ? py::object(py::none())
+                                                      : py::object(py::int_(t.session[r]));
+            d["turn"] = t.turn[r];
+            d["category"] = t.category[r];
+            d["prompt_tokens"] = t.prompt_tokens[r];
+            d["output_tokens"] = t.output_tokens[r];
+            d["continuation"] = t.has_continuation() ? py::object(py::float_(t.continuation[r]))
+                                                     : py::object(py::none());
+            return d;
+          },
+          py::arg("request"), "request r's fields (time in seconds), as RequestInfo takes them");
+
+  m.def("load_trace", &load, py::arg("path"), py::arg("format") = "auto",
+        py::arg("sessions") = "auto", py::arg("skip_bad_lines") = false,
+        py::arg("block_tokens") = 0, py::arg("max_requests") = 0,
+        py::call_guard<py::gil_scoped_release>(),
+        "Reads a trace (mooncake, bailian, lmbench, oracle-general, native .kvtrace; auto "
+        "detects). sessions: auto infers them from shared prefixes when the trace has none.");
+  m.def("_simulate", &simulate, py::arg("trace"), py::arg("policies"), py::arg("capacities"),
+        py::arg("seed"), py::arg("jobs"), py::arg("dram"), py::arg("dram_policy"), py::arg("model"),
+        py::arg("gpu"), py::arg("kv_dtype"), py::arg("xi_ms"), py::arg("slo_ms"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "policy_names", [] { return PolicyRegistry::instance().names(); }, "every registered policy");
+  m.def(
+      "is_offline", [](const std::string& spec) { return needs_future(parse_policy_spec(spec)); },
+      py::arg("policy"), "whether the policy reads the trace's future (replay only)");
+
+  py::class_<KvCache>(m, "_KvCache")
+      .def(py::init([](const std::string& policy, size_t capacity_blocks, uint32_t block_tokens,
+                       uint64_t seed) {
+             return std::make_unique<KvCache>(parse_policy_spec(policy), capacity_blocks,
+                                              block_tokens, seed);
+           }),
+           py::arg("policy"), py::arg("capacity_blocks"), py::arg("block_tokens") = 16,
+           py::arg("seed") = 1)
+      .def("block_keys", &keys_of, py::arg("tokens"))
+      .def(
+          "match", [](const KvCache& c, const std::vector<BlockKey>& k) { return c.match(k); },
+          py::arg("keys"))
+      .def(
+          "lookup",
+          [](KvCache& c, const std::vector<BlockKey>& keys, std::optional<double> time,
+             std::optional<uint64_t> session, uint32_t turn, uint32_t category, uint32_t pt,
+             uint32_t ot, std::optional<double> cont) {
+            return c.lookup(keys, request_info(time, session, turn, category, pt, ot, cont));
+          },
+          py::arg("keys"), KVPOLICY_REQUEST_KWARGS)
+      .def(
+          "insert",
+          [](KvCache& c, const std::vector<BlockKey>& keys, std::optional<double> time,
+             std::optional<uint64_t> session, uint32_t turn, uint32_t category, uint32_t pt,
+             uint32_t ot, std::optional<double> cont) {
+            AccessResult r =
+                c.insert(keys, request_info(time, session, turn, category, pt, ot, cont));
+            return py::make_tuple(r.hit_blocks, r.inserted_blocks, r.evictions);
+          },
+          py::arg("keys"), KVPOLICY_REQUEST_KWARGS)
+      .def(
+          "insert_many",
+          [](KvCache& c, const std::vector<std::vector<BlockKey>>& requests) {
+            std::vector<uint32_t> hits(requests.size());
+            py::gil_scoped_release release;
+            for (size_t i = 0; i < requests.size(); ++i) hits[i] = c.insert(requests[i]).hit_blocks;
+            return hits;
+          },
+          py::arg("requests"))
+      .def(
+          "pin", [](KvCache& c, const std::vector<BlockKey>& k) { c.pin(k); }, py::arg("keys"))
+      .def(
+          "unpin", [](KvCache& c, const std::vector<BlockKey>& k) { c.unpin(k); }, py::arg("keys"))
+      .def("evict", &KvCache::evict, py::arg("num_blocks"))
+      .def("stats", [](const KvCache& c) { return stats_dict(c.stats(), c.policy_stats()); })
+      .def("__len__", &KvCache::size)
+      .def_property_readonly("capacity", &KvCache::capacity)
+      .def_property_readonly("block_tokens", &KvCache::block_tokens)
+      .def_property_readonly("policy", &KvCache::policy_label);
+
+  py::class_<PolicyTree>(m, "_PolicyTree")
+      .def(py::init([](const std::string& policy, size_t capacity_blocks, uint32_t block_tokens,
+                       uint64_t seed) {
+             return std::make_unique<PolicyTree>(parse_policy_spec(policy), capacity_blocks,
+                                                 block_tokens, seed);
+           }),
+           py::arg("policy"), py::arg("capacity_blocks"), py::arg("block_tokens") = 16,
+           py::arg("seed") = 1)
+      .def(
+          "begin_request",
+          [](PolicyTree& t, std::optional<double> time, std::optional<uint64_t> session,
+             uint32_t turn, uint32_t category, uint32_t pt, uint32_t ot, std::optional<double> cont,
+             std::vector<BlockKey> blocks) {
+            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont);
+            info.blocks = std::move(blocks);
+            t.begin_request(info);
+          },
+          KVPOLICY_REQUEST_KWARGS, py::arg("blocks") = std::vector<BlockKey>{})
+      .def("end_request", &PolicyTree::end_request)
+      .def("on_hit", &PolicyTree::hit, py::arg("node"))
+      .def(
+          "on_insert",
+          [](PolicyTree& t, BlockKey node, std::optional<BlockKey> parent) {
+            return t.insert(node, parent);
+          },
+          py::arg("node"), py::arg("parent") = py::none())
+      .def("on_lock", &PolicyTree::pin, py::arg("node"))
+      .def("on_unlock", &PolicyTree::unpin, py::arg("node"))
+      .def(
+          "on_hits",
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
+            for (BlockKey n : nodes) t.hit(n);
+          },
+          py::arg("nodes"))
+      .def(
+          "on_locks",
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
+            for (BlockKey n : nodes) t.pin(n);
+          },
+          py::arg("nodes"))
+      .def(
+          "on_unlocks",
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
+            for (BlockKey n : nodes) t.unpin(n);
+          },
+          py::arg("nodes"))
+      .def("evict", &PolicyTree::evict, py::arg("num_blocks"))
+      .def("__contains__", &PolicyTree::contains)
+      .def("__len__", &PolicyTree::size)
+      .def("stats", [](const PolicyTree& t) { return stats_dict(t.stats(), t.policy_stats()); })
+      .def_property_readonly("in_request", &PolicyTree::in_request)
+      .def_property_readonly("capacity", &PolicyTree::capacity)
+      .def_property_readonly("policy", &PolicyTree::policy_label);
+}
