@@ -33,7 +33,7 @@ test-sanitize: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPOLICY_SANITIZE=thread -DKVPOLICY_BENCH=OFF
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tests
-	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|Sweep'
+	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|KeyGbm|Sweep'
 
 bench: build
 	$(BUILD)/kvpolicy bench --data $(DATA)

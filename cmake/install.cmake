@@ -7,9 +7,9 @@ set(KVPOLICY_OBJECTS "")
 foreach(layer ${KVPOLICY_LAYERS})
   list(APPEND KVPOLICY_OBJECTS $<TARGET_OBJECTS:kvpolicy_${layer}>)
 endforeach()
-# What the engine's objects call: fmt, simdjson, XGBoost, fastText, threads.
+# What the engine's objects call: fmt, simdjson, XGBoost, fastText, hiredis, threads.
 set(KVPOLICY_LINK_DEPS fmt::fmt simdjson::simdjson ${XGBOOST_LIBRARY} ${FASTTEXT_LIBRARY}
-    Threads::Threads)
+    PkgConfig::HIREDIS Threads::Threads)
 
 add_library(kvpolicy_shared SHARED ${KVPOLICY_OBJECTS})
 set_target_properties(kvpolicy_shared PROPERTIES OUTPUT_NAME kvpolicy VERSION ${PROJECT_VERSION}

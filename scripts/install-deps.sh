@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libxgboost-dev libfasttext-dev
   python3-matplotlib
   pybind11-dev python3-dev python3-pytest
+  libhiredis-dev redis-server
 )
 missing=()
 for p in "${packages[@]}"; do
