@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <span>
 #include <vector>
 
@@ -91,7 +92,9 @@ class TailBudget {
     if (increments_ > 0) return increment_sum_ / increments_;
     return firsts_ > 0 ? first_sum_ / firsts_ : 0;
   }
-  size_t memory_bytes() const { return last_history_.capacity() * sizeof(double); }
+  size_t memory_bytes() const {
+    return last_history_.size() * (sizeof(SessionId) + sizeof(double) + 2 * sizeof(void*));
+  }
 
  private:
   static uint32_t clamp_blocks(double blocks) {
@@ -119,8 +122,7 @@ class TailBudget {
       ++firsts_;
       return;
     }
-    if (r.session >= last_history_.size()) last_history_.resize(size_t{r.session} + 1, -1.0);
-    double& last = last_history_[r.session];
+    double& last = last_history_.try_emplace(r.session, -1.0).first->second;
     if (last < 0) {
       first_sum_ += r.prompt_tokens;
       ++firsts_;
@@ -139,7 +141,9 @@ class TailBudget {
   bool linear_ = false;
   double safe_tokens_ = 0;  // linear rule: U
   OracleView future_;
-  std::vector<double> last_history_;  // per session: prompt + answer tokens of its last turn
+  // Per session: prompt + answer tokens of its last turn. A map, not an array indexed by the id:
+  // an engine's session ids (KvCache) need not be small.
+  std::unordered_map<SessionId, double> last_history_;
   double increment_sum_ = 0, first_sum_ = 0;
   uint64_t increments_ = 0, firsts_ = 0;
 };

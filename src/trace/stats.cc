@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/core/percentile.h"
@@ -32,16 +33,15 @@ TraceStats trace_stats(const Trace& t) {
   const size_t n = t.size();
   s.requests = n;
   s.block_tokens = t.block_tokens;
-  std::vector<uint64_t> per_session;
+  std::unordered_map<SessionId, uint64_t> per_session;  // ids need not be dense
   for (size_t r = 0; r < n; ++r) {
     ++s.turns[std::clamp<uint32_t>(t.turn[r], 1, 5) - 1];
     s.later_turn_requests += t.turn[r] > 1;
     if (t.session[r] == kNoSession) continue;
     ++s.requests_with_session;
-    if (t.session[r] >= per_session.size()) per_session.resize(t.session[r] + 1, 0);
     ++per_session[t.session[r]];
   }
-  for (uint64_t c : per_session) {
+  for (auto& [id, c] : per_session) {
     s.sessions += c > 0;
     s.multi_turn_sessions += c > 1;
   }

@@ -160,6 +160,19 @@ TEST(KvCache, MisuseIsOneClearError) {
   EXPECT_NE(message([&] { cache.unpin(k); }).find("not pinned"), std::string::npos);
 }
 
+// An engine's session ids are its own (a hash, a database id): T-LRU kept an array indexed by
+// them, so an id near 2^32 asked for 32 GiB (issue 26's sparse-session defect, here reached
+// through the embedding API).
+TEST(KvCache, LargeSessionIdsCostNoMemory) {
+  KvCache cache({"tlru", ""}, 64, 16);
+  std::vector<BlockKey> k = {1, 2, 3};
+  for (uint32_t s : {0xFFFFFFF0u, 7u, 0xFFFFFFF0u}) {
+    AccessResult r = cache.insert(k, {.session = s, .prompt_tokens = 48, .output_tokens = 16});
+    EXPECT_EQ(r.hit_blocks + r.inserted_blocks, 3u);
+  }
+  EXPECT_EQ(cache.match(k), 3u);
+}
+
 // PolicyTree driven as an engine's radix cache drives it: node ids as keys, explicit cycles.
 TEST(PolicyTree, ExternalTreeWithRequestCycles) {
   PolicyTree t({"lru", ""}, 3);

@@ -82,6 +82,23 @@ TEST(Native, RoundTripIsIdentical) {
   expect_same(small, back);
 }
 
+// A native file with a valid checksum can still hold a session id no reader writes: 0xFFFFFFFE
+// made trace stats allocate 32 GiB (issue 26). It is one clear error naming the field.
+TEST(Native, SessionIdsBeyondTheRequestsAreAnError) {
+  Trace t;
+  t.add_request(0, std::vector<uint64_t>{1, 2}, 32, 4, 0);
+  t.add_request(1, std::vector<uint64_t>{1, 3}, 32, 4, 0xFFFFFFFEu);
+  std::string path = temp_path("sparse-session.kvtrace");
+  write_native(t, path);
+  try {
+    read_trace(path, "native", {});
+    FAIL() << "read a session id of 0xFFFFFFFE";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "session");
+    EXPECT_NE(std::string(e.what()).find("4294967294"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Native, MaxRequestsAndBlockTokensOptions) {
   Trace t = random_trace(4, 50);
   std::string path = temp_path("opts.kvtrace");

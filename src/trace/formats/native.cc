@@ -199,6 +199,12 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
       throw InputError(path, 0, "block_offset", "corrupt native trace: decreasing offsets");
     if (r && t.time[r] < t.time[r - 1])
       throw InputError(path, 0, "time", "corrupt native trace: times go back");
+    // Every reader numbers sessions densely, and whole-trace passes size arrays by them.
+    if (t.session[r] != kNoSession && t.session[r] >= n)
+      throw InputError(path, 0, "session",
+                       "corrupt native trace: session id " + std::to_string(t.session[r]) +
+                           " of request " + std::to_string(r) + " is not below the " +
+                           std::to_string(n) + " requests");
     if (categories && t.category[r] >= categories)
       throw InputError(path, 0, "category", "corrupt native trace: unknown category");
     if (with_continuation && !(t.continuation[r] >= 0 && t.continuation[r] <= 1))
