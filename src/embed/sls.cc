@@ -80,7 +80,8 @@ void add_row(float* __restrict out, const float* __restrict row, uint32_t dim) {
 }
 
 // How well answers rank the truth: the share of pairs (with distinct answers and distinct true
-// times) that the answers order as the truth does, over random pairs; 0.5 is chance.
+// intervals, each from the time it was asked) that the answers order as the truth does, over
+// random pairs; 0.5 is chance.
 double concordance(const std::vector<std::pair<double, double>>& v, uint64_t seed) {
   if (v.size() < 2) return 0.5;
   uint64_t agree = 0, total = 0, x = seed;
@@ -116,9 +117,11 @@ SlsResult run_sls(const EmbeddingTrace& trace, EmbeddingStore& store, const SlsO
       learned && (o.predictor == PredictorKind::kOracle || o.predictor == PredictorKind::kNoisy);
   // The oracles answer from the trace's future; the GBM's answers are scored against it.
   std::vector<uint64_t> next = learned ? next_lookup(trace) : std::vector<uint64_t>{};
-  std::vector<std::pair<double, double>> scored;  // (predicted, true) next access, a sample
+  // (predicted, true) interval to the next access from when it was asked, for a sample of keys.
+  std::vector<std::pair<double, double>> scored;
   std::unique_ptr<KeyGbm> gbm;
-  std::unordered_map<EmbKey, uint64_t> asked;  // GBM: each key's last lookup when last asked
+  // GBM: each key's last lookup and the time, when last asked (to score the answer).
+  std::unordered_map<EmbKey, std::pair<uint64_t, double>> asked;
   if (learned && !oracle) {
     KeyGbmConfig g;
     g.async = o.async;
@@ -202,20 +205,23 @@ SlsResult run_sls(const EmbeddingTrace& trace, EmbeddingStore& store, const SlsO
       // Answers to the previous query's keys, scored against when each key really came back.
       for (auto& [key, p] : gbm->take_results()) {
         cache.set_prediction(key, p);
-        if (scored.size() < 200000 && (mix64(key) & 7) == 0) {
-          uint64_t n = next[asked[key]];
-          scored.emplace_back(p, n == std::numeric_limits<uint64_t>::max() ? 1e300 : double(n));
+        if (auto it = asked.find(key); it != asked.end() && scored.size() < 200000) {
+          uint64_t n = next[it->second.first];
+          double t = it->second.second;
+          scored.emplace_back(p - t, n == std::numeric_limits<uint64_t>::max() ? 1e300 : n - t);
         }
       }
-      for (uint32_t u = 0; u < unique.size(); ++u) asked[unique[u]] = last_lookup[u];
+      for (uint32_t u = 0; u < unique.size(); ++u)  // scored: one key in 8
+        if ((mix64(unique[u]) & 7) == 0) asked[unique[u]] = {last_lookup[u], now};
       gbm->observe(unique, now);
       gbm->request(unique, now);
       if (!o.async) {
         for (auto& [key, p] : gbm->take_results()) {
           cache.set_prediction(key, p);
-          if (scored.size() < 200000 && (mix64(key) & 7) == 0) {
-            uint64_t n = next[asked[key]];
-            scored.emplace_back(p, n == std::numeric_limits<uint64_t>::max() ? 1e300 : double(n));
+          if (auto it = asked.find(key); it != asked.end() && scored.size() < 200000) {
+            uint64_t n = next[it->second.first];
+            double t = it->second.second;
+            scored.emplace_back(p - t, n == std::numeric_limits<uint64_t>::max() ? 1e300 : n - t);
           }
         }
       }
