@@ -202,20 +202,8 @@ SlsResult run_sls(const EmbeddingTrace& trace, EmbeddingStore& store, const SlsO
     }
     // The learned predictor: answers of its last task applied, this query's keys asked for.
     if (gbm) {
-      // Answers to the previous query's keys, scored against when each key really came back.
-      for (auto& [key, p] : gbm->take_results()) {
-        cache.set_prediction(key, p);
-        if (auto it = asked.find(key); it != asked.end() && scored.size() < 200000) {
-          uint64_t n = next[it->second.first];
-          double t = it->second.second;
-          scored.emplace_back(p - t, n == std::numeric_limits<uint64_t>::max() ? 1e300 : n - t);
-        }
-      }
-      for (uint32_t u = 0; u < unique.size(); ++u)  // scored: one key in 8
-        if ((mix64(unique[u]) & 7) == 0) asked[unique[u]] = {last_lookup[u], now};
-      gbm->observe(unique, now);
-      gbm->request(unique, now);
-      if (!o.async) {
+      // Answers applied, and a sample of them scored against when each key really came back.
+      auto apply = [&] {
         for (auto& [key, p] : gbm->take_results()) {
           cache.set_prediction(key, p);
           if (auto it = asked.find(key); it != asked.end() && scored.size() < 200000) {
@@ -224,7 +212,13 @@ SlsResult run_sls(const EmbeddingTrace& trace, EmbeddingStore& store, const SlsO
             scored.emplace_back(p - t, n == std::numeric_limits<uint64_t>::max() ? 1e300 : n - t);
           }
         }
-      }
+      };
+      apply();                                      // the previous task's (async)
+      for (uint32_t u = 0; u < unique.size(); ++u)  // scored: one key in 8
+        if ((mix64(unique[u]) & 7) == 0) asked[unique[u]] = {last_lookup[u], now};
+      gbm->observe(unique, now);
+      gbm->request(unique, now);
+      if (!o.async) apply();
     }
     // Pool: each sample's rows summed in lookup order.
     for (size_t s = first; s < end; ++s) {

@@ -61,18 +61,9 @@ std::shared_ptr<const Model> train(const float* X, const float* y, size_t n, con
   double mean = 0;
   for (size_t i = 0; i < n_train; ++i) mean += y[i];
   mean /= double(n_train);
-  std::pair<const char*, std::string> params[] = {
-      {"objective", "reg:squarederror"},
-      {"tree_method", "hist"},
-      {"max_depth", std::to_string(c.max_depth)},
-      {"eta", fmt::format("{}", c.eta)},
-      {"nthread", "1"},
-      {"seed", std::to_string(c.seed % 2147483647)},
-      {"verbosity", "0"},
-      {"eval_metric", "rmse"},
-      {"base_score", fmt::format("{}", mean)},  // start from the mean: fewer trees needed
-  };
-  for (auto& [k, v] : params) check(XGBoosterSetParam(m->h, k, v.c_str()), k);
+  xgb::set_params(m->h, "reg:squarederror", c.max_depth, c.eta, c.seed,
+                  {{"eval_metric", "rmse"},
+                   {"base_score", fmt::format("{}", mean)}});  // the mean: fewer trees needed
   const char* names[] = {"valid"};
   double best = std::numeric_limits<double>::infinity();
   int best_round = 0;

@@ -96,16 +96,7 @@ struct KeyGbm::Impl {
     xgb::Matrix m(X.data(), y.data(), n, nf);
     auto model = std::make_shared<Model>();
     xgb::check(XGBoosterCreate(&m.h, 1, &model->booster.h), "booster");
-    std::pair<const char*, std::string> params[] = {
-        {"objective", "reg:squarederror"},
-        {"tree_method", "hist"},
-        {"max_depth", std::to_string(c.max_depth)},
-        {"eta", fmt::format("{}", c.eta)},
-        {"nthread", "1"},
-        {"seed", std::to_string(c.seed % 2147483647)},
-        {"verbosity", "0"},
-    };
-    for (auto& [k, v] : params) xgb::check(XGBoosterSetParam(model->booster.h, k, v.c_str()), k);
+    xgb::set_params(model->booster.h, "reg:squarederror", c.max_depth, c.eta, c.seed);
     for (int it = 0; it < c.trees; ++it)
       xgb::check(XGBoosterUpdateOneIter(model->booster.h, it, m.h), "update");
     model->trees = c.trees;

@@ -95,19 +95,10 @@ std::unique_ptr<Model> fit(const float* X, const float* y, size_t n, const Reuse
   positive = std::clamp(positive / double(n_train), 0.01, 0.99);
   Booster b;
   check(XGBoosterCreate(&train.h, 1, &b.h), "booster");
-  std::pair<const char*, std::string> params[] = {
-      {"objective", "binary:logistic"},
-      {"tree_method", "hist"},
-      {"max_depth", std::to_string(c.max_depth)},
-      {"eta", fmt::format("{}", c.eta)},
-      {"nthread", "1"},
-      {"seed", std::to_string(c.seed % 2147483647)},
-      {"verbosity", "0"},
-      {"eval_metric", "logloss"},
-      {"max_bin", "64"},  // coarse bins: fits are the predictor's main cost
-      {"base_score", fmt::format("{}", positive)},
-  };
-  for (auto& [k, v] : params) check(XGBoosterSetParam(b.h, k, v.c_str()), k);
+  xgb::set_params(b.h, "binary:logistic", c.max_depth, c.eta, c.seed,
+                  {{"eval_metric", "logloss"},
+                   {"max_bin", "64"},  // coarse bins: fits are the predictor's main cost
+                   {"base_score", fmt::format("{}", positive)}});
   const char* names[] = {"valid"};
   double best = std::numeric_limits<double>::infinity();
   int best_round = 0;

@@ -2,10 +2,13 @@
 // Internal to src/predict.
 #pragma once
 
+#include <fmt/format.h>
 #include <xgboost/c_api.h>
 
+#include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "kvpolicy/core/error.h"
 
@@ -13,6 +16,24 @@ namespace kvpolicy::xgb {
 
 inline void check(int rc, const char* what) {
   if (rc != 0) throw Error(std::string("xgboost ") + what + ": " + XGBGetLastError());
+}
+
+// The settings every predictor's trees share (histogram trees, one thread, quiet, seeded), then
+// the caller's own: objective, metric, base score.
+inline void set_params(BoosterHandle h, const char* objective, int max_depth, double eta,
+                       uint64_t seed,
+                       std::initializer_list<std::pair<const char*, std::string>> more = {}) {
+  std::pair<const char*, std::string> common[] = {
+      {"objective", objective},
+      {"tree_method", "hist"},
+      {"max_depth", std::to_string(max_depth)},
+      {"eta", fmt::format("{}", eta)},
+      {"nthread", "1"},
+      {"seed", std::to_string(seed % 2147483647)},
+      {"verbosity", "0"},
+  };
+  for (auto& [k, v] : common) check(XGBoosterSetParam(h, k, v.c_str()), k);
+  for (auto& [k, v] : more) check(XGBoosterSetParam(h, k, v.c_str()), k);
 }
 
 struct Matrix {
