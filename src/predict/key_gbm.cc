@@ -50,7 +50,10 @@ void features(double time, uint64_t key, uint32_t count, double interval, uint32
   out[3] = interval < 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(interval);
 }
 
+// A trained booster with the matrix it was trained on, which the booster may keep references
+// to (declared first, so it is freed last).
 struct Model {
+  std::unique_ptr<xgb::Matrix> train;
   xgb::Booster booster;
   int trees = 0;
 };
@@ -93,26 +96,14 @@ struct KeyGbm::Impl {
 
   static std::shared_ptr<const Model> fit(const std::vector<float>& X, const std::vector<float>& y,
                                           size_t n, uint32_t nf, const KeyGbmConfig& c) {
-    xgb::Matrix m(X.data(), y.data(), n, nf);
     auto model = std::make_shared<Model>();
-    xgb::check(XGBoosterCreate(&m.h, 1, &model->booster.h), "booster");
+    model->train = std::make_unique<xgb::Matrix>(X.data(), y.data(), n, nf);
+    xgb::check(XGBoosterCreate(&model->train->h, 1, &model->booster.h), "booster");
     xgb::set_params(model->booster.h, "reg:squarederror", c.max_depth, c.eta, c.seed);
     for (int it = 0; it < c.trees; ++it)
-      xgb::check(XGBoosterUpdateOneIter(model->booster.h, it, m.h), "update");
+      xgb::check(XGBoosterUpdateOneIter(model->booster.h, it, model->train->h), "update");
     model->trees = c.trees;
-    // The booster is self-contained once trained: it keeps no reference to the matrix after
-    // a prediction has cached what it needs (serialised through a round trip to be sure).
-    bst_ulong len = 0;
-    const char* raw = nullptr;
-    xgb::check(XGBoosterSaveModelToBuffer(model->booster.h, R"({"format":"ubj"})", &len, &raw),
-               "save");
-    std::string bytes(raw, len);
-    auto loaded = std::make_shared<Model>();
-    xgb::check(XGBoosterCreate(nullptr, 0, &loaded->booster.h), "booster");
-    xgb::check(XGBoosterLoadModelFromBuffer(loaded->booster.h, bytes.data(), bytes.size()), "load");
-    xgb::check(XGBoosterSetParam(loaded->booster.h, "nthread", "1"), "nthread");
-    loaded->trees = c.trees;
-    return loaded;
+    return model;
   }
 
   static void predict(const Model& m, const float* rows, size_t n, uint32_t nf, float* out) {
