@@ -14,6 +14,13 @@ std::vector<std::string> split_list(std::string_view text, char sep) {
   return out;
 }
 
+std::string_view trim(std::string_view s) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 std::string markdown_cell(std::string_view text) {
   std::string out;
   for (char c : text) {

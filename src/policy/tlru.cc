@@ -8,8 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "belady.h"

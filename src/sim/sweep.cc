@@ -14,9 +14,8 @@
 namespace kvpolicy {
 
 std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
-                                      const std::vector<Capacity>& capacities,
-                                      size_t unique_blocks, const ReplayOptions& base,
-                                      double dram_ratio) {
+                                      const std::vector<Capacity>& capacities, size_t unique_blocks,
+                                      const ReplayOptions& base, double dram_ratio) {
   std::vector<SweepConfig> configs;
   for (auto& cap : capacities) {
     size_t blocks = cap.blocks(unique_blocks);

@@ -15,6 +15,7 @@
 
 #include "formats/jsonl.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
 namespace {
@@ -32,14 +33,6 @@ constexpr Target kTargets[] = {
     {"turn", &ImportMapping::turn},     {"category", &ImportMapping::category},
     {"user", &ImportMapping::user},
 };
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // --- Times ---------------------------------------------------------------------------------
 

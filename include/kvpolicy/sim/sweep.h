@@ -29,9 +29,8 @@ struct SweepOptions {
 // One configuration per (capacity, policy), capacities outer, each with `base`'s options and a
 // DRAM tier of dram_ratio x its HBM blocks: the grid `simulate` and `compare` sweep.
 std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
-                                      const std::vector<Capacity>& capacities,
-                                      size_t unique_blocks, const ReplayOptions& base,
-                                      double dram_ratio = 0);
+                                      const std::vector<Capacity>& capacities, size_t unique_blocks,
+                                      const ReplayOptions& base, double dram_ratio = 0);
 
 // Runs every configuration; results come back in configuration order. The oracle is computed
 // once when a policy needs it.
