@@ -236,20 +236,7 @@ struct GbmPredictor::Impl {
 
   void run_model(const float* data, size_t n, float* out) {
     auto t0 = std::chrono::steady_clock::now();
-    std::string values =
-        fmt::format(R"({{"data":[{},true],"shape":[{},{}],"typestr":"<f4","version":3}})",
-                    reinterpret_cast<uintptr_t>(data), n, kF);
-    std::string config =
-        fmt::format(R"({{"type":0,"training":false,"iteration_begin":0,"iteration_end":{},)"
-                    R"("strict_shape":false,"missing":NaN,"cache_id":0}})",
-                    model->rounds);
-    const bst_ulong* shape = nullptr;
-    bst_ulong dim = 0;
-    const float* res = nullptr;
-    check(XGBoosterPredictFromDense(model->h, values.c_str(), config.c_str(), nullptr, &shape, &dim,
-                                    &res),
-          "predict");
-    std::copy(res, res + n, out);
+    xgb::predict_dense(model->h, data, n, kF, model->rounds, out);
     model_rows += n;
     ++model_calls;
     model_ns +=

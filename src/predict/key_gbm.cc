@@ -106,23 +106,6 @@ struct KeyGbm::Impl {
     return model;
   }
 
-  static void predict(const Model& m, const float* rows, size_t n, uint32_t nf, float* out) {
-    std::string values =
-        fmt::format(R"({{"data":[{},true],"shape":[{},{}],"typestr":"<f4","version":3}})",
-                    reinterpret_cast<uintptr_t>(rows), n, nf);
-    std::string config =
-        fmt::format(R"({{"type":0,"training":false,"iteration_begin":0,"iteration_end":{},)"
-                    R"("strict_shape":false,"missing":NaN,"cache_id":0}})",
-                    m.trees);
-    const bst_ulong* shape = nullptr;
-    bst_ulong dim = 0;
-    const float* res = nullptr;
-    xgb::check(XGBoosterPredictFromDense(m.booster.h, values.c_str(), config.c_str(), nullptr,
-                                         &shape, &dim, &res),
-               "predict");
-    std::copy(res, res + n, out);
-  }
-
   // One task: a fit on a snapshot of the window when due, then the answers for `keys`.
   void run(std::vector<float> train_X, std::vector<float> train_y, size_t n,
            std::vector<uint64_t> keys, std::vector<float> rows, std::vector<double> now) {
@@ -141,7 +124,7 @@ struct KeyGbm::Impl {
     std::vector<std::pair<uint64_t, double>> out;
     if (m && !keys.empty()) {
       std::vector<float> p(keys.size());
-      predict(*m, rows.data(), keys.size(), nf, p.data());
+      xgb::predict_dense(m->booster.h, rows.data(), keys.size(), nf, m->trees, p.data());
       out.reserve(keys.size());
       for (size_t i = 0; i < keys.size(); ++i)
         out.emplace_back(keys[i], now[i] + std::expm1(std::max(0.0f, p[i])));

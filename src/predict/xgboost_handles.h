@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <xgboost/c_api.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -34,6 +36,25 @@ inline void set_params(BoosterHandle h, const char* objective, int max_depth, do
   };
   for (auto& [k, v] : common) check(XGBoosterSetParam(h, k, v.c_str()), k);
   for (auto& [k, v] : more) check(XGBoosterSetParam(h, k, v.c_str()), k);
+}
+
+// The first `iteration_end` rounds' predictions for n dense rows of nf floats (NaN = missing),
+// written to out[0, n): no DMatrix is built.
+inline void predict_dense(BoosterHandle h, const float* rows, size_t n, size_t nf,
+                          int iteration_end, float* out) {
+  std::string values =
+      fmt::format(R"({{"data":[{},true],"shape":[{},{}],"typestr":"<f4","version":3}})",
+                  reinterpret_cast<uintptr_t>(rows), n, nf);
+  std::string config =
+      fmt::format(R"({{"type":0,"training":false,"iteration_begin":0,"iteration_end":{},)"
+                  R"("strict_shape":false,"missing":NaN,"cache_id":0}})",
+                  iteration_end);
+  const bst_ulong* shape = nullptr;
+  bst_ulong dim = 0;
+  const float* res = nullptr;
+  check(XGBoosterPredictFromDense(h, values.c_str(), config.c_str(), nullptr, &shape, &dim, &res),
+        "predict");
+  std::copy(res, res + n, out);
 }
 
 struct Matrix {
