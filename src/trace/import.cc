@@ -13,12 +13,18 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "csv_records.h"
 #include "formats/jsonl.h"
+#include "import_time.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
 namespace {
+
+using import_time::parse_time;
+using import_time::parse_unit;
+using import_time::Unit;
 
 struct Target {
   const char* name;
@@ -33,81 +39,6 @@ constexpr Target kTargets[] = {
     {"turn", &ImportMapping::turn},     {"category", &ImportMapping::category},
     {"user", &ImportMapping::user},
 };
-
-// --- Times ---------------------------------------------------------------------------------
-
-// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-// Reads exactly `n` digits at `s[i]`.
-bool digits(std::string_view s, size_t& i, size_t n, unsigned& out) {
-  if (i + n > s.size()) return false;
-  out = 0;
-  for (size_t k = 0; k < n; ++k) {
-    char c = s[i + k];
-    if (c < '0' || c > '9') return false;
-    out = out * 10 + static_cast<unsigned>(c - '0');
-  }
-  i += n;
-  return true;
-}
-
-enum class Unit { kSeconds, kMillis, kMicros, kNanos, kIso };
-
-Unit parse_unit(const std::string& unit) {
-  if (unit == "s") return Unit::kSeconds;
-  if (unit == "ms") return Unit::kMillis;
-  if (unit == "us") return Unit::kMicros;
-  if (unit == "ns") return Unit::kNanos;
-  if (unit == "iso") return Unit::kIso;
-  throw ConfigError("time unit '" + unit + "': expected s, ms, us, ns or iso");
-}
-
-// A time cell into microseconds, or an error message (empty on success).
-std::string parse_time(std::string_view s, Unit unit, Time& out) {
-  s = trim(s);
-  const char* unit_name = unit == Unit::kSeconds  ? "seconds"
-                          : unit == Unit::kMillis ? "milliseconds"
-                          : unit == Unit::kMicros ? "microseconds"
-                                                  : "nanoseconds";
-  if (unit != Unit::kIso && !s.empty()) {
-    const char* end = s.data() + s.size();
-    int64_t whole;
-    auto [p, ec] = std::from_chars(s.data(), end, whole);
-    if (p == end && ec == std::errc()) {  // integers exactly: nanosecond clocks pass 2^53
-      if (whole < 0) return "negative";
-      constexpr int64_t kScale[] = {1'000'000, 1'000, 1};
-      if (unit == Unit::kNanos) {
-        out = whole / 1000 + (whole % 1000 >= 500);
-      } else if (__builtin_mul_overflow(whole, kScale[static_cast<int>(unit)], &out)) {
-        return "too large for a time in microseconds (int64)";
-      }
-      return "";
-    }
-    if (ec == std::errc::result_out_of_range && p == end)
-      return "too large for a time in microseconds (int64)";
-    double d;
-    auto [q, ec2] = std::from_chars(s.data(), end, d);
-    if (q == end && ec2 == std::errc() && std::isfinite(d)) {
-      if (d < 0) return "negative";
-      constexpr double kPerUnit[] = {1e6, 1e3, 1, 1e-3};
-      double micros = d * kPerUnit[static_cast<int>(unit)];
-      if (!(micros < 9.2e18)) return "too large for a time in microseconds (int64)";
-      out = static_cast<Time>(std::llround(micros));
-      return "";
-    }
-  }
-  if (parse_iso8601_micros(s, out)) return "";
-  if (unit == Unit::kIso) return "expected an ISO 8601 date-time, e.g. 2025-01-01T12:00:00.123Z";
-  return fmt::format("expected a number of {} or an ISO 8601 date-time", unit_name);
-}
 
 // --- Cells ---------------------------------------------------------------------------------
 
@@ -441,87 +372,6 @@ class Importer {
   std::vector<uint32_t> tokens_, out_tokens_;
 };
 
-// --- CSV -----------------------------------------------------------------------------------
-
-// RFC 4180 records: fields separated by commas, records by LF or CRLF; a quoted field may hold
-// commas, newlines and doubled quotes.
-class CsvReader {
- public:
-  CsvReader(const std::string& path, std::string data) : path_(path), data_(std::move(data)) {
-    if (data_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;  // a UTF-8 byte-order mark
-  }
-
-  // The next non-blank record and the line it starts on; false at the end of the file.
-  bool next(std::vector<std::string>& fields, uint64_t& start_line) {
-    for (;;) {
-      if (pos_ >= data_.size()) return false;
-      fields.assign(1, std::string());
-      start_line = line_;
-      bool blank = true;
-      for (;;) {
-        if (pos_ >= data_.size()) break;
-        char c = data_[pos_];
-        if (c == '"' && fields.back().empty() && at_field_start_) {
-          read_quoted(fields.back(), start_line);
-          blank = false;
-          continue;
-        }
-        ++pos_;
-        if (c == ',') {
-          fields.emplace_back();
-          at_field_start_ = true;
-          blank = false;
-          continue;
-        }
-        if (c == '\n') {
-          ++line_;
-          at_field_start_ = true;
-          break;
-        }
-        at_field_start_ = false;
-        if (c == '\r' && pos_ < data_.size() && data_[pos_] == '\n') continue;
-        fields.back() += c;
-        if (c != ' ' && c != '\t' && c != '\r') blank = false;
-      }
-      at_field_start_ = true;
-      if (!blank) return true;
-    }
-  }
-  uint64_t lines() const { return line_ - (!data_.empty() && data_.back() == '\n'); }
-
- private:
-  void read_quoted(std::string& out, uint64_t start_line) {
-    ++pos_;  // the opening quote
-    for (;;) {
-      if (pos_ >= data_.size())
-        throw InputError(path_, start_line, "",
-                         "a quoted field is not closed before the end of the file");
-      char c = data_[pos_++];
-      if (c == '"') {
-        if (pos_ < data_.size() && data_[pos_] == '"') {
-          out += '"';
-          ++pos_;
-          continue;
-        }
-        break;
-      }
-      if (c == '\n') ++line_;
-      out += c;
-    }
-    // After the closing quote: a separator, the end of the record, or (leniently) spaces.
-    while (pos_ < data_.size() && (data_[pos_] == ' ' || data_[pos_] == '\t')) ++pos_;
-    if (pos_ < data_.size() && data_[pos_] != ',' && data_[pos_] != '\n' && data_[pos_] != '\r')
-      throw InputError(path_, line_, "", "text after the closing quote of a quoted field");
-    at_field_start_ = false;
-  }
-
-  const std::string& path_;
-  std::string data_;
-  size_t pos_ = 0;
-  uint64_t line_ = 1;
-  bool at_field_start_ = true;
-};
-
 void import_csv(const std::string& path, const ImportOptions& opts, Importer& importer,
                 ImportReport& report) {
   std::ifstream in(path, std::ios::binary);
@@ -627,64 +477,6 @@ ImportMapping parse_import_mapping(const std::string& spec) {
   if (!m.output.empty() && !m.output_text.empty())
     throw ConfigError("--map: map output or output_text, not both");
   return m;
-}
-
-bool parse_iso8601_micros(std::string_view s, Time& micros) {
-  s = trim(s);
-  size_t i = 0;
-  unsigned year, month, day, hour, minute, second = 0;
-  if (!digits(s, i, 4, year) || i >= s.size() || s[i++] != '-' || !digits(s, i, 2, month) ||
-      i >= s.size() || s[i++] != '-' || !digits(s, i, 2, day))
-    return false;
-  if (i >= s.size() || (s[i] != 'T' && s[i] != 't' && s[i] != ' ')) return false;
-  ++i;
-  if (!digits(s, i, 2, hour) || i >= s.size() || s[i++] != ':' || !digits(s, i, 2, minute))
-    return false;
-  if (i < s.size() && s[i] == ':') {
-    ++i;
-    if (!digits(s, i, 2, second)) return false;
-  }
-  int64_t frac_micros = 0;
-  if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
-    ++i;
-    size_t start = i;
-    int64_t scale = 100000;
-    bool round_up = false;
-    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-      if (scale >= 1) {
-        frac_micros += (s[i] - '0') * scale;
-        scale /= 10;
-      } else if (i - start == 6) {
-        round_up = s[i] >= '5';  // the digit after the microseconds rounds
-      }
-    }
-    if (i == start) return false;
-    frac_micros += round_up;
-  }
-  int64_t offset_minutes = 0;
-  if (i < s.size()) {
-    if (s[i] == 'Z' || s[i] == 'z') {
-      ++i;
-    } else if (s[i] == '+' || s[i] == '-') {
-      int sign = s[i++] == '-' ? -1 : 1;
-      unsigned oh, om = 0;
-      if (!digits(s, i, 2, oh)) return false;
-      if (i < s.size() && s[i] == ':') ++i;
-      if (i < s.size() && !digits(s, i, 2, om)) return false;
-      if (oh > 23 || om > 59) return false;
-      offset_minutes = sign * static_cast<int64_t>(oh * 60 + om);
-    }
-  }
-  if (i != s.size()) return false;
-  static constexpr unsigned kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1] ||
-      (month == 2 && day == 29 && !leap) || hour > 23 || minute > 59 || second > 59)
-    return false;
-  int64_t secs = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second -
-                 offset_minutes * 60;
-  micros = secs * kMicrosPerSecond + frac_micros;
-  return true;
 }
 
 Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report) {
