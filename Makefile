@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 DATA ?= $(abspath ../shared/traces)
 
-.PHONY: deps build run test test-sanitize test-tsan bench format clean
+.PHONY: deps build run test test-sanitize test-tsan fuzz test-fuzz bench format clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -35,6 +35,18 @@ test-tsan: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tests
 	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|KeyGbm|Sweep'
 
+# libFuzzer (clang) on every reader, parser and policy spec, FUZZ_SECONDS each (scripts/fuzz.sh);
+# CI runs `make test-fuzz`: each target over its corpus and a few seconds of fuzzing.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKVPOLICY_FUZZ=ON \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
+	cmake --build $(BUILD)-fuzz -j $(JOBS)
+	bash scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(BUILD)-fuzz/fuzz-table.md
+
+test-fuzz:
+	$(MAKE) fuzz FUZZ_SECONDS=4
+
 bench: build
 	$(BUILD)/kvpolicy bench --data $(DATA)
 
@@ -42,4 +54,4 @@ format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

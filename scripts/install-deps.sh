@@ -6,6 +6,7 @@ SUDO=""
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format
+  clang libclang-rt-14-dev
   libsimdjson-dev libcli11-dev libfmt-dev libzstd-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxgboost-dev libfasttext-dev
   python3-matplotlib

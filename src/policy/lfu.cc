@@ -17,7 +17,7 @@ using LfuKey = uint64_t;
 class Lfu final : public InlinedPolicy<Lfu> {
  public:
   static constexpr PolicyHooks kHooks{};
-  explicit Lfu(const PolicyContext& ctx) : tree_(ctx.tree), heap_({ctx.tree}) {}
+  explicit Lfu(const PolicyContext& ctx) : heap_({ctx.tree}) {}
   void reserve_ids(size_t ids) override { heap_.resize(ids); }
 
   void on_request_begin(const RequestView&) override { ++clock_; }
@@ -34,7 +34,6 @@ class Lfu final : public InlinedPolicy<Lfu> {
   size_t memory_bytes() const override { return heap_.memory_bytes(); }
 
  private:
-  const PrefixTree* tree_;
   uint32_t clock_ = 0;  // requests seen: a logical access time
   LeafHeap<LfuKey, DeeperOnTies<LfuKey>> heap_;
 };

@@ -97,7 +97,8 @@ class PyLiteral {
         skip();
         if (i_ >= s_.size() || s_[i_] != ':') fail("expected ':'");
         ++i_;
-        v.entries.emplace_back(key.text, value());
+        v.keys.push_back(std::move(key.text));
+        v.items.push_back(value());
         skip();
         if (i_ < s_.size() && s_[i_] == ',')
           ++i_;

@@ -4,20 +4,19 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace kvpolicy {
 
 struct PyValue {
   enum Kind { kNone, kBool, kNumber, kString, kList, kDict } kind = kNone;
-  std::string text;  // kString; kNumber and kBool keep their spelling
-  std::vector<PyValue> items;
-  std::vector<std::pair<std::string, PyValue>> entries;
+  std::string text;               // kString; kNumber and kBool keep their spelling
+  std::vector<PyValue> items;     // kList; kDict: the values, keys[i] -> items[i]
+  std::vector<std::string> keys;  // kDict
 
   const PyValue* get(std::string_view key) const {
-    for (auto& [k, v] : entries)
-      if (k == key) return &v;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == key) return &items[i];
     return nullptr;
   }
   // Every string inside, joined (an answer may be a string, a list or a dict of strings).
@@ -27,7 +26,6 @@ struct PyValue {
       out += text;
     }
     for (auto& v : items) v.collect(out);
-    for (auto& e : entries) e.second.collect(out);
   }
 };
 

@@ -108,7 +108,6 @@ class PolicyTree {
 
   // The open request cycle.
   bool open_ = false;
-  bool implicit_ = false;
   RequestView view_;
   RequestInfo info_;
   std::vector<NodeId> path_;  // blocks it accessed, in order

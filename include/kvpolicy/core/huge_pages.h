@@ -33,7 +33,7 @@ struct HugePageAllocator {
     if (bytes >= kHugePageBytes) {
       unmap_pages(p, bytes);
     } else {
-      ::operator delete (p, bytes, std::align_val_t{alignof(T)});
+      ::operator delete (p, std::align_val_t{alignof(T)});  // unsized: clang has sized delete off
     }
   }
   template <typename U>

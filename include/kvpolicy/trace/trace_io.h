@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kvpolicy/trace/trace.h"
@@ -12,6 +13,12 @@ namespace kvpolicy {
 // little-endian array, so a load is one read per column. Throws ConfigError if `path` cannot be
 // written.
 void write_native(const Trace& trace, const std::string& path);
+
+// Where a native trace's header holds its checksum, and the checksum the rest of the file at
+// `path` would need there (none if it is too short or malformed to be read that far): so a fuzzer
+// can craft files whose contents, not their checksum, are under test.
+inline constexpr size_t kNativeChecksumOffset = 40;
+std::optional<uint64_t> native_trace_checksum(const std::string& path);
 
 // libCacheSim's oracleGeneral record: packed, 24 bytes, little-endian.
 inline constexpr size_t kOracleGeneralRecordBytes = 24;

@@ -31,7 +31,7 @@ constexpr char kMagic[8] = {'K', 'V', 'P', 'T', 'R', 'A', 'C', 'E'};
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kVersionContinuation = 2;  // version 1 + the continuation column
 constexpr size_t kHeaderBytes = 48;
-constexpr size_t kChecksumOffset = 40;
+constexpr size_t kChecksumOffset = kNativeChecksumOffset;
 // Bytes per request over all per-request columns.
 constexpr uint64_t kRequestBytes = sizeof(Time) + 4 + 4 + sizeof(CategoryId) + 4 + 4 + 4;
 
@@ -122,7 +122,15 @@ class Reader {
   uint64_t left_;
 };
 
-Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& report) {
+// The columns as stored, with the checksum they hold and the one they have; the checks that
+// need the contents come after the checksum's.
+struct Unchecked {
+  Trace trace;
+  bool with_continuation = false;
+  uint64_t stored = 0, computed = 0;
+};
+
+Unchecked read_columns(const std::string& path) {
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) throw InputError(path, 0, "", "cannot read file");
   if (std::fseek(f.get(), 0, SEEK_END) != 0) throw InputError(path, 0, "", "cannot read file");
@@ -188,8 +196,16 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
   in.column(t.block_offset, n + 1, "block_offset", sum);
   in.column(t.blocks, nb, "blocks", sum);
   if (with_continuation) in.column(t.continuation, n, "continuation", sum);
-  if (sum.value() != checksum)
+  return {std::move(t), with_continuation, checksum, sum.value()};
+}
+
+Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& report) {
+  Unchecked columns = read_columns(path);
+  Trace& t = columns.trace;
+  const bool with_continuation = columns.with_continuation;
+  if (columns.stored != columns.computed)
     throw InputError(path, 0, "checksum", "corrupt native trace: checksum mismatch");
+  const uint64_t n = t.size(), nb = t.blocks.size(), categories = t.category_names.size();
 
   // Structure, in case a file was written by something else.
   if (t.block_offset[0] != 0 || t.block_offset[n] != nb)
@@ -197,8 +213,9 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
   for (uint64_t r = 0; r < n; ++r) {
     if (t.block_offset[r] > t.block_offset[r + 1])
       throw InputError(path, 0, "block_offset", "corrupt native trace: decreasing offsets");
-    if (r && t.time[r] < t.time[r - 1])
+    if (r ? t.time[r] < t.time[r - 1] : t.time[0] < 0)
       throw InputError(path, 0, "time", "corrupt native trace: times go back");
+    if (t.turn[r] == 0) throw InputError(path, 0, "turn", "corrupt native trace: turn 0");
     // Every reader numbers sessions densely, and whole-trace passes size arrays by them.
     if (t.session[r] != kNoSession && t.session[r] >= n)
       throw InputError(path, 0, "session",
@@ -232,6 +249,14 @@ TraceFormatRegistrar registrar({"native",
                                 read_native});
 
 }  // namespace
+
+std::optional<uint64_t> native_trace_checksum(const std::string& path) {
+  try {
+    return read_columns(path).computed;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
 
 void write_native(const Trace& trace, const std::string& path) {
   trace.validate();

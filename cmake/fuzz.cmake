@@ -1,0 +1,22 @@
+# The fuzz build (-DKVPOLICY_FUZZ=ON, clang): the layers a reader or a policy needs, built with
+# libFuzzer's coverage and ASan + UBSan, the fuzzer (fuzz/fuzzer_main.cc) and the seed writer.
+# `make fuzz` and `make test-fuzz` drive it (scripts/fuzz.sh).
+set(KVPOLICY_LAYER_DEPS_fuzz cache policy predict trace core)
+kvpolicy_layer_root(fuzz KVPOLICY_FUZZ_ROOT)
+add_library(kvpolicy_fuzz_targets OBJECT ${KVPOLICY_FUZZ_TARGET_SOURCES})
+target_include_directories(kvpolicy_fuzz_targets PUBLIC ${KVPOLICY_FUZZ_ROOT} ${CMAKE_SOURCE_DIR}/fuzz
+                           PRIVATE ${CMAKE_SOURCE_DIR}/src/trace)
+target_compile_options(kvpolicy_fuzz_targets PRIVATE ${KVPOLICY_WARNINGS})
+add_library(kvpolicy_fuzz_engine INTERFACE)
+target_link_libraries(kvpolicy_fuzz_engine INTERFACE kvpolicy_fuzz_targets
+                      $<TARGET_OBJECTS:kvpolicy_fuzz_targets>)
+foreach(layer ${KVPOLICY_LAYER_DEPS_fuzz})
+  target_link_libraries(kvpolicy_fuzz_engine INTERFACE kvpolicy_${layer}
+                        $<TARGET_OBJECTS:kvpolicy_${layer}>)
+endforeach()
+
+add_executable(kvpolicy_fuzz fuzz/fuzzer_main.cc)
+target_link_libraries(kvpolicy_fuzz PRIVATE kvpolicy_fuzz_engine)
+target_link_options(kvpolicy_fuzz PRIVATE -fsanitize=fuzzer)
+add_executable(kvpolicy_fuzz_seeds fuzz/write_seeds.cc)
+target_link_libraries(kvpolicy_fuzz_seeds PRIVATE kvpolicy_fuzz_engine)
