@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/trace_io.h"
 
@@ -93,9 +94,8 @@ void Progress::update(double done, const std::string& detail) {
 CLI::Validator finite_in(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
-        char* end = nullptr;
-        double v = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+        std::optional<double> v = read_number(text);
+        if (!v || *v < lo || *v > hi)
           return fmt::format("'{}' is not a finite number in [{:g}, {:g}]", text, lo, hi);
         return "";
       },

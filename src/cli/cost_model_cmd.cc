@@ -4,6 +4,7 @@
 #include "command.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 
 namespace kvpolicy::cli {
@@ -21,11 +22,9 @@ struct CostArgs {
 std::vector<uint64_t> parse_tokens(const std::string& text) {
   std::vector<uint64_t> out;
   for (const std::string& item : split_list(text)) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(item.c_str(), &end, 10);
-    if (end != item.c_str() + item.size() || item[0] == '-')
-      throw ConfigError("--tokens: '" + item + "' is not a token count");
-    out.push_back(v);
+    std::optional<uint64_t> v = read_uint(item);
+    if (!v) throw ConfigError("--tokens: '" + item + "' is not a token count");
+    out.push_back(*v);
   }
   if (out.empty()) throw ConfigError("--tokens: no token count given");
   return out;

@@ -12,6 +12,7 @@
 #include "common.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/resumable.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/embed/redis_server.h"
@@ -148,10 +149,8 @@ struct RedisArgs {
       auto colon = address.rfind(':');
       if (colon == std::string::npos) throw ConfigError("--redis: expected HOST:PORT");
       o.host = address.substr(0, colon);
-      char* end = nullptr;
-      long port = std::strtol(address.c_str() + colon + 1, &end, 10);
-      if (*end || port <= 0 || port > 65535) throw ConfigError("--redis: bad port in " + address);
-      o.port = static_cast<int>(port);
+      o.port = static_cast<int>(
+          checked_uint(address.substr(colon + 1), 1, 65535, "--redis " + address + ": port"));
     }
     return o;
   }
@@ -171,11 +170,8 @@ std::vector<double> parse_ratios(const std::string& text) {
 std::vector<uint32_t> parse_batches(const std::string& text) {
   std::vector<uint32_t> out;
   for (const std::string& item : split_list(text)) {
-    char* end = nullptr;
-    unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (item.empty() || *end || v == 0 || v > 1000000)
-      throw ConfigError("--batch '" + item + "': samples per query, 1 to 1,000,000");
-    out.push_back(static_cast<uint32_t>(v));
+    out.push_back(
+        static_cast<uint32_t>(checked_uint(item, 1, 1000000, "--batch (samples per query)")));
   }
   return out;
 }

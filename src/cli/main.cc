@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy_version.h"
 
 namespace kvpolicy::cli {
@@ -21,6 +22,35 @@ CLI::App* trace_command(CLI::App& app) {
   trace->require_subcommand(1);
   return trace;
 }
+
+namespace {
+
+// Every numeric option of every command, by its type: the one reading of numbers
+// (core/numbers.h), before CLI11's own, which takes "-1" as 2^64 - 1, "0x10" as 16, "nan" and
+// an out-of-range integer as its largest value.
+void check_numbers(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    std::string type = opt->get_type_name();
+    bool is_uint = type.rfind("UINT", 0) == 0, is_int = !is_uint && type.rfind("INT", 0) == 0;
+    bool is_float = type.rfind("FLOAT", 0) == 0;
+    if (!is_uint && !is_int && !is_float) continue;
+    opt->check(CLI::Validator(
+        [=](std::string& text) -> std::string {
+          bool ok = is_uint  ? read_uint(text).has_value()
+                    : is_int ? read_int(text).has_value()
+                             : read_number(text).has_value();
+          if (ok) return "";
+          return fmt::format("'{}' is not {}", text,
+                             is_uint  ? "a whole number (decimal digits, at most 2^64 - 1)"
+                             : is_int ? "a whole number (decimal digits, an optional '-')"
+                                      : "a finite decimal number");
+        },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) check_numbers(*sub);
+}
+
+}  // namespace
 }  // namespace kvpolicy::cli
 
 int main(int argc, char** argv) {
@@ -32,6 +62,7 @@ int main(int argc, char** argv) {
   auto& cmds = cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : cmds) c.add(app);
+  cli::check_numbers(app);
   // CLI11 takes an unknown first word for a stray argument and says "A subcommand is required",
   // which hides the typo.
   auto subs = app.get_subcommands({});

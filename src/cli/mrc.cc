@@ -20,6 +20,7 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/sim/sweep.h"
 
 extern char** environ;
@@ -57,10 +58,9 @@ struct Curve {
 double parse_target(const std::string& text) {
   bool percent = !text.empty() && text.back() == '%';
   std::string number = percent ? text.substr(0, text.size() - 1) : text;
-  char* end = nullptr;
-  double v = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v))
-    throw ConfigError("--target-hit '" + text + "' is not a number (write 30% or 0.3)");
+  std::optional<double> read = read_number(number);
+  if (!read) throw ConfigError("--target-hit '" + text + "' is not a number (write 30% or 0.3)");
+  double v = *read;
   if (percent || v > 1) v /= 100;
   if (v <= 0 || v > 1) throw ConfigError("--target-hit '" + text + "' must be in (0%, 100%]");
   return v;

@@ -9,6 +9,7 @@
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/generators.h"
 #include "serve_args.h"
@@ -72,11 +73,8 @@ std::vector<uint32_t> ServeArgs::validate() const {
   if (!(base.rate >= 0)) throw ConfigError("--rate must be >= 0 requests per second");
   std::vector<uint32_t> worker_counts;
   for (const std::string& w : split_list(workers)) {
-    char* end = nullptr;
-    long v = std::strtol(w.c_str(), &end, 10);
-    if (*end != '\0' || v < 1 || v > 4096)
-      throw ConfigError("--workers: '" + w + "' is not a worker count from 1 to 4096");
-    worker_counts.push_back(static_cast<uint32_t>(v));
+    worker_counts.push_back(
+        static_cast<uint32_t>(checked_uint(w, 1, 4096, "--workers (a worker count)")));
   }
   if (worker_counts.empty()) throw ConfigError("--workers: no worker count given");
   return worker_counts;

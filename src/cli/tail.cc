@@ -8,6 +8,7 @@
 #include "command.h"
 #include "common.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/trace_io.h"
 
@@ -28,11 +29,9 @@ struct TailArgs {
 };
 
 double number(const std::string& s, const std::string& what) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < 0)
-    throw ConfigError(what + ": '" + s + "' is not a non-negative number");
-  return v;
+  std::optional<double> v = read_number(s);
+  if (!v || *v < 0) throw ConfigError(what + ": '" + s + "' is not a non-negative number");
+  return *v;
 }
 
 std::string pct(double change) {

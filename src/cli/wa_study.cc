@@ -10,6 +10,7 @@
 #include "common.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/sim/sim.h"
 #include "report.h"
@@ -31,11 +32,9 @@ struct StudyArgs {
 std::vector<double> parse_ratios(const std::string& text) {
   std::vector<double> out;
   for (const std::string& item : split_list(text)) {
-    char* end = nullptr;
-    double v = std::strtod(item.c_str(), &end);
-    if (end != item.c_str() + item.size() || !std::isfinite(v) || v < 0)
-      throw ConfigError("DRAM ratio '" + item + "' must be a number >= 0");
-    out.push_back(v);
+    std::optional<double> v = read_number(item);
+    if (!v || *v < 0) throw ConfigError("DRAM ratio '" + item + "' must be a number >= 0");
+    out.push_back(*v);
   }
   if (out.empty()) throw ConfigError("no DRAM ratio given");
   return out;

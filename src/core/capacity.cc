@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
@@ -21,12 +22,12 @@ namespace {
 CapacitySpec parse_capacity(const std::string& text) {
   CapacitySpec c;
   c.text = text;
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  double v = std::strtod(begin, &end);
-  if (end == begin) bad(text, "not a number");
-  if (!std::isfinite(v) || v <= 0) bad(text, "must be a positive number");
-  std::string unit(end);
+  size_t digits = number_length(text);
+  if (digits == 0) bad(text, "not a number");
+  double v = *read_number(std::string_view(text).substr(0, digits));
+  if (v <= 0) bad(text, "must be a positive number");
+  const std::string rest = text.substr(digits);
+  std::string unit = rest;
   for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   struct Suffix {
     const char* name;
@@ -56,7 +57,7 @@ CapacitySpec parse_capacity(const std::string& text) {
         found = true;
       }
     }
-    if (!found) bad(text, "unknown unit '" + std::string(end) + "'");
+    if (!found) bad(text, "unknown unit '" + rest + "'");
   }
   return c;
 }

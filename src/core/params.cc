@@ -7,25 +7,12 @@
 #include <cmath>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
 
 namespace {
-
-std::optional<int64_t> to_int(const std::string& s) {
-  int64_t v;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> to_double(const std::string& s) {
-  double v;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
 
 std::optional<bool> to_bool(const std::string& s) {
   if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
@@ -103,11 +90,11 @@ bool ParamSpec::accepts(const std::string& value) const {
   ParamRange any;
   switch (kind) {
     case ParamKind::kInt: {
-      std::optional<int64_t> v = to_int(value);
+      std::optional<int64_t> v = read_int(value);
       return v && in_range(double(*v), range.value_or(any));
     }
     case ParamKind::kDouble: {
-      std::optional<double> v = to_double(value);
+      std::optional<double> v = read_number(value);
       return v && in_range(*v, range.value_or(any));
     }
     case ParamKind::kBool:
@@ -117,7 +104,7 @@ bool ParamSpec::accepts(const std::string& value) const {
     case ParamKind::kChoice: {
       for (auto& c : choices)
         if (value == c) return true;
-      std::optional<double> v = range ? to_double(value) : std::nullopt;
+      std::optional<double> v = range ? read_number(value) : std::nullopt;
       return v && in_range(*v, *range);
     }
   }
@@ -187,13 +174,13 @@ const std::string& Params::raw(const std::string& name) const {
 std::string Params::get_string(const std::string& name) const { return raw(name); }
 
 double Params::get_double(const std::string& name) const {
-  std::optional<double> v = to_double(raw(name));
+  std::optional<double> v = read_number(raw(name));
   if (!v) throw ConfigError(owner_ + ": parameter " + name + " = '" + raw(name) + "' is no number");
   return *v;
 }
 
 int64_t Params::get_int(const std::string& name) const {
-  std::optional<int64_t> v = to_int(raw(name));
+  std::optional<int64_t> v = read_int(raw(name));
   if (!v)
     throw ConfigError(owner_ + ": parameter " + name + " = '" + raw(name) + "' is no integer");
   return *v;

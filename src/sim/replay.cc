@@ -8,7 +8,6 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
-#include "kvpolicy/core/strings.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/tail.h"
 
@@ -21,30 +20,6 @@ size_t Capacity::blocks(size_t unique_blocks) const {
 
 std::string Capacity::label() const {
   return is_fraction() ? fmt::format("{:g}%", value * 100) : fmt::format("{}", size_t(value));
-}
-
-std::vector<Capacity> parse_capacities(const std::string& text) {
-  std::vector<Capacity> out;
-  for (const std::string& item : split_list(text)) {
-    // "5%" is the same as 0.05.
-    bool percent = item.back() == '%';
-    std::string number = percent ? item.substr(0, item.size() - 1) : item;
-    char* end = nullptr;
-    double v = std::strtod(number.c_str(), &end);
-    if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v))
-      throw ConfigError("capacity '" + item + "' is not a number");
-    if (percent) {
-      if (v <= 0 || v >= 100) throw ConfigError("capacity '" + item + "' must be in (0%, 100%)");
-      v /= 100;
-    }
-    if (v <= 0) throw ConfigError("capacity '" + item + "' must be positive");
-    if (v >= 1 && v != std::floor(v))
-      throw ConfigError("capacity '" + item + "': a fraction is below 1, a block count whole");
-    if (v >= 1e15) throw ConfigError("capacity '" + item + "': more than 10^15 blocks");
-    out.push_back({v});
-  }
-  if (out.empty()) throw ConfigError("no capacity given");
-  return out;
 }
 
 TraceFacts trace_facts(const Trace& trace) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
@@ -13,11 +14,9 @@ namespace kvpolicy {
 namespace {
 
 double number(const std::string& s, const std::string& what) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
-    throw ConfigError(what + " '" + s + "' is not a number");
-  return v;
+  std::optional<double> v = read_number(s);
+  if (!v) throw ConfigError(what + " '" + s + "' is not a number");
+  return *v;
 }
 
 const std::string kNoiseSlot = "{p}";

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/types.h"
 #include "kvpolicy/trace/text_trace.h"
 
@@ -393,11 +394,10 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, std::string* 
       "scripts/install-deps.sh installs it from the npm package tiktoken";
   if (spec == "approx") return make_approx_tokenizer();
   if (spec.rfind("approx:", 0) == 0) {
-    char* end = nullptr;
-    double chars = std::strtod(spec.c_str() + 7, &end);
-    if (end == spec.c_str() + 7 || *end != '\0')
-      throw ConfigError("tokenizer: '" + spec + "': expected approx:<bytes per token>");
-    return make_approx_tokenizer(chars);
+    std::optional<double> chars = read_number(std::string_view(spec).substr(7));
+    if (!chars || *chars < 1 || *chars > 1000)
+      throw ConfigError("tokenizer: '" + spec + "': expected approx:<bytes per token, 1 to 1000>");
+    return make_approx_tokenizer(*chars);
   }
   if (spec == "cl100k" || spec == "auto") {
     std::string path = find_bpe_vocabulary();

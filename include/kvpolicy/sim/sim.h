@@ -20,7 +20,6 @@ struct Capacity {
   size_t blocks(size_t unique_blocks) const;
   std::string label() const;
 };
-std::vector<Capacity> parse_capacities(const std::string& text);  // "0.02,0.05,1000"
 
 // Facts of a trace every result refers to, computed once.
 struct TraceFacts {

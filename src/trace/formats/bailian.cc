@@ -105,6 +105,8 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
     uint64_t turn = jsonl::get_uint(obj, "turn", w);
     if (turn == 0 || turn > UINT32_MAX) w.fail("turn", "expected a turn number from 1");
     jsonl::get_uint_array(obj, "hash_ids", w, ids);
+    // Alibaba's hash_ids are of 16-token blocks; another --block-tokens relabels them.
+    if (!opts.block_tokens) jsonl::check_block_count(ids.size(), input, t.block_tokens, w);
     double p_continues = -1;
     if (jsonl::has_field(obj, "continuation")) {
       p_continues = jsonl::get_double(obj, "continuation", w);

@@ -115,6 +115,17 @@ inline void reject_duplicate_keys(object& obj, const Where& w) {
   }
 }
 
+// A prompt of `input` tokens is ceil(input / block_tokens) blocks, the last one partial: any
+// other number of hash_ids would make token and block hit rates disagree without a word.
+inline void check_block_count(size_t blocks, uint64_t input, uint32_t block_tokens,
+                              const Where& w) {
+  uint64_t want = (input + block_tokens - 1) / block_tokens;
+  if (blocks != want)
+    w.fail("hash_ids", std::to_string(blocks) + " blocks for input_length " +
+                           std::to_string(input) + " (expected " + std::to_string(want) + " of " +
+                           std::to_string(block_tokens) + " tokens)");
+}
+
 inline void get_uint_array(object& obj, std::string_view name, const Where& w,
                            std::vector<uint64_t>& out) {
   out.clear();

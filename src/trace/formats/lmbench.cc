@@ -41,6 +41,7 @@ Trace read_lmbench(const std::string& path, const ReadOptions& opts, ReadReport&
     uint64_t output = jsonl::get_uint(obj, "output_length", w);
     if (output > UINT32_MAX) w.fail("output_length", "too large");
     jsonl::get_uint_array(obj, "hash_ids", w, ids);
+    // Not checked against input_length: the file does not say its block size (256 is a guess).
     if (!opts.sort_unsorted && !ns_of.empty() && ns < ns_of.back())
       w.fail("timestamp", "earlier than the line before");
     t.add_request(0, ids, static_cast<uint32_t>(input), static_cast<uint32_t>(output));

@@ -19,11 +19,7 @@ Trace read_mooncake(const std::string& path, const ReadOptions& opts, ReadReport
     jsonl::get_uint_array(obj, "hash_ids", w, ids);
     if (input > UINT32_MAX) w.fail("input_length", "too large");
     if (output > UINT32_MAX) w.fail("output_length", "too large");
-    uint64_t want = (input + t.block_tokens - 1) / t.block_tokens;
-    if (ids.size() != want)
-      w.fail("hash_ids", std::to_string(ids.size()) + " blocks for input_length " +
-                             std::to_string(input) + " (expected " + std::to_string(want) + " of " +
-                             std::to_string(t.block_tokens) + " tokens)");
+    jsonl::check_block_count(ids.size(), input, t.block_tokens, w);
     Time now = jsonl::to_micros(ms, 1000.0, w, "timestamp");
     if (now < last && !opts.sort_unsorted) w.fail("timestamp", "earlier than the line before");
     last = std::max(last, now);
