@@ -6,6 +6,7 @@
 #include "command.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy_version.h"
+#include "mpi_comm.h"
 
 namespace kvpolicy::cli {
 std::vector<Command>& commands() {
@@ -50,9 +51,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const Error& e) {
     fmt::print(stderr, "kvpolicy: error: {}\n", e.what());
+    cli::mpi_abort_on_error(2);  // the other ranks of an mpirun would wait forever
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "kvpolicy: internal error: {}\n", e.what());
+    cli::mpi_abort_on_error(3);
     return 3;
   }
   return 0;
