@@ -18,19 +18,20 @@ MPI=(mpirun --oversubscribe --bind-to none --mca btl self,tcp --mca btl_tcp_if_i
 [[ $(id -u) -eq 0 ]] && MPI+=(--allow-run-as-root)
 FMT='rss_kb=%M wall_s=%e user_s=%U sys_s=%S'
 
+echo "commit $(git -C "$scripts" rev-parse --short HEAD); $(uptime)"
 "$K" trace stats -t x18.kvtrace > stats.txt
 echo "trace load: $(grep '^load:' stats.txt)"
 for j in 1 2; do
   /usr/bin/time -f "$FMT" -o plain-j$j.time "$K" "${SIM[@]}" -j $j --json plain-j$j.jsonl \
     > plain-j$j.out 2> plain-j$j.err
-  echo "plain -j $j: $(cat plain-j$j.time)"
+  echo "plain -j $j: $(cat plain-j$j.time); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 for np in 1 2; do
   # Each rank under its own /usr/bin/time, the whole job under another.
   /usr/bin/time -f "$FMT" -o np$np.time "${MPI[@]}" -np $np sh -c \
     "/usr/bin/time -f '$FMT' -o np$np.rank\$OMPI_COMM_WORLD_RANK.time $K $(printf '%q ' "${SIM[@]}") --json np$np.jsonl" \
     > np$np.out 2> np$np.err
-  echo "mpirun -np $np: $(cat np$np.time)"
+  echo "mpirun -np $np: $(cat np$np.time); load average $(cut -d' ' -f1-3 /proc/loadavg)"
   for r in $(seq 0 $((np - 1))); do echo "  rank $r: $(cat np$np.rank$r.time)"; done
   grep 'configurations on' np$np.err
 done
