@@ -95,6 +95,9 @@ python3 "$same" single.jsonl failed.jsonl || fail "the resumed file differs from
 grep -q "drop --shard" bad.txt || fail "--shard under mpirun: $(tail -5 bad.txt)"
 "${MPI[@]}" -np 2 "$K" "${SIM[@]}" -j 2 > bad.txt 2>&1 && fail "--jobs 2 under mpirun was accepted"
 grep -q "one rank per core" bad.txt || fail "--jobs 2 under mpirun: $(tail -5 bad.txt)"
+# Commands that do not share their work are refused on several ranks.
+"${MPI[@]}" -np 2 "$K" compare -t t.kvtrace -p lru -c 2% > bad.txt 2>&1 && fail "compare under mpirun was accepted"
+grep -q "only simulate, serve and mrc share their work" bad.txt || fail "compare under mpirun: $(tail -5 bad.txt)"
 
 if ((failures)); then
   echo "$failures check(s) failed"

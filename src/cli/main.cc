@@ -45,6 +45,16 @@ int main(int argc, char** argv) {
                names);
     return 2;
   }
+  // Several ranks of any other command would each run all of it into the same files.
+  std::string command = argc > 1 ? argv[1] : "";
+  if (cli::mpi_launched_size() > 1 && command != "simulate" && command != "serve" &&
+      command != "mrc") {
+    fmt::print(stderr,
+               "kvpolicy: error: under mpirun only simulate, serve and mrc share their work "
+               "between ranks; run `{}` as one process\n",
+               command);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -19,14 +19,6 @@
 namespace kvpolicy::cli {
 namespace {
 
-// How many processes the launcher started, or 0 when none did: OpenMPI's mpirun sets
-// OMPI_COMM_WORLD_SIZE, MPICH's hydra and Slurm's PMI set PMI_SIZE.
-int launched_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
-    if (const char* v = std::getenv(name)) return std::max(1, std::atoi(v));
-  return 0;
-}
-
 #ifdef KVPOLICY_HAVE_MPI
 class MpiComm final : public SweepComm {
  public:
@@ -74,8 +66,15 @@ std::unique_ptr<MpiComm>& the_comm() {
 
 }  // namespace
 
+int mpi_launched_size() {
+  // OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE; MPICH's hydra and Slurm's PMI set PMI_SIZE.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* v = std::getenv(name)) return std::max(1, std::atoi(v));
+  return 0;
+}
+
 SweepComm* mpi_sweep_comm() {
-  int size = launched_size();
+  int size = mpi_launched_size();
   if (size == 0) return nullptr;
 #ifdef KVPOLICY_HAVE_MPI
   auto& comm = the_comm();

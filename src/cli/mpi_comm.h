@@ -6,6 +6,8 @@
 
 namespace kvpolicy::cli {
 
+// How many processes the launcher (mpirun, srun) started with this one; 0 without one.
+int mpi_launched_size();
 // The ranks of the mpirun that started this process (MPI initialised on the first call), or
 // nullptr for a plain run. Throws ConfigError when mpirun started several processes but this
 // build has no MPI (they would each run the whole sweep into the same file).
