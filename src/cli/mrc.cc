@@ -300,7 +300,7 @@ void run(const MrcArgs& a) {
   if (!a.target_hit.empty()) target = parse_target(a.target_hit);
   if (a.points < 1) throw ConfigError("--points must be at least 1");
   SweepPlacement where = sweep_placement("", a.jobs);
-  if (where.worker()) {
+  if (where.worker()) {  // loads the trace on its first cell, prints nothing
     work_on_rank(*where.comm, [&] {
       auto plan = make_plan(a, cost, specs);
       auto cells = std::make_shared<ReplayCells>(plan->trace, plan->configs);

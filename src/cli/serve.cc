@@ -221,7 +221,7 @@ void add(CLI::App& app) {
       }
       return trace_args->load();
     };
-    if (where.worker()) {
+    if (where.worker()) {  // loads the trace on its first cell, prints nothing
       work_on_rank(*where.comm, [&] {
         auto trace = std::make_shared<const Trace>(load());
         auto model = std::make_shared<const CostModel>(cost);

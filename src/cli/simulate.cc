@@ -85,7 +85,7 @@ void add(CLI::App& app) {
         loaded->caps.push_back(c.capacity);
       return loaded;
     };
-    if (where.worker()) {
+    if (where.worker()) {  // loads the trace on its first cell, prints nothing
       work_on_rank(*where.comm, [&] {
         auto loaded = load();
         auto cells = std::make_shared<ReplayCells>(
