@@ -12,6 +12,7 @@ packages=(
   python3-matplotlib
   pybind11-dev python3-dev python3-pytest
   libhiredis-dev redis-server
+  libopenmpi-dev openmpi-bin
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -7,6 +7,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy_version.h"
+#include "mpi_comm.h"
 
 namespace kvpolicy::cli {
 std::vector<Command>& commands() {
@@ -75,15 +76,27 @@ int main(int argc, char** argv) {
                names);
     return 2;
   }
+  // Several ranks of any other command would each run all of it into the same files.
+  std::string command = argc > 1 ? argv[1] : "";
+  if (cli::mpi_launched_size() > 1 && command != "simulate" && command != "serve" &&
+      command != "mrc") {
+    fmt::print(stderr,
+               "kvpolicy: error: under mpirun only simulate, serve and mrc share their work "
+               "between ranks; run `{}` as one process\n",
+               command);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const Error& e) {
     fmt::print(stderr, "kvpolicy: error: {}\n", e.what());
+    cli::mpi_abort_on_error(2);  // the other ranks of an mpirun would wait forever
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "kvpolicy: internal error: {}\n", e.what());
+    cli::mpi_abort_on_error(3);
     return 3;
   }
   return 0;

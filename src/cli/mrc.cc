@@ -22,6 +22,7 @@
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/sim/sweep.h"
+#include "report.h"
 
 extern char** environ;
 
@@ -221,34 +222,103 @@ void check_lru(const Trace& trace, const Curve& lru, uint32_t n, const ReplayOpt
              which.size());
 }
 
+// The trace, the capacities and the replays of the curves (every policy but LRU at every
+// capacity): what rank 0 and, on its first cell, every worker rank of an mpirun build alike.
+struct MrcPlan {
+  CostModel cost;
+  Trace trace;
+  std::vector<PolicySpec> specs;
+  TraceFacts facts;
+  CostModel at_trace;
+  double block_bytes = 0;
+  size_t lo = 0, hi = 0;
+  std::vector<size_t> caps;
+  ReplayOptions opts;
+  std::vector<SweepConfig> configs;
+};
+
+std::shared_ptr<MrcPlan> make_plan(const MrcArgs& a, const CostModel& cost,
+                                   const std::vector<PolicySpec>& specs) {
+  CapacitySpec min_spec = parse_capacity(a.min), max_spec = parse_capacity(a.max);
+  auto plan = std::make_shared<MrcPlan>();
+  MrcPlan& p = *plan;
+  p.cost = cost;
+  p.trace = a.trace.load();
+  p.specs = specs;
+  oracle_scores_without_continuation(p.trace, p.specs);
+  p.facts = trace_facts(p.trace);
+  p.at_trace = p.cost.with_block_tokens(p.trace.block_tokens);
+  p.block_bytes = p.at_trace.kv_bytes_per_block();
+  p.lo = min_spec.blocks(p.facts.unique_blocks, p.trace.block_tokens, p.block_bytes);
+  p.hi = max_spec.blocks(p.facts.unique_blocks, p.trace.block_tokens, p.block_bytes);
+  if (p.lo > p.hi)
+    throw ConfigError(fmt::format("--min {} ({} blocks) is above --max {} ({} blocks)", a.min, p.lo,
+                                  a.max, p.hi));
+  p.caps = spaced(p.lo, p.hi, a.points, a.linear);
+  p.opts.seed = a.seed;
+  p.opts.cost_model = &p.cost;
+  for (auto& spec : p.specs)
+    if (spec.label() != "lru")
+      for (size_t c : p.caps) p.configs.push_back({spec, c, -1, p.opts});
+  return plan;
+}
+
+// The replays of the curves: on all cores, or over the ranks of an mpirun (rank 0 reads the rows
+// back, its hit rates recomputed exactly from the counts the rows carry).
+std::vector<ReplayResult> run_replays(const MrcPlan& p, const MrcArgs& a,
+                                      const SweepPlacement& where) {
+  if (where.comm) {
+    ReplayCells cells(p.trace, p.configs);
+    auto rows = run_on_ranks(
+        *where.comm, replay_sweep_cells(cells, ""),
+        [&](size_t i) { return cells.run(i).to_json(); }, "", false, "replay");
+    auto results = parse_result_rows(rows, "rank 0");
+    for (ReplayResult& r : results) {
+      r.block_hit_rate = r.block_accesses ? double(r.block_hits) / r.block_accesses : 0;
+      r.hbm_hit_rate = r.block_hit_rate;
+      r.token_hit_rate = r.prompt_tokens ? double(r.token_hits) / r.prompt_tokens : 0;
+    }
+    return results;
+  }
+  if (p.configs.empty()) return {};
+  SweepOptions sweep;
+  sweep.jobs = a.jobs;
+  Progress progress("replay");
+  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
+  return run_sweep(p.trace, p.configs, sweep);
+}
+
 void run(const MrcArgs& a) {
   std::string params = a.cost_params;
   params += (params.empty() ? "" : ",") + std::string("kv_dtype=") + a.kv_dtype;
   const CostModel cost = CostModel::make(a.model, a.gpu, params);
   auto specs = expand_policy_sets(a.policies);  // names, or the sets online, offline, all
   for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
-  CapacitySpec min_spec = parse_capacity(a.min), max_spec = parse_capacity(a.max);
+  parse_capacity(a.min);                                         // fail before loading
+  parse_capacity(a.max);
   std::optional<double> target;
   if (!a.target_hit.empty()) target = parse_target(a.target_hit);
   if (a.points < 1) throw ConfigError("--points must be at least 1");
+  SweepPlacement where = sweep_placement("", a.jobs);
+  if (where.worker()) {  // loads the trace on its first cell, prints nothing
+    work_on_rank(*where.comm, [&] {
+      auto plan = make_plan(a, cost, specs);
+      auto cells = std::make_shared<ReplayCells>(plan->trace, plan->configs);
+      return [plan, cells](size_t i) { return cells->run(i).to_json(); };
+    });
+    return;
+  }
   if (!a.json_path.empty()) open_output(a.json_path);  // fail before the work
   if (!a.csv_path.empty()) open_output(a.csv_path);
 
-  Trace trace = a.trace.load();
-  oracle_scores_without_continuation(trace, specs);
-  TraceFacts facts = trace_facts(trace);
-  const CostModel at_trace = cost.with_block_tokens(trace.block_tokens);
-  const double block_bytes = at_trace.kv_bytes_per_block();
-  size_t lo = min_spec.blocks(facts.unique_blocks, trace.block_tokens, block_bytes);
-  size_t hi = max_spec.blocks(facts.unique_blocks, trace.block_tokens, block_bytes);
-  if (lo > hi)
-    throw ConfigError(
-        fmt::format("--min {} ({} blocks) is above --max {} ({} blocks)", a.min, lo, a.max, hi));
-  std::vector<size_t> caps = spaced(lo, hi, a.points, a.linear);
-
-  ReplayOptions opts;
-  opts.seed = a.seed;
-  opts.cost_model = &cost;
+  auto plan = make_plan(a, cost, specs);
+  const Trace& trace = plan->trace;
+  const TraceFacts& facts = plan->facts;
+  const CostModel& at_trace = plan->at_trace;
+  const double block_bytes = plan->block_bytes;
+  const size_t hi = plan->hi;
+  const std::vector<size_t>& caps = plan->caps;
+  const ReplayOptions& opts = plan->opts;
 
   fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens\n",
              trace.name, facts.requests, facts.block_accesses, facts.unique_blocks,
@@ -262,29 +332,19 @@ void run(const MrcArgs& a) {
 
   std::vector<Curve> curves;
   std::vector<uint32_t> distances;
-  std::vector<SweepConfig> configs;
-  for (auto& spec : specs) {
+  for (auto& spec : plan->specs) {
     if (spec.label() == "lru") {
       distances = lru_stack_distances(trace);
       curves.push_back({spec, "stack", lru_curve(trace, distances, caps, opts), {}});
       continue;
     }
     curves.push_back({spec, "replay", {}, {}});
-    for (size_t c : caps) configs.push_back({spec, c, -1, opts});
   }
-  if (!configs.empty()) {
-    SweepOptions sweep;
-    sweep.jobs = a.jobs;
-    Progress progress("replay");
-    sweep.progress = [&](double f, const std::string& what) {
-      progress.update(f, "(" + what + ")");
-    };
-    auto results = run_sweep(trace, configs, sweep);
-    size_t k = 0;
-    for (auto& c : curves)
-      if (c.points.empty())
-        for (size_t i = 0; i < caps.size(); ++i) c.points.push_back(results[k++]);
-  }
+  auto results = run_replays(*plan, a, where);
+  size_t k = 0;
+  for (auto& c : curves)
+    if (std::string(c.method) == "replay")
+      for (size_t i = 0; i < caps.size(); ++i) c.points.push_back(results[k++]);
   for (auto& c : curves) {
     if (std::string(c.method) == "stack" && a.check_lru > 0)
       check_lru(trace, c, a.check_lru, opts, a.jobs);

@@ -25,9 +25,10 @@ void start_json_output(const GridOptions& grid) {
   if (!grid.json_path.empty() && !grid.resume) open_output(grid.json_path);  // truncates
 }
 
-std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                   const std::vector<Capacity>& capacities, uint64_t seed,
-                                   const GridOptions& grid) {
+std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
+                                            const std::vector<PolicySpec>& policies,
+                                            const std::vector<Capacity>& capacities, uint64_t seed,
+                                            const GridOptions& grid) {
   for (auto& s : policies) PolicyRegistry::instance().get(s.name);
   ReplayOptions base;
   base.seed = seed;
@@ -35,15 +36,62 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
   base.cost_model = grid.cost_model;
   base.xi_ms = grid.xi_ms;
   base.slo_ms = grid.slo_ms;
-  std::vector<SweepConfig> configs =
-      grid_configs(policies, capacities, count_unique_blocks(trace), base, grid.dram_ratio);
+  return grid_configs(policies, capacities, count_unique_blocks(trace), base, grid.dram_ratio);
+}
+
+SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path) {
+  SweepCells out;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    out.keys.push_back(cells.key(i));
+    out.weights.push_back(cells.weight(i));
+  }
+  out.key_of = [json_path](const ResultLine& line) {
+    return result_key(parse_result_json(line.text, json_path, line.line_no));
+  };
+  return out;
+}
+
+std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows,
+                                            const std::string& path) {
+  std::vector<ReplayResult> out;
+  for (size_t i = 0; i < rows.size(); ++i) out.push_back(parse_result_json(rows[i], path, i + 1));
+  return out;
+}
+
+std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
+                                   const std::vector<Capacity>& capacities, uint64_t seed,
+                                   const GridOptions& grid, const SweepPlacement& where) {
+  std::vector<SweepConfig> configs = grid_sweep_configs(trace, policies, capacities, seed, grid);
+  if (where.comm) {
+    ReplayCells cells(trace, configs);
+    auto rows = run_on_ranks(
+        *where.comm, replay_sweep_cells(cells, grid.json_path),
+        [&](size_t i) { return cells.run(i).to_json(); }, grid.json_path, grid.resume, "replay");
+    return parse_result_rows(rows, grid.json_path.empty() ? "rank 0" : grid.json_path);
+  }
+  SweepCells shard_cells;
+  if (where.sharded) {
+    shard_cells = replay_sweep_cells(ReplayCells(trace, configs), grid.json_path);
+    std::vector<SweepConfig> mine;
+    std::vector<std::string> keys;
+    for (size_t i : cells_of_shard(shard_cells, where.shard)) {
+      mine.push_back(configs[i]);
+      keys.push_back(shard_cells.keys[i]);
+    }
+    configs = std::move(mine);
+    shard_cells.keys = std::move(keys);
+  }
   SweepOptions sweep;
   sweep.jobs = grid.jobs;
   sweep.json_path = grid.json_path;
   sweep.resume = grid.resume;
   Progress progress("replay");
   sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
-  return run_sweep(trace, configs, sweep);
+  auto results = run_sweep(trace, configs, sweep);
+  // A shard's file in configuration order, so the shards' files concatenate into the whole's.
+  if (where.sharded && !grid.json_path.empty())
+    order_results_file(grid.json_path, shard_cells.keys, shard_cells.key_of);
+  return results;
 }
 
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {

@@ -105,19 +105,60 @@ std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel
   return out;
 }
 
-std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& what) const {
+SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>& configs,
+                             const std::string& json_path) {
+  SweepCells cells;
+  for (const ServeOptions& c : configs) {
+    cells.keys.push_back(planned_result(trace, c).key());
+    // A policy that reads the future carries the oracle, as in replay's ReplayCells::weight.
+    cells.weights.push_back(double(trace.num_block_accesses()) * (needs_future(c.policy) ? 2 : 1));
+  }
+  cells.key_of = [json_path](const ResultLine& line) {
+    return parse_serve_result(line.text, json_path, line.line_no).key();
+  };
+  return cells;
+}
+
+std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& what,
+                                        const SweepPlacement& where) const {
   if (resume && json_path.empty()) throw ConfigError("--resume needs --json FILE");
   CostModel cost = cost_model();
   std::vector<ServeOptions> configs = this->configs(trace, cost);
   for (auto& c : configs) c.cost_model = &cost;
   if (!json_path.empty() && !resume) open_output(json_path);  // truncates
+  if (where.comm) {
+    auto rows = run_on_ranks(
+        *where.comm, serve_sweep_cells(trace, configs, json_path),
+        [&](size_t i) { return serve(trace, configs[i]).to_json(); }, json_path, resume, what);
+    std::vector<ServeResult> results;
+    for (size_t i = 0; i < rows.size(); ++i)
+      results.push_back(
+          parse_serve_result(rows[i], json_path.empty() ? "rank 0" : json_path, i + 1));
+    return results;
+  }
+  SweepCells shard_cells;
+  if (where.sharded) {
+    shard_cells = serve_sweep_cells(trace, configs, json_path);
+    std::vector<ServeOptions> mine;
+    std::vector<std::string> keys;
+    for (size_t i : cells_of_shard(shard_cells, where.shard)) {
+      mine.push_back(configs[i]);
+      keys.push_back(shard_cells.keys[i]);
+    }
+    configs = std::move(mine);
+    shard_cells.keys = std::move(keys);
+  }
   Progress progress(what);
   ServeSweepOptions so;
   so.jobs = jobs;
   so.json_path = json_path;
   so.resume = resume;
   so.progress = [&](double f, const std::string& label) { progress.update(f, label); };
-  return run_serve_sweep(trace, configs, so);
+  auto results = run_serve_sweep(trace, configs, so);
+  // A shard's file in configuration order, so the shards' files concatenate into the whole's.
+  if (where.sharded && !json_path.empty())
+    order_results_file(json_path, shard_cells.keys, shard_cells.key_of);
+  return results;
 }
 
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
@@ -161,21 +202,35 @@ void add(CLI::App& app) {
                   "seed of the generated workload (--seed sets the routers' and policies')")
       ->capture_default_str();
   args->add(cmd);
+  add_shard_option(cmd, args->shard);
   cmd->callback([trace_args, generate, generate_seed, args] {
     if (trace_args->path.empty() == generate->empty())
       throw ConfigError("serve: give either --trace FILE or --generate KIND[:params]");
     CostModel cost = args->cost_model();
-    Trace trace;
-    if (!generate->empty()) {
-      size_t colon = generate->find(':');
-      trace = generate_workload(generate->substr(0, colon),
-                                colon == std::string::npos ? "" : generate->substr(colon + 1),
-                                *generate_seed);
-    } else {
-      args->validate();  // bad flags fail before a long load
-      trace = trace_args->load();
+    args->validate();  // bad flags fail before a long load
+    if (args->resume && args->json_path.empty()) throw ConfigError("--resume needs --json FILE");
+    SweepPlacement where = sweep_placement(args->shard, args->jobs);
+    auto load = [&] {
+      if (trace_args->path.empty()) {
+        size_t colon = generate->find(':');
+        return generate_workload(generate->substr(0, colon),
+                                 colon == std::string::npos ? "" : generate->substr(colon + 1),
+                                 *generate_seed);
+      }
+      return trace_args->load();
+    };
+    if (where.worker()) {  // loads the trace on its first cell, prints nothing
+      work_on_rank(*where.comm, [&] {
+        auto trace = std::make_shared<const Trace>(load());
+        auto model = std::make_shared<const CostModel>(cost);
+        auto configs = std::make_shared<std::vector<ServeOptions>>(args->configs(*trace, *model));
+        for (auto& c : *configs) c.cost_model = model.get();
+        return [trace, model, configs](size_t i) { return serve(*trace, (*configs)[i]).to_json(); };
+      });
+      return;
     }
-    print_serve_table(trace, args->run(trace, "serve"), cost);
+    Trace trace = load();
+    print_serve_table(trace, args->run(trace, "serve", where), cost);
   });
 }
 

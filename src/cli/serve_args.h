@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common.h"
+#include "distributed.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/serve/serve.h"
 
@@ -24,6 +25,7 @@ struct ServeArgs {
   unsigned jobs = 0;
   std::string json_path;
   bool resume = false;
+  std::string shard;  // --shard i/n (serve only)
 
   void add(CLI::App* cmd);
   CostModel cost_model() const;
@@ -31,9 +33,16 @@ struct ServeArgs {
   std::vector<uint32_t> validate() const;
   // Every (capacity, workers, router, policy) asked, in that nesting; throws ConfigError.
   std::vector<ServeOptions> configs(const Trace& trace, const CostModel& cost) const;
-  // Runs them all with a progress line, streaming --json, resuming with --resume.
-  std::vector<ServeResult> run(const Trace& trace, const std::string& what) const;
+  // Runs them all with a progress line, streaming --json, resuming with --resume; or only the
+  // cells of `where`'s shard (the --json file then in configuration order); or, on rank 0 of an
+  // mpirun, over every rank (run_on_ranks). Results in configuration order.
+  std::vector<ServeResult> run(const Trace& trace, const std::string& what,
+                               const SweepPlacement& where = {}) const;
 };
+
+// The serve sweep's cells (configurations) for a sharded or distributed run.
+SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>& configs,
+                             const std::string& json_path);
 
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
                        const CostModel& cost);

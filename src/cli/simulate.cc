@@ -5,7 +5,9 @@
 
 #include "command.h"
 #include "common.h"
+#include "distributed.h"
 #include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
 #include "report.h"
 
@@ -23,6 +25,13 @@ struct SimulateArgs {
   std::string dram_policy = "lru";
   double xi_ms = 200;
   double slo_ms = 200;
+  std::string shard;
+};
+
+// The trace and the capacities resolved against it.
+struct Loaded {
+  Trace trace;
+  std::vector<Capacity> caps;
 };
 
 void add(CLI::App& app) {
@@ -46,6 +55,7 @@ void add(CLI::App& app) {
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
   add_sweep_options(cmd, args->grid);
+  add_shard_option(cmd, args->shard);
   cmd->footer(
       "Terms: hit % = share of prompt blocks found cached; token % = share of prompt tokens; "
       "capacity = as a share of the trace's unique blocks, then blocks and GB of KV (through "
@@ -64,14 +74,31 @@ void add(CLI::App& app) {
     grid.slo_ms = args->slo_ms;
     for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
     PolicyRegistry::instance().get(grid.dram_policy.name);
+    if (grid.resume && grid.json_path.empty()) throw ConfigError("--resume needs --json FILE");
+    SweepPlacement where = sweep_placement(args->shard, grid.jobs);
+    auto load = [&] {
+      auto loaded = std::make_shared<Loaded>();
+      loaded->trace = args->trace.load();
+      for (auto& c : args->capacities.resolve(
+               count_unique_blocks(loaded->trace),
+               cost->with_block_tokens(std::max<uint32_t>(loaded->trace.block_tokens, 1))))
+        loaded->caps.push_back(c.capacity);
+      return loaded;
+    };
+    if (where.worker()) {  // loads the trace on its first cell, prints nothing
+      work_on_rank(*where.comm, [&] {
+        auto loaded = load();
+        auto cells = std::make_shared<ReplayCells>(
+            loaded->trace,
+            grid_sweep_configs(loaded->trace, specs, loaded->caps, args->seed, grid));
+        return [loaded, cells](size_t i) { return cells->run(i).to_json(); };
+      });
+      return;
+    }
     start_json_output(grid);
-    Trace trace = args->trace.load();
-    std::vector<Capacity> caps;
-    for (auto& c : args->capacities.resolve(
-             count_unique_blocks(trace),
-             cost->with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1))))
-      caps.push_back(c.capacity);
-    auto results = run_grid(trace, specs, caps, args->seed, grid);
+    auto loaded = load();
+    const Trace& trace = loaded->trace;
+    auto results = run_grid(trace, specs, loaded->caps, args->seed, grid, where);
     print_table(trace, results);
     if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
   });

@@ -98,17 +98,52 @@ std::map<std::string, ReplayResult> read_finished(const std::string& path) {
 
 }  // namespace
 
+ReplayCells::ReplayCells(const Trace& trace, std::vector<SweepConfig> configs)
+    : trace_(trace), configs_(std::move(configs)), facts_(trace_facts(trace)) {}
+
+namespace {
+bool reads_future(const SweepConfig& c) {
+  return needs_future(c.policy) ||
+         (c.options.dram_capacity_blocks > 0 && needs_future(c.options.dram_policy));
+}
+}  // namespace
+
+std::string ReplayCells::key(size_t i) const {
+  // What the replay would echo back.
+  const SweepConfig& c = configs_[i];
+  ReplayResult r;
+  r.trace = trace_.name;
+  r.policy = c.policy.name;
+  r.params = c.policy.params;
+  r.capacity_blocks = c.capacity_blocks;
+  r.dram_capacity_blocks = c.options.dram_capacity_blocks;
+  r.dram_policy = c.options.dram_capacity_blocks ? c.options.dram_policy.label() : "";
+  r.seed = c.options.seed;
+  r.cost_model = replay_cost_model_label(trace_, c.options);
+  r.xi_ms = c.options.xi_ms;
+  r.slo_ms = c.options.slo_ms;
+  return result_key(r);
+}
+
+double ReplayCells::weight(size_t i) const {
+  return double(trace_.num_block_accesses()) * (reads_future(configs_[i]) ? 2 : 1);
+}
+
+ReplayResult ReplayCells::run(size_t i, const std::function<void(double)>& progress) const {
+  const SweepConfig& c = configs_[i];
+  bool future = reads_future(c);
+  if (future) std::call_once(oracle_once_, [&] { oracle_ = compute_oracle(trace_); });
+  ReplayOptions opts = c.options;
+  opts.progress = progress;
+  ReplayResult r = replay(trace_, future ? &oracle_ : nullptr, c.policy, c.capacity_blocks, opts);
+  r.capacity_fraction = c.capacity_fraction;
+  r.infinite_hit_rate = facts_.infinite_hit_rate;
+  return r;
+}
+
 std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
                                     const SweepOptions& options) {
-  bool need_oracle = false;
-  for (auto& c : configs) {
-    need_oracle |= needs_future(c.policy);
-    need_oracle |= c.options.dram_capacity_blocks > 0 && needs_future(c.options.dram_policy);
-  }
-  Oracle oracle;
-  if (need_oracle) oracle = compute_oracle(trace);
-  TraceFacts facts = trace_facts(trace);
-
+  ReplayCells cells(trace, configs);
   std::vector<ReplayResult> results(configs.size());
   std::map<std::string, ReplayResult> finished;
   if (options.resume && !options.json_path.empty()) finished = read_finished(options.json_path);
@@ -117,25 +152,9 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
     out.open(options.json_path, std::ios::app);
     if (!out) throw ConfigError("cannot write '" + options.json_path + "'");
   }
-
-  // A result's key is known before it runs: fill in what the replay would echo back.
-  auto planned = [&](const SweepConfig& c) {
-    ReplayResult r;
-    r.trace = trace.name;
-    r.policy = c.policy.name;
-    r.params = c.policy.params;
-    r.capacity_blocks = c.capacity_blocks;
-    r.dram_capacity_blocks = c.options.dram_capacity_blocks;
-    r.dram_policy = c.options.dram_capacity_blocks ? c.options.dram_policy.label() : "";
-    r.seed = c.options.seed;
-    r.cost_model = replay_cost_model_label(trace, c.options);
-    r.xi_ms = c.options.xi_ms;
-    r.slo_ms = c.options.slo_ms;
-    return result_key(r);
-  };
   std::vector<size_t> todo;
   for (size_t i = 0; i < configs.size(); ++i) {
-    auto it = finished.find(planned(configs[i]));
+    auto it = finished.find(cells.key(i));
     if (it != finished.end()) {
       results[i] = it->second;
     } else {
@@ -147,16 +166,11 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
   size_t completed = configs.size() - todo.size();
   parallel_for(todo.size(), options.jobs, [&](size_t k) {
     const SweepConfig& c = configs[todo[k]];
-    ReplayOptions opts = c.options;
     std::string label = c.policy.label() + " at " + std::to_string(c.capacity_blocks);
-    opts.progress = [&](double f) {
+    ReplayResult r = cells.run(todo[k], [&](double f) {
       std::lock_guard lock(mu);
       if (options.progress) options.progress((completed + f) / configs.size(), label);
-    };
-    ReplayResult r =
-        replay(trace, need_oracle ? &oracle : nullptr, c.policy, c.capacity_blocks, opts);
-    r.capacity_fraction = c.capacity_fraction;
-    r.infinite_hit_rate = facts.infinite_hit_rate;
+    });
     std::lock_guard lock(mu);
     if (out.is_open()) append_result_line(out, options.json_path, r.to_json());
     results[todo[k]] = std::move(r);

@@ -61,6 +61,24 @@ TEST(Sweep, ParallelRunsEqualSerialOnesInConfigurationOrder) {
   }
 }
 
+TEST(Sweep, CellsKnowTheirKeyBeforeRunningAndWeighTheFutureDouble) {
+  Trace t = testing::random_workload({.seed = 6});
+  ReplayCells cells(t, grid());  // lru, belady, rlt at two capacities
+  auto results = run_sweep(t, grid(), options(1));
+  ASSERT_EQ(cells.size(), results.size());
+  for (size_t i = 0; i < cells.size(); ++i) {
+    EXPECT_EQ(cells.key(i), result_key(results[i])) << i;
+    ReplayResult r = cells.run(i);
+    EXPECT_EQ(result_key(r), cells.key(i));
+    EXPECT_EQ(r.block_hits, results[i].block_hits) << i;
+    EXPECT_EQ(r.infinite_hit_rate, results[i].infinite_hit_rate);
+  }
+  double accesses = double(t.num_block_accesses());
+  EXPECT_EQ(cells.weight(0), accesses);      // lru
+  EXPECT_EQ(cells.weight(1), 2 * accesses);  // belady reads the future
+  EXPECT_EQ(cells.weight(2), accesses);      // rlt
+}
+
 TEST(Sweep, ResultLinesRoundTrip) {
   Trace t = testing::random_workload({.seed = 4});
   auto r = run_sweep(t, grid(), options(1))[1];

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,30 @@ struct SweepOptions {
 std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
                                       const std::vector<Capacity>& capacities, size_t unique_blocks,
                                       const ReplayOptions& base, double dram_ratio = 0);
+
+// A sweep's configurations one at a time, for runs that hand them out (threads, shards, MPI
+// ranks): each one's resume key and estimated cost before it runs, and its replay. The trace's
+// oracle is computed once, by the first replay that needs it. `trace` must outlive this.
+class ReplayCells {
+ public:
+  ReplayCells(const Trace& trace, std::vector<SweepConfig> configs);
+  size_t size() const { return configs_.size(); }
+  const SweepConfig& config(size_t i) const { return configs_[i]; }
+  // The key its result will have (result_key), known before it runs.
+  std::string key(size_t i) const;
+  // Relative cost for handing out the largest first: the trace's block accesses, doubled for a
+  // policy that reads the future (the oracle's bookkeeping; DESIGN allows it up to 3x LRU).
+  double weight(size_t i) const;
+  // Thread-safe; `progress` hears the share of this replay done.
+  ReplayResult run(size_t i, const std::function<void(double)>& progress = {}) const;
+
+ private:
+  const Trace& trace_;
+  std::vector<SweepConfig> configs_;
+  TraceFacts facts_;
+  mutable std::once_flag oracle_once_;
+  mutable Oracle oracle_;
+};
 
 // Runs every configuration; results come back in configuration order. The oracle is computed
 // once when a policy needs it.
