@@ -15,6 +15,7 @@
 #include "command.h"
 #include "common.h"
 #include "kvpolicy/cache/cache.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/percentile.h"
@@ -394,10 +395,11 @@ void run(BenchArgs args) {
           R"("native_bytes":{},"native_cpu_seconds":{:.6f},"native_wall_seconds":{:.6f}}})",
           load.jsonl_bytes, load.jsonl.cpu, load.jsonl.wall, load.native_bytes, load.native.cpu,
           load.native.wall);
-    auto out = open_output(args.json);
-    out << fmt::format(R"({{"quick":{},"repeat":{},"workloads":[{}],"load":{},"serve":{}}})",
-                       args.quick, args.repeat, ws, ls, json_serve(serve_bench))
-        << '\n';
+    write_file_atomically(
+        args.json,
+        fmt::format(R"({{"quick":{},"repeat":{},"workloads":[{}],"load":{},"serve":{}}})",
+                    args.quick, args.repeat, ws, ls, json_serve(serve_bench)) +
+            "\n");
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/predict/binary_metrics.h"
@@ -110,7 +111,7 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
     o.add("train_conversations", train_conversations).add("train_turns", train_turns.size());
     o.raw("metrics", metrics_json(m));
     o.raw("turn_baseline", metrics_json(b));
-    open_output(a.json) << o.str() << "\n";
+    write_file_atomically(a.json, o.str() + "\n");
     fmt::print("wrote {}\n", a.json);
   }
 }

@@ -16,6 +16,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
@@ -178,18 +179,20 @@ std::string target_json(const Trace& trace, const Curve& c, double target, doubl
 
 void write_csv(const std::string& path, const Trace& trace, const std::vector<Curve>& curves,
                double block_bytes) {
-  auto out = open_output(path);
-  out << "trace,policy,method,capacity_blocks,capacity_gb,block_hit_rate,token_hit_rate,"
-         "ttft_mean_ms,ttft_p50_ms,ttft_p99_ms,block_hits,block_accesses,token_hits,"
-         "prompt_tokens,cost_model\n";
+  std::string out;
+  out +=
+      "trace,policy,method,capacity_blocks,capacity_gb,block_hit_rate,token_hit_rate,"
+      "ttft_mean_ms,ttft_p50_ms,ttft_p99_ms,block_hits,block_accesses,token_hits,"
+      "prompt_tokens,cost_model\n";
   for (auto& c : curves)
     for (auto& r : c.points)
-      out << fmt::format(
+      out += fmt::format(
           "\"{}\",\"{}\",{},{},{:.6f},{:.6f},{:.6f},{:.3f},{:.3f},{:.3f},{},{},{},{},{}\n",
           trace.name, c.spec.label(), c.method, r.capacity_blocks,
           double(r.capacity_blocks) * block_bytes / 1e9, r.block_hit_rate, r.token_hit_rate,
           r.ttft_mean_ms, r.ttft_p50_ms, r.ttft_p99_ms, r.block_hits, r.block_accesses,
           r.token_hits, r.prompt_tokens, r.cost_model);
+  write_file_atomically(path, out);
 }
 
 // Replays LRU at `n` of the capacities and fails if any differs from the one-pass curve.
@@ -419,12 +422,13 @@ void run(const MrcArgs& a) {
     json = (std::filesystem::temp_directory_path() / fmt::format("kvpolicy-mrc-{}.jsonl", getpid()))
                .string();
   if (!json.empty()) {
-    auto out = open_output(json);
+    std::string out;
     for (auto& c : curves) {
       for (auto& r : c.points)
-        out << point_json(trace, c, r, block_bytes, facts.unique_blocks) << '\n';
-      if (c.target) out << target_json(trace, c, *target, block_bytes) << '\n';
+        out += point_json(trace, c, r, block_bytes, facts.unique_blocks) + '\n';
+      if (c.target) out += target_json(trace, c, *target, block_bytes) + '\n';
     }
+    write_file_atomically(json, out);
   }
   if (!a.csv_path.empty()) write_csv(a.csv_path, trace, curves, block_bytes);
   if (!a.plot_path.empty()) {

@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/predict/predictor.h"
 #include "kvpolicy/sim/sim.h"
@@ -189,8 +190,9 @@ void add(CLI::App& app) {
       }
     }
     if (!args->json.empty()) {
-      auto out = open_output(args->json);
-      for (auto& j : json) out << j << '\n';
+      std::string out;
+      for (auto& j : json) out += j + '\n';
+      write_file_atomically(args->json, out);
     }
   });
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sweep.h"
 
@@ -132,10 +133,9 @@ void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {
 }
 
 void write_json(const std::string& path, const std::vector<ReplayResult>& results) {
-  auto out = open_output(path);
-  for (auto& r : results) out << r.to_json() << '\n';
-  out.flush();
-  if (!out) throw Error("writing '" + path + "' failed (disk full?)");
+  std::string out;
+  for (auto& r : results) out += r.to_json() + '\n';
+  write_file_atomically(path, out);
 }
 
 namespace {
@@ -149,13 +149,14 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 void write_csv(const std::string& path, const std::vector<ReplayResult>& results) {
-  auto out = open_output(path);
-  out << "trace,policy,params,offline,capacity_blocks,capacity_fraction,capacity_gb,"
-         "dram_capacity_blocks,dram_policy,seed,block_hit_rate,token_hit_rate,infinite_hit_rate,"
-         "evictions,cost_model,ttft_mean_ms,ttft_p50_ms,ttft_p90_ms,ttft_p95_ms,ttft_p99_ms,"
-         "slo_ms,slo_violation_rate,xi_ms,tel_ms,ns_per_access\n";
+  std::string out;
+  out +=
+      "trace,policy,params,offline,capacity_blocks,capacity_fraction,capacity_gb,"
+      "dram_capacity_blocks,dram_policy,seed,block_hit_rate,token_hit_rate,infinite_hit_rate,"
+      "evictions,cost_model,ttft_mean_ms,ttft_p50_ms,ttft_p90_ms,ttft_p95_ms,ttft_p99_ms,"
+      "slo_ms,slo_violation_rate,xi_ms,tel_ms,ns_per_access\n";
   for (auto& r : results)
-    out << fmt::format(
+    out += fmt::format(
         "{},{},{},{},{},{},{:.4f},{},{},{},{:.6f},{:.6f},{:.6f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},"
         "{:.3f},{:g},{:.6f},{:g},{:.3f},{:.2f}\n",
         csv_field(r.trace), csv_field(r.policy), csv_field(r.params), r.offline ? 1 : 0,
@@ -164,8 +165,7 @@ void write_csv(const std::string& path, const std::vector<ReplayResult>& results
         r.token_hit_rate, r.infinite_hit_rate, r.evictions, csv_field(r.cost_model), r.ttft_mean_ms,
         r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p95_ms, r.ttft_p99_ms, r.slo_ms, r.slo_violation_rate,
         r.xi_ms, r.tel_ms, r.ns_per_access);
-  out.flush();
-  if (!out) throw Error("writing '" + path + "' failed (disk full?)");
+  write_file_atomically(path, out);
 }
 
 }  // namespace kvpolicy::cli

@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 
 namespace kvpolicy::cli {
 namespace {
@@ -115,13 +116,14 @@ void add(CLI::App& app) {
       all.insert(all.end(), rows.begin(), rows.end());
     }
     if (!args->json.empty()) {
-      auto out = open_output(args->json);
-      for (auto& r : all) out << r.to_json() << '\n';
+      std::string out;
+      for (auto& r : all) out += r.to_json() + '\n';
+      write_file_atomically(args->json, out);
     }
     if (!args->csv.empty()) {
-      auto out = open_output(args->csv);
-      out << RobustnessRow::csv_header() << '\n';
-      for (auto& r : all) out << r.to_csv() << '\n';
+      std::string out = RobustnessRow::csv_header() + '\n';
+      for (auto& r : all) out += r.to_csv() + '\n';
+      write_file_atomically(args->csv, out);
     }
   });
 }

@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
@@ -158,8 +159,7 @@ void run(const TailArgs& a) {
   TailStudy study = run_tail_study(trace, o);
   print_study(study, o.xi_ms, o.slo_ms);
   if (!a.json.empty()) {
-    auto out = open_output(a.json);
-    out << study.to_json() << '\n';
+    write_file_atomically(a.json, study.to_json() + '\n');
   }
 }
 
