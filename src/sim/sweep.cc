@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
 #include "kvpolicy/trace/json_record.h"
@@ -98,17 +99,10 @@ std::map<std::string, ReplayResult> read_finished(const std::string& path) {
 
 }  // namespace
 
-std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
-                                    const SweepOptions& options) {
-  bool need_oracle = false;
-  for (auto& c : configs) {
-    need_oracle |= needs_future(c.policy);
-    need_oracle |= c.options.dram_capacity_blocks > 0 && needs_future(c.options.dram_policy);
-  }
-  Oracle oracle;
-  if (need_oracle) oracle = compute_oracle(trace);
-  TraceFacts facts = trace_facts(trace);
-
+std::vector<ReplayResult> run_configs(const std::string& trace_name, uint32_t block_tokens,
+                                      double infinite_hit_rate,
+                                      const std::vector<SweepConfig>& configs,
+                                      const SweepOptions& options, const ReplayFn& replay_one) {
   std::vector<ReplayResult> results(configs.size());
   std::map<std::string, ReplayResult> finished;
   if (options.resume && !options.json_path.empty()) finished = read_finished(options.json_path);
@@ -121,14 +115,14 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
   // A result's key is known before it runs: fill in what the replay would echo back.
   auto planned = [&](const SweepConfig& c) {
     ReplayResult r;
-    r.trace = trace.name;
+    r.trace = trace_name;
     r.policy = c.policy.name;
     r.params = c.policy.params;
     r.capacity_blocks = c.capacity_blocks;
     r.dram_capacity_blocks = c.options.dram_capacity_blocks;
     r.dram_policy = c.options.dram_capacity_blocks ? c.options.dram_policy.label() : "";
     r.seed = c.options.seed;
-    r.cost_model = replay_cost_model_label(trace, c.options);
+    r.cost_model = replay_cost_model(block_tokens, c.options).label();
     r.xi_ms = c.options.xi_ms;
     r.slo_ms = c.options.slo_ms;
     return result_key(r);
@@ -153,16 +147,32 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
       std::lock_guard lock(mu);
       if (options.progress) options.progress((completed + f) / configs.size(), label);
     };
-    ReplayResult r =
-        replay(trace, need_oracle ? &oracle : nullptr, c.policy, c.capacity_blocks, opts);
+    ReplayResult r = replay_one(c, opts);
     r.capacity_fraction = c.capacity_fraction;
-    r.infinite_hit_rate = facts.infinite_hit_rate;
+    r.infinite_hit_rate = infinite_hit_rate;
     std::lock_guard lock(mu);
     if (out.is_open()) append_result_line(out, options.json_path, r.to_json());
     results[todo[k]] = std::move(r);
     ++completed;
   });
   return results;
+}
+
+std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
+                                    const SweepOptions& options, const TraceFacts* known_facts) {
+  bool need_oracle = false;
+  for (auto& c : configs) {
+    need_oracle |= needs_future(c.policy);
+    need_oracle |= c.options.dram_capacity_blocks > 0 && needs_future(c.options.dram_policy);
+  }
+  Oracle oracle;
+  if (need_oracle) oracle = compute_oracle(trace);
+  TraceFacts facts = known_facts ? *known_facts : trace_facts(trace);
+  return run_configs(trace.name, trace.block_tokens, facts.infinite_hit_rate, configs, options,
+                     [&](const SweepConfig& c, const ReplayOptions& opts) {
+                       return replay(trace, need_oracle ? &oracle : nullptr, c.policy,
+                                     c.capacity_blocks, opts);
+                     });
 }
 
 }  // namespace kvpolicy

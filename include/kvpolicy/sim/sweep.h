@@ -33,9 +33,18 @@ std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
                                       const ReplayOptions& base, double dram_ratio = 0);
 
 // Runs every configuration; results come back in configuration order. The oracle is computed
-// once when a policy needs it.
+// once when a policy needs it. `facts`, when given, are the trace's (trace_facts), not counted
+// again.
 std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
-                                    const SweepOptions& options);
+                                    const SweepOptions& options, const TraceFacts* facts = nullptr);
+
+// What run_sweep and the streamed sweep share: resuming from options.json_path, the threads, the
+// results file. `replay_one` runs one configuration with the options it is given.
+using ReplayFn = std::function<ReplayResult(const SweepConfig&, const ReplayOptions&)>;
+std::vector<ReplayResult> run_configs(const std::string& trace_name, uint32_t block_tokens,
+                                      double infinite_hit_rate,
+                                      const std::vector<SweepConfig>& configs,
+                                      const SweepOptions& options, const ReplayFn& replay_one);
 
 // What identifies a result for resuming: trace, policy, capacities, seed and cost settings.
 std::string result_key(const ReplayResult& r);
