@@ -25,33 +25,48 @@ void start_json_output(const GridOptions& grid) {
   if (!grid.json_path.empty() && !grid.resume) open_output(grid.json_path);  // truncates
 }
 
-std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                   const std::vector<Capacity>& capacities, uint64_t seed,
-                                   const GridOptions& grid) {
-  for (auto& s : policies) PolicyRegistry::instance().get(s.name);
+ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
   ReplayOptions base;
   base.seed = seed;
   base.dram_policy = grid.dram_policy;
   base.cost_model = grid.cost_model;
   base.xi_ms = grid.xi_ms;
   base.slo_ms = grid.slo_ms;
-  std::vector<SweepConfig> configs =
-      grid_configs(policies, capacities, count_unique_blocks(trace), base, grid.dram_ratio);
+  return base;
+}
+
+std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
+                                   const std::vector<Capacity>& capacities, uint64_t seed,
+                                   const GridOptions& grid, const TraceFacts* known_facts) {
+  for (auto& s : policies) PolicyRegistry::instance().get(s.name);
+  ReplayOptions base = grid_replay_options(seed, grid);
+  std::vector<SweepConfig> configs = grid_configs(
+      policies, capacities, known_facts ? known_facts->unique_blocks : count_unique_blocks(trace),
+      base, grid.dram_ratio);
   SweepOptions sweep;
   sweep.jobs = grid.jobs;
   sweep.json_path = grid.json_path;
   sweep.resume = grid.resume;
   Progress progress("replay");
   sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
-  return run_sweep(trace, configs, sweep);
+  return run_sweep(trace, configs, sweep, known_facts);
 }
 
-void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {
-  TraceFacts facts = trace_facts(trace);
+void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
+                 const TraceFacts* known_facts) {
+  TraceFacts facts = known_facts ? *known_facts : trace_facts(trace);
+  print_table(trace.name, trace.block_tokens, facts, results);
+}
+
+void print_table(const std::string& trace_name, uint32_t block_tokens, const TraceFacts& facts,
+                 const std::vector<ReplayResult>& results) {
+  // A streamed replay with capacities in blocks does not count the unique blocks.
+  std::string unique =
+      facts.unique_blocks ? std::to_string(facts.unique_blocks) : std::string("(uncounted)");
   fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens\n",
-             trace.name, facts.requests, facts.block_accesses, facts.unique_blocks,
-             trace.block_tokens);
-  fmt::print("infinite cache: block hit rate {:.2f}%\n", facts.infinite_hit_rate * 100);
+             trace_name, facts.requests, facts.block_accesses, unique, block_tokens);
+  if (facts.unique_blocks)
+    fmt::print("infinite cache: block hit rate {:.2f}%\n", facts.infinite_hit_rate * 100);
   if (!results.empty())
     fmt::print("TTFT: replay mode (prefill of uncached tokens, no queueing) on {}; SLO {:g} ms\n",
                results[0].cost_model, results[0].slo_ms);
@@ -69,7 +84,8 @@ void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {
                        ? r.capacity_fraction
                        : double(r.capacity_blocks) / std::max<size_t>(facts.unique_blocks, 1);
     std::string cap = r.capacity_fraction >= 0 ? fmt::format("{:g}%", share * 100)
-                                               : fmt::format("({:.3g}%)", share * 100);
+                      : facts.unique_blocks    ? fmt::format("({:.3g}%)", share * 100)
+                                               : std::string("-");
     std::string name = r.params.empty() ? r.policy : r.policy + ":" + r.params;
     fmt::print("{:<28} {:>9} {:>10} {:>8.3g} {:>9.2f} {:>9.2f} {:>11} {:>9.1f}", name, cap,
                r.capacity_blocks, r.capacity_gb, r.block_hit_rate * 100, r.token_hit_rate * 100,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kvpolicy/sim/sim.h"
+#include "kvpolicy/sim/sweep.h"
 
 namespace kvpolicy::cli {
 
@@ -28,11 +29,19 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid);
 // Truncates the JSON output unless resuming; call once before the first run_grid.
 void start_json_output(const GridOptions& grid);
 
+// The options of a sweep run with `grid`'s settings.
+ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid);
+
 // Replays every policy at every capacity on all cores, with a progress line on long runs.
+// `facts`, when given, are trace_facts(trace), so they are not counted again.
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
                                    const std::vector<Capacity>& capacities, uint64_t seed,
-                                   const GridOptions& grid = {});
-void print_table(const Trace& trace, const std::vector<ReplayResult>& results);
+                                   const GridOptions& grid = {}, const TraceFacts* facts = nullptr);
+void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
+                 const TraceFacts* facts = nullptr);
+// The same for a trace not held (a stream): facts.unique_blocks = 0 when not counted.
+void print_table(const std::string& trace_name, uint32_t block_tokens, const TraceFacts& facts,
+                 const std::vector<ReplayResult>& results);
 void write_json(const std::string& path, const std::vector<ReplayResult>& results);
 // One CSV row per result (a header first): the identifying fields, hit rates, capacity in GB,
 // and the TTFT metrics. Throws naming the file if it cannot be written in full.

@@ -6,7 +6,9 @@
 #include "command.h"
 #include "common.h"
 #include "kvpolicy/core/cost_model.h"
+#include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
+#include "kvpolicy/sim/stream_replay.h"
 #include "report.h"
 
 namespace kvpolicy::cli {
@@ -23,7 +25,60 @@ struct SimulateArgs {
   std::string dram_policy = "lru";
   double xi_ms = 200;
   double slo_ms = 200;
+  bool stream = false;
 };
+
+// --stream: every configuration reads the trace as a stream; offline policies get the external
+// oracle (one forward and one reverse pass, through temporary files), capacities given as a share
+// of unique blocks a counting pass (a map of the unique keys). Sessions are kept as read.
+void simulate_streamed(const SimulateArgs& args, const std::vector<PolicySpec>& specs,
+                       const CostModel& cost, const GridOptions& grid) {
+  if (args.trace.sessions == "infer")
+    throw ConfigError("--stream keeps sessions as read: --sessions infer needs the whole trace");
+  ReadOptions ropts = args.trace.read_options();
+  StreamOpener open = [&] { return open_trace_stream(args.trace.path, args.trace.format, ropts); };
+  ReplayOptions base = grid_replay_options(args.seed, grid);
+  bool need_oracle = false, need_unique = false;
+  for (auto& s : specs) need_oracle |= needs_future(s);
+  need_oracle |= grid.dram_ratio > 0 && needs_future(grid.dram_policy);
+  for (auto& c : args.capacities.specs()) need_unique |= c.is_fraction();
+
+  std::unique_ptr<ExternalOracle> oracle;
+  StreamFacts facts;
+  if (need_oracle) {
+    auto stream = open();
+    oracle = std::make_unique<ExternalOracle>(*stream);
+    facts = oracle->facts();
+  } else if (need_unique) {
+    facts = stream_facts(*open());
+  } else {  // blocks, tokens or GB: no counting pass; name and block size from the first chunk
+    Trace first;
+    open()->next(first, 1);
+    facts.name = first.name;
+    facts.block_tokens = first.block_tokens;
+  }
+  std::vector<Capacity> caps;
+  for (auto& c : args.capacities.resolve(
+           facts.unique_blocks, cost.with_block_tokens(std::max<uint32_t>(facts.block_tokens, 1))))
+    caps.push_back(c.capacity);
+  auto configs = grid_configs(specs, caps, facts.unique_blocks, base, grid.dram_ratio);
+  SweepOptions sweep;
+  sweep.jobs = grid.jobs;
+  sweep.json_path = grid.json_path;
+  sweep.resume = grid.resume;
+  Progress progress("replay");
+  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
+  auto results = run_stream_sweep(open, facts, oracle.get(), configs, sweep);
+  // Requests and accesses as the replays counted them (no pass counted them when not needed).
+  TraceFacts shown;
+  shown.requests = results.empty() ? facts.requests : results[0].requests;
+  shown.block_accesses = results.empty() ? facts.block_accesses : results[0].block_accesses;
+  shown.unique_blocks = facts.unique_blocks;
+  shown.prompt_tokens = facts.prompt_tokens;
+  shown.infinite_hit_rate = results.empty() ? 0 : results[0].infinite_hit_rate;
+  print_table(facts.name, facts.block_tokens, shown, results);
+  if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
+}
 
 void add(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
@@ -46,6 +101,9 @@ void add(CLI::App& app) {
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
   add_sweep_options(cmd, args->grid);
+  cmd->add_flag("--stream", args->stream,
+                "read the trace as a stream, never whole: memory is the cache plus a buffer "
+                "(native, oracle-general, mooncake; sessions kept as read; see docs/formats.md)");
   cmd->footer(
       "Terms: hit % = share of prompt blocks found cached; token % = share of prompt tokens; "
       "capacity = as a share of the trace's unique blocks, then blocks and GB of KV (through "
@@ -65,14 +123,17 @@ void add(CLI::App& app) {
     for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
     PolicyRegistry::instance().get(grid.dram_policy.name);
     start_json_output(grid);
+    if (args->stream) return simulate_streamed(*args, specs, *cost, grid);
     Trace trace = args->trace.load();
+    // Counted once, for the capacities, the sweep and the table.
+    TraceFacts facts = trace_facts(trace);
     std::vector<Capacity> caps;
     for (auto& c : args->capacities.resolve(
-             count_unique_blocks(trace),
+             facts.unique_blocks,
              cost->with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1))))
       caps.push_back(c.capacity);
-    auto results = run_grid(trace, specs, caps, args->seed, grid);
-    print_table(trace, results);
+    auto results = run_grid(trace, specs, caps, args->seed, grid, &facts);
+    print_table(trace, results, &facts);
     if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
   });
 }
