@@ -117,7 +117,16 @@ class OracleGeneralStream final : public TraceStream {
     buf_.resize(count * kOracleGeneralRecordBytes);
     if (std::fread(buf_.data(), kOracleGeneralRecordBytes, count, f_.get()) != count)
       throw InputError(path_, done_ + 1, "", "read failed");
-    chunk.reserve(count, count);
+    // Columns filled in place: every request is one block of block_tokens tokens, no session.
+    chunk.time.resize(count);
+    chunk.blocks.resize(count);
+    chunk.block_offset.resize(count + 1);
+    chunk.session.assign(count, kNoSession);
+    chunk.turn.assign(count, 1);
+    chunk.category.assign(count, 0);
+    chunk.user.assign(count, 0);
+    chunk.prompt_tokens.assign(count, chunk.block_tokens);
+    chunk.output_tokens.assign(count, 0);
     for (uint64_t i = 0; i < count; ++i) {
       const unsigned char* rec = buf_.data() + i * kOracleGeneralRecordBytes;
       uint32_t clock = load<uint32_t>(rec);
@@ -128,8 +137,9 @@ class OracleGeneralStream final : public TraceStream {
                          "earlier than the record before (a stream cannot sort: replay without "
                          "--stream)");
       last_ = clock;
-      chunk.add_request(static_cast<Time>(clock - first_) * kMicrosPerSecond, {&obj, 1},
-                        chunk.block_tokens, 0);
+      chunk.time[i] = static_cast<Time>(clock - first_) * kMicrosPerSecond;
+      chunk.blocks[i] = chain_key(kRootKey, obj);
+      chunk.block_offset[i + 1] = i + 1;
     }
     done_ += count;
     return true;
