@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
 #include "bench_serve.h"
 #include "command.h"
@@ -33,6 +34,17 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
+
+// Peak resident memory of this process (VmHWM), and a reset of it (clear_refs 5), so each
+// workload's peak is its own.
+uint64_t peak_rss_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 struct BenchArgs {
   std::string data;
@@ -126,7 +138,21 @@ struct WorkloadBench {
   // CPU time, the fastest of the rounds.
   double stack_cpu_seconds = 0;
   uint64_t block_accesses = 0;
+  // Memory: the peak RSS from building the trace through its oracle and one replay (the
+  // caller resets the peak before the build), and the trace's and oracle's own bytes.
+  uint64_t peak_rss = 0, trace_bytes = 0, oracle_bytes = 0;
 };
+
+template <typename T>
+uint64_t column_bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+uint64_t trace_memory(const Trace& t) {
+  return column_bytes(t.time) + column_bytes(t.session) + column_bytes(t.turn) +
+         column_bytes(t.category) + column_bytes(t.user) + column_bytes(t.prompt_tokens) +
+         column_bytes(t.output_tokens) + column_bytes(t.block_offset) + column_bytes(t.blocks) +
+         column_bytes(t.continuation);
+}
 
 WorkloadBench bench_workload(const std::string& label, const std::string& name, const Trace& trace,
                              size_t capacity, std::vector<PolicySpec> specs,
@@ -143,6 +169,9 @@ WorkloadBench bench_workload(const std::string& label, const std::string& name, 
   // One untimed replay first: the first replay of a process pays for fresh pages and a cold
   // allocator, which would otherwise fall on whichever policy runs first (LRU, the reference).
   replay(trace, nullptr, {"lru", ""}, capacity);
+  w.peak_rss = peak_rss_bytes();
+  w.trace_bytes = trace_memory(trace);
+  w.oracle_bytes = column_bytes(oracle.next_request) + column_bytes(oracle.next_in_session);
   // Repeats go round the policies (LRU, A, B, LRU, A, B, ...), not policy by policy: the
   // machine's speed drifts over seconds, and this way every policy's best replay is drawn from
   // the same stretches of time as LRU's, so the ratios hold still even when the rates do not.
@@ -218,6 +247,12 @@ void print_workload(const WorkloadBench& w) {
                r.policy, rate, r.ratio_to_lru, rounds, r.best.block_hit_rate * 100,
                r.best.bytes_per_block, r.latency.p50, r.latency.p99);
   }
+  if (w.block_accesses)
+    fmt::print(
+        "  memory: peak RSS {:.0f} MB through build + oracle + one replay = {:.1f} B per access "
+        "(trace {:.1f}, oracle {:.1f})\n",
+        w.peak_rss / 1e6, double(w.peak_rss) / w.block_accesses,
+        double(w.trace_bytes) / w.block_accesses, double(w.oracle_bytes) / w.block_accesses);
   if (w.stack_cpu_seconds > 0)
     fmt::print("  lru curve, one pass (stack distances, every capacity at once): {:.2f} M acc/s\n",
                w.block_accesses / w.stack_cpu_seconds / 1e6);
@@ -244,9 +279,11 @@ std::string json_workload(const WorkloadBench& w) {
   uint64_t accesses = w.rows.empty() ? 0 : w.rows[0].best.block_accesses;
   return fmt::format(
       R"({{"workload":{:?},"block_accesses":{},"unique_blocks":{},"capacity_blocks":{},)"
-      R"("build_seconds":{:.4f},"lru_curve_accesses_per_second":{:.0f},"policies":[{}]}})",
+      R"("build_seconds":{:.4f},"lru_curve_accesses_per_second":{:.0f},"peak_rss_bytes":{},)"
+      R"("trace_bytes":{},"oracle_bytes":{},"policies":[{}]}})",
       w.name, accesses, w.unique_blocks, w.capacity, w.build_seconds,
-      w.stack_cpu_seconds > 0 ? w.block_accesses / w.stack_cpu_seconds : 0.0, rows);
+      w.stack_cpu_seconds > 0 ? w.block_accesses / w.stack_cpu_seconds : 0.0, w.peak_rss,
+      w.trace_bytes, w.oracle_bytes, rows);
 }
 
 struct Timing {
@@ -318,6 +355,7 @@ void run(BenchArgs args) {
     std::filesystem::remove(tmp);
     load.done = true;
 
+    reset_peak_rss();
     auto t0 = Clock::now();
     uint64_t per_copy = std::max<uint64_t>(1, base.num_block_accesses());
     Trace big = repeat_with_fresh_keys(base, (mooncake_target + per_copy - 1) / per_copy);
@@ -351,6 +389,7 @@ void run(BenchArgs args) {
   // (b) A Zipf prefix workload.
   ZipfParams zp;
   zp.requests = zipf_target / (zp.prefix_blocks + zp.suffix_blocks);
+  reset_peak_rss();
   auto t0 = Clock::now();
   Trace zipf = generate_zipf(zp, args.seed);
   double zipf_build = seconds_since(t0);

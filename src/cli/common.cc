@@ -41,11 +41,16 @@ void TraceArgs::add(CLI::App* app, bool required) {
       ->group("");
 }
 
-Trace TraceArgs::load(size_t* continued_requests) const {
+ReadOptions TraceArgs::read_options() const {
   ReadOptions opts;
   opts.skip_bad_lines = skip_bad_lines;
   opts.block_tokens = block_tokens;
   opts.max_requests = max_requests;
+  return opts;
+}
+
+Trace TraceArgs::load(size_t* continued_requests) const {
+  ReadOptions opts = read_options();
   ReadReport report;
   Trace t = read_trace(path, format, opts, &report);
   if (report.skipped_lines)

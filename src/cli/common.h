@@ -29,6 +29,8 @@ struct TraceArgs {
   uint32_t session_min_blocks = 2;
 
   void add(CLI::App* app, bool required);
+  // The reader options these flags set.
+  ReadOptions read_options() const;
   // Loads the trace, printing what was skipped, sorted or inferred to stderr.
   Trace load() const { return load(nullptr); }
   // Also tells how many requests inference put into an earlier request's session (0 if none).

@@ -26,18 +26,24 @@ void start_json_output(const GridOptions& grid) {
   if (!grid.json_path.empty() && !grid.resume) open_output(grid.json_path);  // truncates
 }
 
-std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
-                                            const std::vector<PolicySpec>& policies,
-                                            const std::vector<Capacity>& capacities, uint64_t seed,
-                                            const GridOptions& grid) {
-  for (auto& s : policies) PolicyRegistry::instance().get(s.name);
+ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
   ReplayOptions base;
   base.seed = seed;
   base.dram_policy = grid.dram_policy;
   base.cost_model = grid.cost_model;
   base.xi_ms = grid.xi_ms;
   base.slo_ms = grid.slo_ms;
-  return grid_configs(policies, capacities, count_unique_blocks(trace), base, grid.dram_ratio);
+  return base;
+}
+
+std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
+                                            const std::vector<PolicySpec>& policies,
+                                            const std::vector<Capacity>& capacities, uint64_t seed,
+                                            const GridOptions& grid, const TraceFacts* facts) {
+  for (auto& s : policies) PolicyRegistry::instance().get(s.name);
+  return grid_configs(policies, capacities,
+                      facts ? facts->unique_blocks : count_unique_blocks(trace),
+                      grid_replay_options(seed, grid), grid.dram_ratio);
 }
 
 SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path) {
@@ -61,10 +67,12 @@ std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows
 
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
                                    const std::vector<Capacity>& capacities, uint64_t seed,
-                                   const GridOptions& grid, const SweepPlacement& where) {
-  std::vector<SweepConfig> configs = grid_sweep_configs(trace, policies, capacities, seed, grid);
+                                   const GridOptions& grid, const SweepPlacement& where,
+                                   const TraceFacts* facts) {
+  std::vector<SweepConfig> configs =
+      grid_sweep_configs(trace, policies, capacities, seed, grid, facts);
   if (where.comm) {
-    ReplayCells cells(trace, configs);
+    ReplayCells cells(trace, configs, facts);
     auto rows = run_on_ranks(
         *where.comm, replay_sweep_cells(cells, grid.json_path),
         [&](size_t i) { return cells.run(i).to_json(); }, grid.json_path, grid.resume, "replay");
@@ -72,7 +80,7 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
   }
   SweepCells shard_cells;
   if (where.sharded) {
-    shard_cells = replay_sweep_cells(ReplayCells(trace, configs), grid.json_path);
+    shard_cells = replay_sweep_cells(ReplayCells(trace, configs, facts), grid.json_path);
     std::vector<SweepConfig> mine;
     std::vector<std::string> keys;
     for (size_t i : cells_of_shard(shard_cells, where.shard)) {
@@ -88,19 +96,28 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
   sweep.resume = grid.resume;
   Progress progress("replay");
   sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
-  auto results = run_sweep(trace, configs, sweep);
+  auto results = run_sweep(trace, configs, sweep, facts);
   // A shard's file in configuration order, so the shards' files concatenate into the whole's.
   if (where.sharded && !grid.json_path.empty())
     order_results_file(grid.json_path, shard_cells.keys, shard_cells.key_of);
   return results;
 }
 
-void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {
-  TraceFacts facts = trace_facts(trace);
+void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
+                 const TraceFacts* known_facts) {
+  TraceFacts facts = known_facts ? *known_facts : trace_facts(trace);
+  print_table(trace.name, trace.block_tokens, facts, results);
+}
+
+void print_table(const std::string& trace_name, uint32_t block_tokens, const TraceFacts& facts,
+                 const std::vector<ReplayResult>& results) {
+  // A streamed replay with capacities in blocks does not count the unique blocks.
+  std::string unique =
+      facts.unique_blocks ? std::to_string(facts.unique_blocks) : std::string("(uncounted)");
   fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens\n",
-             trace.name, facts.requests, facts.block_accesses, facts.unique_blocks,
-             trace.block_tokens);
-  fmt::print("infinite cache: block hit rate {:.2f}%\n", facts.infinite_hit_rate * 100);
+             trace_name, facts.requests, facts.block_accesses, unique, block_tokens);
+  if (facts.unique_blocks)
+    fmt::print("infinite cache: block hit rate {:.2f}%\n", facts.infinite_hit_rate * 100);
   if (!results.empty())
     fmt::print("TTFT: replay mode (prefill of uncached tokens, no queueing) on {}; SLO {:g} ms\n",
                results[0].cost_model, results[0].slo_ms);
@@ -118,7 +135,8 @@ void print_table(const Trace& trace, const std::vector<ReplayResult>& results) {
                        ? r.capacity_fraction
                        : double(r.capacity_blocks) / std::max<size_t>(facts.unique_blocks, 1);
     std::string cap = r.capacity_fraction >= 0 ? fmt::format("{:g}%", share * 100)
-                                               : fmt::format("({:.3g}%)", share * 100);
+                      : facts.unique_blocks    ? fmt::format("({:.3g}%)", share * 100)
+                                               : std::string("-");
     std::string name = r.params.empty() ? r.policy : r.policy + ":" + r.params;
     fmt::print("{:<28} {:>9} {:>10} {:>8.3g} {:>9.2f} {:>9.2f} {:>11} {:>9.1f}", name, cap,
                r.capacity_blocks, r.capacity_gb, r.block_hit_rate * 100, r.token_hit_rate * 100,

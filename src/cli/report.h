@@ -30,23 +30,32 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid);
 // Truncates the JSON output unless resuming; call once before the first run_grid.
 void start_json_output(const GridOptions& grid);
 
+// The options of a sweep run with `grid`'s settings.
+ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid);
 // The configurations run_grid replays: every policy at every capacity, capacities outer.
+// `facts`, when given, are trace_facts(trace), so they are not counted again (also below).
 std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                             const std::vector<PolicySpec>& policies,
                                             const std::vector<Capacity>& capacities, uint64_t seed,
-                                            const GridOptions& grid);
+                                            const GridOptions& grid,
+                                            const TraceFacts* facts = nullptr);
 // Replays every policy at every capacity on all cores, with a progress line on long runs; or
 // only the cells of `where`'s shard (the --json file then in configuration order); or, on rank 0
 // of an mpirun, over every rank (see run_on_ranks). Results in configuration order.
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
                                    const std::vector<Capacity>& capacities, uint64_t seed,
-                                   const GridOptions& grid = {}, const SweepPlacement& where = {});
+                                   const GridOptions& grid = {}, const SweepPlacement& where = {},
+                                   const TraceFacts* facts = nullptr);
 // A replay sweep's cells for a sharded or distributed run; rows are read back from `json_path`.
 SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path);
 // Rows of replay results back into results; `path` names them in errors.
 std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows,
                                             const std::string& path);
-void print_table(const Trace& trace, const std::vector<ReplayResult>& results);
+void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
+                 const TraceFacts* facts = nullptr);
+// The same for a trace not held (a stream): facts.unique_blocks = 0 when not counted.
+void print_table(const std::string& trace_name, uint32_t block_tokens, const TraceFacts& facts,
+                 const std::vector<ReplayResult>& results);
 void write_json(const std::string& path, const std::vector<ReplayResult>& results);
 // One CSV row per result (a header first): the identifying fields, hit rates, capacity in GB,
 // and the TTFT metrics. Throws naming the file if it cannot be written in full.

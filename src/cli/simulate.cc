@@ -9,6 +9,7 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
+#include "kvpolicy/sim/stream_replay.h"
 #include "report.h"
 
 namespace kvpolicy::cli {
@@ -26,13 +27,68 @@ struct SimulateArgs {
   double xi_ms = 200;
   double slo_ms = 200;
   std::string shard;
+  bool stream = false;
 };
 
-// The trace and the capacities resolved against it.
+// The trace and the capacities resolved against it; its facts counted once, for the
+// capacities, the sweep and the table.
 struct Loaded {
   Trace trace;
+  TraceFacts facts;
   std::vector<Capacity> caps;
 };
+
+// --stream: every configuration reads the trace as a stream; offline policies get the external
+// oracle (one forward and one reverse pass, through temporary files), capacities given as a share
+// of unique blocks a counting pass (a map of the unique keys). Sessions are kept as read.
+void simulate_streamed(const SimulateArgs& args, const std::vector<PolicySpec>& specs,
+                       const CostModel& cost, const GridOptions& grid) {
+  if (args.trace.sessions == "infer")
+    throw ConfigError("--stream keeps sessions as read: --sessions infer needs the whole trace");
+  ReadOptions ropts = args.trace.read_options();
+  StreamOpener open = [&] { return open_trace_stream(args.trace.path, args.trace.format, ropts); };
+  ReplayOptions base = grid_replay_options(args.seed, grid);
+  bool need_oracle = false, need_unique = false;
+  for (auto& s : specs) need_oracle |= needs_future(s);
+  need_oracle |= grid.dram_ratio > 0 && needs_future(grid.dram_policy);
+  for (auto& c : args.capacities.specs()) need_unique |= c.is_fraction();
+
+  std::unique_ptr<ExternalOracle> oracle;
+  StreamFacts facts;
+  if (need_oracle) {
+    auto stream = open();
+    oracle = std::make_unique<ExternalOracle>(*stream);
+    facts = oracle->facts();
+  } else if (need_unique) {
+    facts = stream_facts(*open());
+  } else {  // blocks, tokens or GB: no counting pass; name and block size from the first chunk
+    Trace first;
+    open()->next(first, 1);
+    facts.name = first.name;
+    facts.block_tokens = first.block_tokens;
+  }
+  std::vector<Capacity> caps;
+  for (auto& c : args.capacities.resolve(
+           facts.unique_blocks, cost.with_block_tokens(std::max<uint32_t>(facts.block_tokens, 1))))
+    caps.push_back(c.capacity);
+  auto configs = grid_configs(specs, caps, facts.unique_blocks, base, grid.dram_ratio);
+  SweepOptions sweep;
+  sweep.jobs = grid.jobs;
+  sweep.json_path = grid.json_path;
+  sweep.resume = grid.resume;
+  Progress progress("replay");
+  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
+  auto results = run_stream_sweep(open, facts, oracle.get(), configs, sweep);
+  // Requests and accesses as the replays counted them (no pass counted them when not needed).
+  TraceFacts shown;
+  shown.requests = results.empty() ? facts.requests : results[0].requests;
+  shown.block_accesses = results.empty() ? facts.block_accesses : results[0].block_accesses;
+  shown.unique_blocks = facts.unique_blocks;
+  shown.prompt_tokens = facts.prompt_tokens;
+  shown.infinite_hit_rate = results.empty() ? 0 : results[0].infinite_hit_rate;
+  print_table(facts.name, facts.block_tokens, shown, results);
+  if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
+}
 
 void add(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
@@ -56,6 +112,9 @@ void add(CLI::App& app) {
       ->capture_default_str();
   add_sweep_options(cmd, args->grid);
   add_shard_option(cmd, args->shard);
+  cmd->add_flag("--stream", args->stream,
+                "read the trace as a stream, never whole: memory is the cache plus a buffer "
+                "(native, oracle-general, mooncake; sessions kept as read; see docs/formats.md)");
   cmd->footer(
       "Terms: hit % = share of prompt blocks found cached; token % = share of prompt tokens; "
       "capacity = as a share of the trace's unique blocks, then blocks and GB of KV (through "
@@ -79,8 +138,9 @@ void add(CLI::App& app) {
     auto load = [&] {
       auto loaded = std::make_shared<Loaded>();
       loaded->trace = args->trace.load();
+      loaded->facts = trace_facts(loaded->trace);
       for (auto& c : args->capacities.resolve(
-               count_unique_blocks(loaded->trace),
+               loaded->facts.unique_blocks,
                cost->with_block_tokens(std::max<uint32_t>(loaded->trace.block_tokens, 1))))
         loaded->caps.push_back(c.capacity);
       return loaded;
@@ -88,18 +148,25 @@ void add(CLI::App& app) {
     if (where.worker()) {  // loads the trace on its first cell, prints nothing
       work_on_rank(*where.comm, [&] {
         auto loaded = load();
-        auto cells = std::make_shared<ReplayCells>(
-            loaded->trace,
-            grid_sweep_configs(loaded->trace, specs, loaded->caps, args->seed, grid));
+        auto cells =
+            std::make_shared<ReplayCells>(loaded->trace,
+                                          grid_sweep_configs(loaded->trace, specs, loaded->caps,
+                                                             args->seed, grid, &loaded->facts),
+                                          &loaded->facts);
         return [loaded, cells](size_t i) { return cells->run(i).to_json(); };
       });
       return;
     }
     start_json_output(grid);
+    if (args->stream) {
+      if (where.sharded || where.comm)
+        throw ConfigError("--stream runs on one process: no --shard or mpirun yet");
+      return simulate_streamed(*args, specs, *cost, grid);
+    }
     auto loaded = load();
     const Trace& trace = loaded->trace;
-    auto results = run_grid(trace, specs, loaded->caps, args->seed, grid, where);
-    print_table(trace, results);
+    auto results = run_grid(trace, specs, loaded->caps, args->seed, grid, where, &loaded->facts);
+    print_table(trace, results, &loaded->facts);
     if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
   });
 }

@@ -10,6 +10,7 @@
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/tail.h"
+#include "replay_run.h"
 
 namespace kvpolicy {
 
@@ -41,85 +42,92 @@ double thread_cpu_seconds() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-CostModel replay_cost_model(const Trace& trace, const ReplayOptions& opts) {
+CostModel replay_cost_model(uint32_t block_tokens, const ReplayOptions& opts) {
   // TTFT and the policies' cost estimates use the trace's block size.
   return (opts.cost_model ? *opts.cost_model : CostModel())
-      .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+      .with_block_tokens(std::max<uint32_t>(block_tokens, 1));
+}
+
+CostModel replay_cost_model(const Trace& trace, const ReplayOptions& opts) {
+  return replay_cost_model(trace.block_tokens, opts);
 }
 
 std::string replay_cost_model_label(const Trace& trace, const ReplayOptions& opts) {
   return replay_cost_model(trace, opts).label();
 }
 
-ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& spec,
-                    size_t capacity_blocks, const ReplayOptions& opts) {
+namespace {
+PolicyContext replay_context(uint32_t block_tokens, const OracleView* future, const CostModel& cost,
+                             const ReplayOptions& opts) {
   PolicyContext ctx;
-  ctx.block_tokens = trace.block_tokens;
+  ctx.block_tokens = block_tokens;
   ctx.seed = opts.seed;
-  if (oracle) ctx.future = oracle->view(trace);
-  const CostModel cost = replay_cost_model(trace, opts);
+  if (future) ctx.future = *future;
   ctx.cost_model = &cost;
-  PrefixCache cache(capacity_blocks, spec, ctx, opts.dram_capacity_blocks, opts.dram_policy);
-  cache.set_checking(opts.check_victims);
+  return ctx;
+}
+}  // namespace
 
-  ReplayResult res;
-  res.trace = trace.name;
-  res.policy = spec.name;
-  res.params = spec.params;
-  res.offline =
+ReplayRun::ReplayRun(const std::string& trace_name, uint32_t block_tokens, const OracleView* future,
+                     const PolicySpec& spec, size_t capacity_blocks, const ReplayOptions& opts)
+    : opts_(opts),
+      block_tokens_(block_tokens),
+      cost_(replay_cost_model(block_tokens, opts)),
+      cache_(capacity_blocks, spec, replay_context(block_tokens, future, cost_, opts),
+             opts.dram_capacity_blocks, opts.dram_policy) {
+  cache_.set_checking(opts.check_victims);
+  res_.trace = trace_name;
+  res_.policy = spec.name;
+  res_.params = spec.params;
+  res_.offline =
       needs_future(spec) || (opts.dram_capacity_blocks > 0 && needs_future(opts.dram_policy));
-  res.capacity_blocks = capacity_blocks;
-  res.capacity_gb = double(capacity_blocks) * cost.kv_bytes_per_block() / 1e9;
-  res.seed = opts.seed;
-  res.requests = trace.size();
-  res.block_accesses = trace.num_block_accesses();
-  res.dram_capacity_blocks = opts.dram_capacity_blocks;
-  if (opts.dram_capacity_blocks) res.dram_policy = opts.dram_policy.label();
+  res_.capacity_blocks = capacity_blocks;
+  res_.capacity_gb = double(capacity_blocks) * cost_.kv_bytes_per_block() / 1e9;
+  res_.seed = opts.seed;
+  res_.dram_capacity_blocks = opts.dram_capacity_blocks;
+  if (opts.dram_capacity_blocks) res_.dram_policy = opts.dram_policy.label();
+  if (opts.ttft_ms) opts.ttft_ms->clear();
+}
 
-  const uint64_t B = trace.block_tokens;
-  size_t n = trace.size();
-  size_t report_every = std::max<size_t>(1, n / 100);
-  // Matched blocks per request (HBM + DRAM, DRAM), turned into TTFT after the timed loop.
-  std::vector<uint32_t> hit_blocks(n), dram_blocks(n);
-  auto start = std::chrono::steady_clock::now();
-  double start_cpu = thread_cpu_seconds();
-  for (size_t r = 0; r < n; ++r) {
-    RequestView view = request_view(trace, r);
-    AccessResult a = cache.access(view);
-    hit_blocks[r] = a.hit_blocks;
-    dram_blocks[r] = a.dram_hit_blocks;
-    res.block_hits += a.hit_blocks;
-    res.evictions += a.evictions;
-    res.dram_hits += a.dram_hit_blocks;
-    res.demotions += a.demotions;
-    res.uncached_blocks += view.blocks.size() - a.hit_blocks - a.inserted_blocks;
-    res.token_hits += std::min<uint64_t>(a.hit_blocks * B, view.prompt_tokens);
-    res.prompt_tokens += view.prompt_tokens;
-    if (opts.progress && r % report_every == 0) opts.progress(double(r) / n);
-  }
+void ReplayRun::start() {
+  start_ = std::chrono::steady_clock::now();
+  start_cpu_ = thread_cpu_seconds();
+}
+
+ReplayResult ReplayRun::finish() {
+  ReplayResult& res = res_;
   res.replay_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  res.replay_cpu_seconds = thread_cpu_seconds() - start_cpu;
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  res.replay_cpu_seconds = thread_cpu_seconds() - start_cpu_;
   res.block_hit_rate = res.block_accesses ? double(res.block_hits) / res.block_accesses : 0;
   res.hbm_hit_rate =
       res.block_accesses ? double(res.block_hits - res.dram_hits) / res.block_accesses : 0;
   res.dram_hit_rate = res.block_accesses ? double(res.dram_hits) / res.block_accesses : 0;
   res.token_hit_rate = res.prompt_tokens ? double(res.token_hits) / res.prompt_tokens : 0;
   res.ns_per_access = res.block_accesses ? res.replay_seconds * 1e9 / res.block_accesses : 0;
-  size_t cached = std::max<size_t>(1, cache.tree().size());
-  res.bytes_per_block = double(cache.memory_bytes()) / cached;
-  res.policy_stats = cache.policy().stats();
+  size_t cached = std::max<size_t>(1, cache_.tree().size());
+  res.bytes_per_block = double(cache_.memory_bytes()) / cached;
+  res.policy_stats = cache_.policy().stats();
+  res.cost_model = cost_.label();
+  set_tail_metrics(res, tally_.metrics(cost_, block_tokens_, opts_.xi_ms, opts_.slo_ms));
+  return std::move(res);
+}
 
-  std::vector<double> local;
-  std::vector<double>& ttft = opts.ttft_ms ? *opts.ttft_ms : local;
-  ttft.resize(n);
-  for (size_t r = 0; r < n; ++r)
-    ttft[r] = replay_ttft_ms(cost, trace.prompt_tokens[r], hit_blocks[r], dram_blocks[r],
-                             trace.block_tokens);
-  TailMetrics tail = tail_metrics(ttft, opts.xi_ms, opts.slo_ms);
-  res.cost_model = cost.label();
-  set_tail_metrics(res, tail);
-  return res;
+ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& spec,
+                    size_t capacity_blocks, const ReplayOptions& opts) {
+  OracleView future;
+  if (oracle) future = oracle->view(trace);
+  ReplayRun run(trace.name, trace.block_tokens, oracle ? &future : nullptr, spec, capacity_blocks,
+                opts);
+  if (opts.ttft_ms) opts.ttft_ms->reserve(trace.size());
+  size_t n = trace.size();
+  size_t report_every = std::max<size_t>(1, n / 100);
+  run.start();
+  for (size_t r = 0; r < n; ++r) {
+    run.access(request_view(trace, r));
+    if (opts.progress && r % report_every == 0) opts.progress(double(r) / n);
+  }
+  return run.finish();
 }
 
 std::string ReplayResult::to_json() const {

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
 #include "kvpolicy/trace/json_record.h"
@@ -98,9 +99,6 @@ std::map<std::string, ReplayResult> read_finished(const std::string& path) {
 
 }  // namespace
 
-ReplayCells::ReplayCells(const Trace& trace, std::vector<SweepConfig> configs)
-    : trace_(trace), configs_(std::move(configs)), facts_(trace_facts(trace)) {}
-
 namespace {
 bool reads_future(const SweepConfig& c) {
   return needs_future(c.policy) ||
@@ -108,43 +106,61 @@ bool reads_future(const SweepConfig& c) {
 }
 }  // namespace
 
+ReplayCells::ReplayCells(std::string trace_name, uint32_t block_tokens, double infinite_hit_rate,
+                         uint64_t block_accesses, std::vector<SweepConfig> configs,
+                         ReplayFn replay_one)
+    : trace_name_(std::move(trace_name)),
+      block_tokens_(block_tokens),
+      infinite_hit_rate_(infinite_hit_rate),
+      block_accesses_(block_accesses),
+      configs_(std::move(configs)),
+      replay_one_(std::move(replay_one)) {}
+
+ReplayCells::ReplayCells(const Trace& trace, std::vector<SweepConfig> configs,
+                         const TraceFacts* facts)
+    : ReplayCells(trace.name, trace.block_tokens,
+                  (facts ? *facts : trace_facts(trace)).infinite_hit_rate,
+                  trace.num_block_accesses(), std::move(configs), {}) {
+  replay_one_ = [this, &trace](const SweepConfig& c, const ReplayOptions& opts) {
+    bool future = reads_future(c);
+    if (future) std::call_once(oracle_once_, [&] { oracle_ = compute_oracle(trace); });
+    return replay(trace, future ? &oracle_ : nullptr, c.policy, c.capacity_blocks, opts);
+  };
+}
+
 std::string ReplayCells::key(size_t i) const {
   // What the replay would echo back.
   const SweepConfig& c = configs_[i];
   ReplayResult r;
-  r.trace = trace_.name;
+  r.trace = trace_name_;
   r.policy = c.policy.name;
   r.params = c.policy.params;
   r.capacity_blocks = c.capacity_blocks;
   r.dram_capacity_blocks = c.options.dram_capacity_blocks;
   r.dram_policy = c.options.dram_capacity_blocks ? c.options.dram_policy.label() : "";
   r.seed = c.options.seed;
-  r.cost_model = replay_cost_model_label(trace_, c.options);
+  r.cost_model = replay_cost_model(block_tokens_, c.options).label();
   r.xi_ms = c.options.xi_ms;
   r.slo_ms = c.options.slo_ms;
   return result_key(r);
 }
 
 double ReplayCells::weight(size_t i) const {
-  return double(trace_.num_block_accesses()) * (reads_future(configs_[i]) ? 2 : 1);
+  return double(block_accesses_) * (reads_future(configs_[i]) ? 2 : 1);
 }
 
 ReplayResult ReplayCells::run(size_t i, const std::function<void(double)>& progress) const {
   const SweepConfig& c = configs_[i];
-  bool future = reads_future(c);
-  if (future) std::call_once(oracle_once_, [&] { oracle_ = compute_oracle(trace_); });
   ReplayOptions opts = c.options;
   opts.progress = progress;
-  ReplayResult r = replay(trace_, future ? &oracle_ : nullptr, c.policy, c.capacity_blocks, opts);
+  ReplayResult r = replay_one_(c, opts);
   r.capacity_fraction = c.capacity_fraction;
-  r.infinite_hit_rate = facts_.infinite_hit_rate;
+  r.infinite_hit_rate = infinite_hit_rate_;
   return r;
 }
 
-std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
-                                    const SweepOptions& options) {
-  ReplayCells cells(trace, configs);
-  std::vector<ReplayResult> results(configs.size());
+std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions& options) {
+  std::vector<ReplayResult> results(cells.size());
   std::map<std::string, ReplayResult> finished;
   if (options.resume && !options.json_path.empty()) finished = read_finished(options.json_path);
   std::ofstream out;
@@ -153,7 +169,7 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
     if (!out) throw ConfigError("cannot write '" + options.json_path + "'");
   }
   std::vector<size_t> todo;
-  for (size_t i = 0; i < configs.size(); ++i) {
+  for (size_t i = 0; i < cells.size(); ++i) {
     auto it = finished.find(cells.key(i));
     if (it != finished.end()) {
       results[i] = it->second;
@@ -163,13 +179,13 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
   }
 
   std::mutex mu;
-  size_t completed = configs.size() - todo.size();
+  size_t completed = cells.size() - todo.size();
   parallel_for(todo.size(), options.jobs, [&](size_t k) {
-    const SweepConfig& c = configs[todo[k]];
+    const SweepConfig& c = cells.config(todo[k]);
     std::string label = c.policy.label() + " at " + std::to_string(c.capacity_blocks);
     ReplayResult r = cells.run(todo[k], [&](double f) {
       std::lock_guard lock(mu);
-      if (options.progress) options.progress((completed + f) / configs.size(), label);
+      if (options.progress) options.progress((completed + f) / cells.size(), label);
     });
     std::lock_guard lock(mu);
     if (out.is_open()) append_result_line(out, options.json_path, r.to_json());
@@ -177,6 +193,11 @@ std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepC
     ++completed;
   });
   return results;
+}
+
+std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
+                                    const SweepOptions& options, const TraceFacts* facts) {
+  return run_cells(ReplayCells(trace, configs, facts), options);
 }
 
 }  // namespace kvpolicy

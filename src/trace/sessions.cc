@@ -11,14 +11,17 @@ size_t infer_sessions(Trace& trace, uint32_t min_parent_blocks) {
   const uint32_t B = std::max<uint32_t>(trace.block_tokens, 1);
   // Chained keys name a whole prefix, so "r starts with all full blocks of q" is "r holds the key
   // of q's last full block". The map keeps the latest q per such key.
-  KeyMap last_full(n + 16);
+  // Grown as parents come, not sized by the requests: a trace of one-block requests (libCacheSim's
+  // formats) has none, and its lookups then stay in a table that fits in cache.
+  KeyMap last_full;
   SessionId next_session = 0;
   size_t continued = 0;
   for (size_t r = 0; r < n; ++r) {
     auto prompt = trace.prompt(r);
     const uint32_t* parent = nullptr;
     // Deepest match first: it is the candidate with the most full blocks.
-    for (size_t i = prompt.size(); i-- > 0 && !parent;) parent = last_full.find(prompt[i]);
+    if (last_full.size())
+      for (size_t i = prompt.size(); i-- > 0 && !parent;) parent = last_full.find(prompt[i]);
     if (parent) {
       trace.session[r] = trace.session[*parent];
       trace.turn[r] = trace.turn[*parent] + 1;

@@ -57,6 +57,19 @@ void Trace::reserve(size_t requests, size_t block_accesses) {
   blocks.reserve(block_accesses);
 }
 
+void Trace::clear_requests() {
+  time.clear();
+  session.clear();
+  turn.clear();
+  category.clear();
+  user.clear();
+  prompt_tokens.clear();
+  output_tokens.clear();
+  block_offset.assign(1, 0);
+  blocks.clear();
+  continuation.clear();
+}
+
 bool Trace::sort_by_time() {
   if (std::is_sorted(time.begin(), time.end())) return false;
   std::vector<uint32_t> order(size());
@@ -136,7 +149,6 @@ RequestView request_view(const Trace& trace, size_t r) {
 OracleView Oracle::view(const Trace& trace) const {
   OracleView v;
   v.next_request = next_request;
-  v.prev_request = prev_request;
   v.next_in_session = next_in_session;
   v.request_time = trace.time;
   v.prompt_tokens = trace.prompt_tokens;
@@ -149,10 +161,9 @@ Oracle compute_oracle(const Trace& trace) {
   Oracle o;
   size_t n = trace.size();
   o.next_request.assign(trace.blocks.size(), Oracle::kNoNext);
-  o.prev_request.assign(trace.blocks.size(), Oracle::kNoNext);
   if (trace.blocks.size() >= Oracle::kNoNext) throw Error("oracle: over 2^32 - 1 block accesses");
-  // One pass: a key's previous access a' links both ways. Until a later access of its key
-  // comes, next_request[a'] holds a''s own request.
+  // One pass: a key's previous access a' points to this request. Until a later access of its
+  // key comes, next_request[a'] holds a''s own request.
   KeyMap last(trace.blocks.size() / 2 + 16);  // key -> its latest access so far
   for (size_t r = 0; r < n; ++r) {
     for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a) {
@@ -160,7 +171,6 @@ Oracle compute_oracle(const Trace& trace) {
       bool inserted;
       uint32_t& prev = last.get_or_insert(trace.blocks[a], static_cast<uint32_t>(a), &inserted);
       if (!inserted) {
-        o.prev_request[a] = o.next_request[prev];
         o.next_request[prev] = static_cast<uint32_t>(r);
         prev = static_cast<uint32_t>(a);
       }

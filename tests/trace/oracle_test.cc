@@ -1,4 +1,4 @@
-// The oracle (next and previous use of every block access) against a quadratic reference.
+// The oracle (next use of every block access) against a quadratic reference.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -9,7 +9,7 @@
 namespace kvpolicy {
 namespace {
 
-// For each access, the request of the nearest access of the same key after (or before) it.
+// For each access, the request of the nearest access of the same key after it.
 void expect_matches_reference(const Trace& trace) {
   Oracle o = compute_oracle(trace);
   size_t n = trace.blocks.size();
@@ -18,15 +18,11 @@ void expect_matches_reference(const Trace& trace) {
     for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a)
       request_of[a] = static_cast<uint32_t>(r);
   ASSERT_EQ(o.next_request.size(), n);
-  ASSERT_EQ(o.prev_request.size(), n);
   for (size_t a = 0; a < n; ++a) {
-    uint32_t next = Oracle::kNoNext, prev = Oracle::kNoNext;
+    uint32_t next = Oracle::kNoNext;
     for (size_t b = a + 1; b < n && next == Oracle::kNoNext; ++b)
       if (trace.blocks[b] == trace.blocks[a]) next = request_of[b];
-    for (size_t b = a; b-- > 0 && prev == Oracle::kNoNext;)
-      if (trace.blocks[b] == trace.blocks[a]) prev = request_of[b];
     ASSERT_EQ(o.next_request[a], next) << "access " << a;
-    ASSERT_EQ(o.prev_request[a], prev) << "access " << a;
   }
 }
 
@@ -45,7 +41,6 @@ TEST(Oracle, KeyRepeatedWithinARequest) {
   expect_matches_reference(t);
   Oracle o = compute_oracle(t);
   EXPECT_EQ(o.next_request[0], 0u);  // key 7's next use is later in the same prompt
-  EXPECT_EQ(o.prev_request[2], 0u);
   EXPECT_EQ(o.next_request[2], 2u);
 }
 

@@ -16,8 +16,6 @@ struct OracleView {
 
   // Per flat block access: the next request whose prompt holds the same key (kNoNext if none).
   std::span<const uint32_t> next_request;
-  // Per flat block access: the previous request holding the same key (kNoNext if first).
-  std::span<const uint32_t> prev_request;
   // Per request: the next request of the same session (kNoNext if none).
   std::span<const uint32_t> next_in_session;
   // Per request: arrival time and prompt length in tokens.

@@ -102,6 +102,7 @@ double thread_cpu_seconds();
 // The cost model a replay with `opts` uses (the given one or the default, at the trace's block
 // size), and its label as results carry it.
 CostModel replay_cost_model(const Trace& trace, const ReplayOptions& opts);
+CostModel replay_cost_model(uint32_t block_tokens, const ReplayOptions& opts);
 std::string replay_cost_model_label(const Trace& trace, const ReplayOptions& opts);
 
 // Replays `trace` through a cache of `capacity_blocks` run by `policy`. `oracle` may be null

@@ -33,12 +33,23 @@ std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
                                       const std::vector<Capacity>& capacities, size_t unique_blocks,
                                       const ReplayOptions& base, double dram_ratio = 0);
 
+// One replay of a configuration with the options it is given (its progress callback set).
+using ReplayFn = std::function<ReplayResult(const SweepConfig&, const ReplayOptions&)>;
+
 // A sweep's configurations one at a time, for runs that hand them out (threads, shards, MPI
-// ranks): each one's resume key and estimated cost before it runs, and its replay. The trace's
-// oracle is computed once, by the first replay that needs it. `trace` must outlive this.
+// ranks): each one's resume key and estimated cost before it runs, and its replay.
 class ReplayCells {
  public:
-  ReplayCells(const Trace& trace, std::vector<SweepConfig> configs);
+  // Over a trace in memory (which must outlive this): its oracle is computed once, by the first
+  // replay that needs it. `facts`, when given, are the trace's, not counted again.
+  ReplayCells(const Trace& trace, std::vector<SweepConfig> configs,
+              const TraceFacts* facts = nullptr);
+  // Over any other source (a streamed trace): what results name, and how to replay one.
+  ReplayCells(std::string trace_name, uint32_t block_tokens, double infinite_hit_rate,
+              uint64_t block_accesses, std::vector<SweepConfig> configs, ReplayFn replay_one);
+  ReplayCells(const ReplayCells&) = delete;  // replay_one_ may point into it
+  ReplayCells& operator=(const ReplayCells&) = delete;
+
   size_t size() const { return configs_.size(); }
   const SweepConfig& config(size_t i) const { return configs_[i]; }
   // The key its result will have (result_key), known before it runs.
@@ -50,17 +61,23 @@ class ReplayCells {
   ReplayResult run(size_t i, const std::function<void(double)>& progress = {}) const;
 
  private:
-  const Trace& trace_;
+  std::string trace_name_;
+  uint32_t block_tokens_;
+  double infinite_hit_rate_;
+  uint64_t block_accesses_;
   std::vector<SweepConfig> configs_;
-  TraceFacts facts_;
+  ReplayFn replay_one_;
   mutable std::once_flag oracle_once_;
   mutable Oracle oracle_;
 };
 
-// Runs every configuration; results come back in configuration order. The oracle is computed
-// once when a policy needs it.
+// Runs every cell on options.jobs threads, resuming from and appending to options.json_path;
+// results come back in configuration order.
+std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions& options);
+
+// run_cells over a trace in memory.
 std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
-                                    const SweepOptions& options);
+                                    const SweepOptions& options, const TraceFacts* facts = nullptr);
 
 // What identifies a result for resuming: trace, policy, capacities, seed and cost settings.
 std::string result_key(const ReplayResult& r);

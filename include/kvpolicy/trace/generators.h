@@ -129,6 +129,10 @@ struct ZipfParams {
 // Request r = prefix d ~ Zipf + suffix_blocks blocks unique to r. No sessions.
 // Block accesses = requests x (prefix_blocks + suffix_blocks).
 Trace generate_zipf(const ZipfParams& p, uint64_t seed);
+// The same requests one at a time (time, chained keys, prompt tokens; output tokens are 1), so a
+// trace too large to hold can be written as it is made (`trace generate --kind zipf`).
+using ZipfSink = std::function<void(Time, std::span<const BlockKey>, uint32_t)>;
+void generate_zipf_requests(const ZipfParams& p, uint64_t seed, const ZipfSink& emit);
 std::vector<ParamSpec> zipf_param_specs();
 ZipfParams zipf_params(const Params& params);
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ struct Trace {
                         uint32_t output_tok, SessionId s = kNoSession, uint32_t turn_no = 1,
                         CategoryId cat = 0, uint32_t user_id = 0);
   void reserve(size_t requests, size_t block_accesses);
+  // Drops every request, keeping the columns' memory (a stream's next chunk).
+  void clear_requests();
 
   // Sorts requests by time (stable); returns true if they were out of order.
   bool sort_by_time();
@@ -75,8 +78,6 @@ struct Oracle {
   static constexpr uint32_t kNoNext = OracleView::kNoNext;
   // Per flat block access: index of the next request whose prompt holds the same key.
   std::vector<uint32_t> next_request;
-  // Per flat block access: previous request holding the same key (kNoNext if first).
-  std::vector<uint32_t> prev_request;
   // Per request: index of the next request of the same session (kNoNext if none).
   std::vector<uint32_t> next_in_session;
 
@@ -106,10 +107,15 @@ struct ReadReport {
   bool sorted = false;        // timestamps were out of order and were sorted
 };
 
+class TraceStream;
+
 struct TraceFormat {
   std::string name;
   std::string description;
   std::function<Trace(const std::string& path, const ReadOptions&, ReadReport&)> read;
+  // Empty when the format cannot be read as a stream (trace_stream.h).
+  std::function<std::unique_ptr<TraceStream>(const std::string& path, const ReadOptions&)>
+      open_stream = {};
 };
 
 // Registry of trace readers; formats register themselves at static-init time.

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "kvpolicy/trace/trace.h"
@@ -19,6 +21,35 @@ void write_native(const Trace& trace, const std::string& path);
 // can craft files whose contents, not their checksum, are under test.
 inline constexpr size_t kNativeChecksumOffset = 40;
 std::optional<uint64_t> native_trace_checksum(const std::string& path);
+
+class AtomicOutput;
+
+// Writes a native trace (version 1, no continuation column) a request at a time, so a trace too
+// large to hold can be written (`kvpolicy trace generate`): the request and block counts are
+// announced first, each column is written at its place as its buffer fills, and finish() reads
+// the file back once for the checksum. The file is the one write_native writes for the same
+// requests, byte for byte. Throws Error on a count that differs from the announced one.
+class NativeTraceWriter {
+ public:
+  NativeTraceWriter(const std::string& path, const std::string& name, uint32_t block_tokens,
+                    uint64_t requests, uint64_t block_accesses);
+  ~NativeTraceWriter();
+  void add_request_keys(Time t, std::span<const BlockKey> keys, uint32_t prompt_tok,
+                        uint32_t output_tok, SessionId s = kNoSession, uint32_t turn_no = 1,
+                        CategoryId cat = 0, uint32_t user_id = 0);
+  // Writes the header and renames the file into place.
+  void finish();
+
+ private:
+  struct Columns;
+  void flush();
+  std::unique_ptr<AtomicOutput> out_;
+  std::unique_ptr<Columns> cols_;
+  std::string name_;
+  uint32_t block_tokens_;
+  uint64_t n_, nb_, requests_ = 0, blocks_ = 0;
+  Time last_time_ = 0;
+};
 
 // libCacheSim's oracleGeneral record: packed, 24 bytes, little-endian.
 inline constexpr size_t kOracleGeneralRecordBytes = 24;

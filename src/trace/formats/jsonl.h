@@ -4,6 +4,8 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -183,5 +185,107 @@ void for_each_record(const std::string& path, const ReadOptions& opts, ReadRepor
   report.lines = line_no;
   if (records == 0) throw InputError(path, 0, "", line_no == 0 ? "empty file" : "no valid records");
 }
+
+}  // namespace kvpolicy::jsonl
+
+namespace kvpolicy::jsonl {
+
+// The records of a JSONL file read a block of bytes at a time (a stream's memory is one block
+// and the longest line), with for_each_record's rules: blank lines skipped, errors naming file,
+// line and field, --skip-bad-lines counted, max_requests honoured.
+class RecordReader {
+ public:
+  RecordReader(const std::string& path, const ReadOptions& opts)
+      : path_(path), opts_(opts), f_(std::fopen(path.c_str(), "rb")) {
+    if (!f_) throw InputError(path, 0, "", "cannot read file");
+    buf_.resize(kBlock + simdjson::SIMDJSON_PADDING);
+  }
+  RecordReader(const RecordReader&) = delete;
+  RecordReader& operator=(const RecordReader&) = delete;
+  ~RecordReader() { std::fclose(f_); }
+
+  // Calls on_record(obj, where) for the next good record; false at the end of the file.
+  template <typename OnRecord>
+  bool next(OnRecord&& on_record) {
+    if (opts_.max_requests && records_ >= opts_.max_requests) return finish();
+    std::string_view line;
+    while (next_line(line)) {
+      size_t i = 0;
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+      if (i == line.size()) continue;
+      Where where{path_, line_no_};
+      try {
+        simdjson::dom::element doc;
+        // The buffer holds SIMDJSON_PADDING readable bytes past any line.
+        auto err = parser_.parse(line.data(), line.size(), false).get(doc);
+        object obj;
+        if (!err) err = doc.get_object().get(obj);
+        if (err)
+          where.fail("", std::string("not a JSON object (") + simdjson::error_message(err) + ")");
+        on_record(obj, where);
+        ++records_;
+        return true;
+      } catch (const InputError& e) {
+        if (!opts_.skip_bad_lines) throw;
+        if (report_.skipped_lines++ == 0) report_.first_skipped = e.what();
+      }
+    }
+    return finish();
+  }
+  const ReadReport& report() const { return report_; }
+
+ private:
+  static constexpr size_t kBlock = size_t{4} << 20;
+
+  bool finish() {
+    report_.lines = line_no_;
+    if (records_ == 0)
+      throw InputError(path_, 0, "", line_no_ == 0 ? "empty file" : "no valid records");
+    return false;
+  }
+  bool next_line(std::string_view& line) {
+    for (;;) {
+      char* base = buf_.data();
+      if (const void* nl = memchr(base + begin_, '\n', end_ - begin_)) {
+        size_t at = static_cast<const char*>(nl) - base;
+        return take(line, at, at + 1);
+      }
+      if (eof_) return begin_ < end_ && take(line, end_, end_);
+      // Keep the partial line, grow for a line longer than the buffer, read on.
+      std::memmove(base, base + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+      size_t room = buf_.size() - simdjson::SIMDJSON_PADDING;
+      if (end_ == room) buf_.resize(2 * room + simdjson::SIMDJSON_PADDING);
+      room = buf_.size() - simdjson::SIMDJSON_PADDING;
+      size_t got = std::fread(buf_.data() + end_, 1, room - end_, f_);
+      if (got == 0) {
+        if (std::ferror(f_)) throw InputError(path_, line_no_ + 1, "", "read failed");
+        eof_ = true;
+      }
+      end_ += got;
+    }
+  }
+  bool take(std::string_view& line, size_t line_end, size_t next_begin) {
+    const char* p = buf_.data() + begin_;
+    size_t n = line_end - begin_;
+    // A UTF-8 byte-order mark (written by some Windows tools) is not part of the first record.
+    if (line_no_ == 0 && n >= 3 && std::string_view(p, 3) == "\xEF\xBB\xBF") p += 3, n -= 3;
+    line = {p, n};
+    begin_ = next_begin;
+    ++line_no_;
+    return true;
+  }
+
+  const std::string path_;
+  ReadOptions opts_;
+  std::FILE* f_;
+  std::vector<char> buf_;
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  uint64_t line_no_ = 0, records_ = 0;
+  ReadReport report_;
+  simdjson::dom::parser parser_;
+};
 
 }  // namespace kvpolicy::jsonl

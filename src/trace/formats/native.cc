@@ -19,6 +19,8 @@
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/trace_io.h"
+#include "kvpolicy/trace/trace_stream.h"
+#include "native_layout.h"
 
 namespace kvpolicy {
 
@@ -27,100 +29,7 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-constexpr char kMagic[8] = {'K', 'V', 'P', 'T', 'R', 'A', 'C', 'E'};
-constexpr uint32_t kVersion = 1;
-constexpr uint32_t kVersionContinuation = 2;  // version 1 + the continuation column
-constexpr size_t kHeaderBytes = 48;
-constexpr size_t kChecksumOffset = kNativeChecksumOffset;
-// Bytes per request over all per-request columns.
-constexpr uint64_t kRequestBytes = sizeof(Time) + 4 + 4 + sizeof(CategoryId) + 4 + 4 + 4;
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-// A fast non-cryptographic checksum: four independent multiply-rotate lanes (several GB/s), so
-// checking a load costs far less than reading it. It detects truncation and corruption, not
-// tampering.
-class Checksum {
- public:
-  void add(const void* data, size_t n) {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-      uint64_t w[4];
-      std::memcpy(w, p + i, 32);
-      for (int k = 0; k < 4; ++k) lane_[k] = rotl(lane_[k] ^ w[k], 31) * 0x9e3779b97f4a7c15ULL;
-    }
-    uint64_t tail = 0;
-    for (; i < n; ++i) tail = tail * 257 + p[i] + 1;
-    lane_[0] = mix64(lane_[0] ^ tail ^ n);
-    length_ += n;
-  }
-  uint64_t value() const {
-    return mix64(lane_[0] ^ rotl(lane_[1], 17) ^ rotl(lane_[2], 34) ^ rotl(lane_[3], 51) ^ length_);
-  }
-
- private:
-  uint64_t lane_[4] = {1, 2, 3, 4};
-  uint64_t length_ = 0;
-};
-
-template <typename T>
-void put(unsigned char* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
-template <typename T>
-T get(const unsigned char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-class Writer {
- public:
-  explicit Writer(AtomicOutput& out) : out_(out) {}
-  void write(const void* data, size_t n, Checksum* sum) {
-    out_.write(data, n);
-    if (sum) sum->add(data, n);
-  }
-  template <typename T>
-  void column(const std::vector<T>& v, Checksum& sum) {
-    write(v.data(), v.size() * sizeof(T), &sum);
-  }
-
- private:
-  AtomicOutput& out_;
-};
-
-class Reader {
- public:
-  Reader(std::FILE* f, const std::string& path, uint64_t size) : f_(f), path_(path), left_(size) {}
-  void read(void* data, uint64_t n, const char* what, Checksum* sum) {
-    if (n > left_) truncated(what);
-    if (n && std::fread(data, 1, n, f_) != n) truncated(what);
-    left_ -= n;
-    if (sum) sum->add(data, n);
-  }
-  template <typename T>
-  void column(std::vector<T>& v, uint64_t count, const char* what, Checksum& sum) {
-    if (count > left_ / sizeof(T)) truncated(what);
-    v.resize(count);
-    read(v.data(), count * sizeof(T), what, &sum);
-  }
-  uint64_t left() const { return left_; }
-  [[noreturn]] void truncated(const char* what) const {
-    throw InputError(path_, 0, what, "truncated native trace");
-  }
-
- private:
-  std::FILE* f_;
-  const std::string& path_;
-  uint64_t left_;
-};
+using namespace native;
 
 // The columns as stored, with the checksum they hold and the one they have; the checks that
 // need the contents come after the checksum's.
@@ -140,52 +49,11 @@ Unchecked read_columns(const std::string& path) {
   if (size == 0) throw InputError(path, 0, "", "empty file");
   Reader in(f.get(), path, static_cast<uint64_t>(size));
 
-  unsigned char h[kHeaderBytes];
-  in.read(h, kHeaderBytes, "header", nullptr);
-  if (std::memcmp(h, kMagic, sizeof kMagic) != 0)
-    throw InputError(path, 0, "magic", "not a kvpolicy native trace");
-  uint32_t version = get<uint32_t>(h + 8);
-  if (version != kVersion && version != kVersionContinuation)
-    throw InputError(path, 0, "version",
-                     "native trace version " + std::to_string(version) + ", this build reads " +
-                         std::to_string(kVersion) + " and " + std::to_string(kVersionContinuation) +
-                         " (convert the source trace again)");
-  const bool with_continuation = version == kVersionContinuation;
   Trace t;
-  t.block_tokens = get<uint32_t>(h + 12);
-  uint64_t n = get<uint64_t>(h + 16);
-  uint64_t nb = get<uint64_t>(h + 24);
-  uint32_t name_bytes = get<uint32_t>(h + 32);
-  uint32_t categories = get<uint32_t>(h + 36);
-  uint64_t checksum = get<uint64_t>(h + kChecksumOffset);
-  if (t.block_tokens == 0) throw InputError(path, 0, "block_tokens", "zero");
-  if (n >= UINT32_MAX) throw InputError(path, 0, "requests", "too many requests");
-  if (categories > std::numeric_limits<CategoryId>::max() + 1u)
-    throw InputError(path, 0, "categories", "too many categories");
-
-  Checksum sum;
-  sum.add(h, kChecksumOffset);
-  if (name_bytes > in.left()) in.truncated("name");
-  t.name.resize(name_bytes);
-  in.read(t.name.data(), name_bytes, "name", &sum);
-  t.category_names.resize(categories);
-  for (auto& c : t.category_names) {
-    unsigned char len[4];
-    in.read(len, 4, "category_names", &sum);
-    uint32_t l = get<uint32_t>(len);
-    if (l > in.left()) in.truncated("category_names");
-    c.resize(l);
-    in.read(c.data(), l, "category_names", &sum);
-  }
-  // The columns must fill the rest exactly; checked before allocating anything.
-  const uint64_t request_bytes = kRequestBytes + (with_continuation ? sizeof(float) : 0);
-  if (nb > in.left() / 8 || n > in.left() / request_bytes ||
-      in.left() != n * request_bytes + (n + 1) * 8 + nb * 8) {
-    if (nb <= in.left() / 8 && n <= in.left() / request_bytes &&
-        in.left() > n * request_bytes + (n + 1) * 8 + nb * 8)
-      throw InputError(path, 0, "", "corrupt native trace: trailing bytes");
-    in.truncated("columns");
-  }
+  NativeHeader head = read_native_header(in, path, t);
+  const uint64_t n = head.requests, nb = head.blocks;
+  const bool with_continuation = head.with_continuation;
+  Checksum& sum = head.sum;
   in.column(t.time, n, "time", sum);
   in.column(t.session, n, "session", sum);
   in.column(t.turn, n, "turn", sum);
@@ -196,7 +64,7 @@ Unchecked read_columns(const std::string& path) {
   in.column(t.block_offset, n + 1, "block_offset", sum);
   in.column(t.blocks, nb, "blocks", sum);
   if (with_continuation) in.column(t.continuation, n, "continuation", sum);
-  return {std::move(t), with_continuation, checksum, sum.value()};
+  return {std::move(t), with_continuation, head.checksum, sum.value()};
 }
 
 Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& report) {
@@ -246,7 +114,7 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
 TraceFormatRegistrar registrar({"native",
                                 "kvpolicy's binary cache of a parsed trace (.kvtrace; write it "
                                 "with `kvpolicy trace convert --to native`)",
-                                read_native});
+                                read_native, native::open_stream});
 
 }  // namespace
 
@@ -259,6 +127,7 @@ std::optional<uint64_t> native_trace_checksum(const std::string& path) {
 }
 
 void write_native(const Trace& trace, const std::string& path) {
+  using namespace native;
   trace.validate();
   if (trace.category_names.size() > std::numeric_limits<CategoryId>::max() + 1u)
     throw ConfigError("too many categories for a native trace");

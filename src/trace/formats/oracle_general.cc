@@ -12,6 +12,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/trace/trace_io.h"
+#include "kvpolicy/trace/trace_stream.h"
 
 namespace kvpolicy {
 
@@ -82,10 +83,87 @@ Trace read_oracle_general(const std::string& path, const ReadOptions& opts, Read
   return t;
 }
 
+// The same records a chunk at a time. The whole-trace reader sorts records out of time order;
+// a stream cannot, so one is an error naming its record.
+class OracleGeneralStream final : public TraceStream {
+ public:
+  OracleGeneralStream(const std::string& path, const ReadOptions& opts)
+      : path_(path), opts_(opts), f_(std::fopen(path.c_str(), "rb")) {
+    if (!f_) throw InputError(path, 0, "", "cannot read file");
+    if (std::fseek(f_.get(), 0, SEEK_END) != 0) throw InputError(path, 0, "", "cannot read file");
+    long size = std::ftell(f_.get());
+    if (size < 0) throw InputError(path, 0, "", "cannot read file");
+    std::rewind(f_.get());
+    if (size == 0) throw InputError(path, 0, "", "empty file");
+    records_ = static_cast<uint64_t>(size) / kOracleGeneralRecordBytes;
+    if (uint64_t tail = static_cast<uint64_t>(size) % kOracleGeneralRecordBytes) {
+      InputError e(path, records_ + 1, "",
+                   "truncated record: " + std::to_string(tail) + " of " +
+                       std::to_string(kOracleGeneralRecordBytes) + " bytes");
+      if (!opts.skip_bad_lines || records_ == 0) throw e;
+      report_.skipped_lines = 1;
+      report_.first_skipped = e.what();
+    }
+    if (opts.max_requests && opts.max_requests < records_) records_ = opts.max_requests;
+    report_.lines = records_;
+  }
+
+  bool next(Trace& chunk, size_t max_requests) override {
+    chunk.clear_requests();
+    chunk.name = path_;
+    chunk.block_tokens = opts_.block_tokens ? opts_.block_tokens : 16;
+    uint64_t count = std::min<uint64_t>(max_requests, records_ - done_);
+    if (count == 0) return false;
+    buf_.resize(count * kOracleGeneralRecordBytes);
+    if (std::fread(buf_.data(), kOracleGeneralRecordBytes, count, f_.get()) != count)
+      throw InputError(path_, done_ + 1, "", "read failed");
+    // Columns filled in place: every request is one block of block_tokens tokens, no session.
+    chunk.time.resize(count);
+    chunk.blocks.resize(count);
+    chunk.block_offset.resize(count + 1);
+    chunk.session.assign(count, kNoSession);
+    chunk.turn.assign(count, 1);
+    chunk.category.assign(count, 0);
+    chunk.user.assign(count, 0);
+    chunk.prompt_tokens.assign(count, chunk.block_tokens);
+    chunk.output_tokens.assign(count, 0);
+    for (uint64_t i = 0; i < count; ++i) {
+      const unsigned char* rec = buf_.data() + i * kOracleGeneralRecordBytes;
+      uint32_t clock = load<uint32_t>(rec);
+      uint64_t obj = load<uint64_t>(rec + 4);
+      if (done_ + i == 0) first_ = last_ = clock;
+      if (clock < last_)
+        throw InputError(path_, done_ + i + 1, "clock_time",
+                         "earlier than the record before (a stream cannot sort: replay without "
+                         "--stream)");
+      last_ = clock;
+      chunk.time[i] = static_cast<Time>(clock - first_) * kMicrosPerSecond;
+      chunk.blocks[i] = chain_key(kRootKey, obj);
+      chunk.block_offset[i + 1] = i + 1;
+    }
+    done_ += count;
+    return true;
+  }
+  const ReadReport& report() const override { return report_; }
+
+ private:
+  std::string path_;
+  ReadOptions opts_;
+  File f_;
+  ReadReport report_;
+  uint64_t records_ = 0, done_ = 0;
+  uint32_t first_ = 0, last_ = 0;
+  std::vector<unsigned char> buf_;
+};
+
 TraceFormatRegistrar registrar({"oracle-general",
                                 "libCacheSim oracleGeneral binary (24-byte records: clock_time s, "
                                 "obj_id, obj_size, next_access_vtime); one block per record",
-                                read_oracle_general});
+                                read_oracle_general,
+                                [](const std::string& path, const ReadOptions& opts) {
+                                  return std::unique_ptr<TraceStream>(
+                                      new OracleGeneralStream(path, opts));
+                                }});
 
 }  // namespace
 

@@ -21,7 +21,7 @@ size_t ZipfSampler::operator()(Rng& rng) const {
   return std::upper_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin();
 }
 
-Trace generate_zipf(const ZipfParams& p, uint64_t seed) {
+void generate_zipf_requests(const ZipfParams& p, uint64_t seed, const ZipfSink& emit) {
   if (p.requests == 0 || p.requests > UINT32_MAX || p.prefixes == 0 || p.alpha < 0 ||
       p.prefix_blocks + uint64_t{p.suffix_blocks} == 0 || p.rate <= 0 || p.block_tokens == 0)
     throw ConfigError("zipf: parameters out of range (see `kvpolicy trace generate`)");
@@ -38,11 +38,7 @@ Trace generate_zipf(const ZipfParams& p, uint64_t seed) {
           chain_key(k, salt ^ (uint64_t{d} << 24 | j));
   }
 
-  Trace t;
-  t.name = fmt::format("zipf(seed={})", seed);
-  t.block_tokens = p.block_tokens;
   const uint32_t n_blocks = p.prefix_blocks + p.suffix_blocks;
-  t.reserve(p.requests, p.requests * n_blocks);
   const uint32_t tokens = n_blocks * p.block_tokens;
   std::vector<BlockKey> keys(n_blocks);
   for (uint64_t r = 0; r < p.requests; ++r) {
@@ -52,8 +48,19 @@ Trace generate_zipf(const ZipfParams& p, uint64_t seed) {
     for (uint32_t j = 0; j < p.suffix_blocks; ++j)  // the request index makes them unique
       keys[p.prefix_blocks + j] = k = chain_key(k, ~salt ^ (r << 16 | j));
     Time now = static_cast<Time>(std::llround(double(r) / p.rate * kMicrosPerSecond));
-    t.add_request_keys(now, keys, tokens, 1);
+    emit(now, keys, tokens);
   }
+}
+
+Trace generate_zipf(const ZipfParams& p, uint64_t seed) {
+  Trace t;
+  t.name = fmt::format("zipf(seed={})", seed);
+  t.block_tokens = p.block_tokens;
+  const uint64_t n_blocks = uint64_t{p.prefix_blocks} + p.suffix_blocks;
+  if (p.requests <= UINT32_MAX) t.reserve(p.requests, p.requests * n_blocks);
+  generate_zipf_requests(p, seed, [&](Time now, std::span<const BlockKey> keys, uint32_t tokens) {
+    t.add_request_keys(now, keys, tokens, 1);
+  });
   return t;
 }
 
