@@ -32,7 +32,7 @@ test-sanitize: deps
 
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPOLICY_SANITIZE=thread -DKVPOLICY_BENCH=OFF
-	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tests
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tsan_tests
 	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|KeyGbm|Sweep'
 
 # libFuzzer (clang) on every reader, parser and policy spec, FUZZ_SECONDS each (scripts/fuzz.sh);

@@ -54,6 +54,11 @@ for out in t.kvtrace ./t.kvtrace "$work/t.kvtrace" link.kvtrace; do
   expect_error "is the input" trace convert -t t.kvtrace --to native -o "$out"
 done
 [[ $(cksum < t.kvtrace) == "$sum" ]] || fail "trace convert onto its input changed it"
+# So does every other output: a sweep's --json would be truncated before the trace is read.
+expect_error "is the input" simulate -t t.kvtrace -p lru -c 5% --json ./t.kvtrace
+expect_error "is the input" trace stats -t link.kvtrace --json=t.kvtrace
+expect_error "is the input" mrc -t t.kvtrace -p lru --csv "$work/t.kvtrace"
+[[ $(cksum < t.kvtrace) == "$sum" ]] || fail "an output onto the input changed it"
 "$K" trace convert -t t.kvtrace --to native -o copy.kvtrace > /dev/null || fail "trace convert"
 "$K" trace stats -t copy.kvtrace > /dev/null 2>&1 || fail "the converted copy does not read"
 

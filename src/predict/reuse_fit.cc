@@ -290,9 +290,10 @@ double ReuseFitter::p90_seconds(size_t hist, uint64_t n) {
 std::vector<ParamSpec> reuse_fit_param_specs() {
   return {
       // At least one microsecond, the trace's time unit (a shorter span rounds to none).
-      param_double("window_s", 1800, {.min = 1e-6},
+      param_double("window_s", 1800, {.min = 1e-6, .max = 1e9},
                    "history the reuse fits use, seconds of trace time"),
-      param_double("refit_s", 60, {.min = 1e-6}, "refit every this many seconds of trace time"),
+      param_double("refit_s", 60, {.min = 1e-6, .max = 1e9},
+                   "refit every this many seconds of trace time"),
       param_choice("life", "p90", {"p90", "p90_all", "none"},
                    "Life_w: p90 = 90th percentile of the category's reuse times, p90_all = of "
                    "all categories' (one Life for all), none = no limit, or seconds",

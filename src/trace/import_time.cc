@@ -123,8 +123,9 @@ std::string parse_time(std::string_view s, Unit unit, Time& out) {
       constexpr int64_t kScale[] = {1'000'000, 1'000, 1};
       if (unit == Unit::kNanos) {
         out = whole / 1000 + (whole % 1000 >= 500);
-      } else if (__builtin_mul_overflow(whole, kScale[static_cast<int>(unit)], &out)) {
-        return "too large for a time in microseconds (int64)";
+      } else if (__builtin_mul_overflow(whole, kScale[static_cast<int>(unit)], &out) ||
+                 out >= kMaxTime) {
+        return "too large: times stay below 2^62 microseconds";
       }
       return "";
     }
@@ -136,7 +137,7 @@ std::string parse_time(std::string_view s, Unit unit, Time& out) {
       if (d < 0) return "negative";
       constexpr double kPerUnit[] = {1e6, 1e3, 1, 1e-3};
       double micros = d * kPerUnit[static_cast<int>(unit)];
-      if (!(micros < 9.2e18)) return "too large for a time in microseconds (int64)";
+      if (!(micros < double(kMaxTime))) return "too large: times stay below 2^62 microseconds";
       out = static_cast<Time>(std::llround(micros));
       return "";
     }

@@ -226,7 +226,7 @@ TEST(Import, TimeUnitsAndIsoDates) {
   std::string path = write_file("big.csv", "t,ids\n0,1\n10000000000000,1\n");
   auto e = input_error([&] { import(path, "time=t,tokens=ids"); });
   EXPECT_EQ(std::string(e.what()),
-            path + ":3: column 't': too large for a time in microseconds (int64)");
+            path + ":3: column 't': too large: times stay below 2^62 microseconds");
   auto iso = input_error([&] { import(path, "time=t,tokens=ids", nullptr, "iso"); });
   EXPECT_NE(std::string(iso.what()).find(":2: column 't': expected an ISO 8601"),
             std::string::npos);

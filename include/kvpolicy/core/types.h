@@ -8,6 +8,9 @@
 namespace kvpolicy {
 
 using Time = int64_t;  // microseconds since the trace's start
+// Every reader keeps times below 2^62 us (146,000 years), so a policy adding an interval to one
+// (a refit period, a window, a lifetime) cannot overflow.
+inline constexpr Time kMaxTime = Time{1} << 62;
 using NodeId = uint32_t;
 using BlockKey = uint64_t;
 using RequestIndex = uint32_t;

@@ -85,7 +85,7 @@ inline Time to_micros(double value, double micros_per_unit, const Where& w,
                       std::string_view field) {
   if (!(value >= 0)) w.fail(field, "negative");
   double micros = value * micros_per_unit;
-  if (!(micros < 9.2e18)) w.fail(field, "too large for a time in microseconds (int64)");
+  if (!(micros < double(kMaxTime))) w.fail(field, "too large: times stay below 2^62 microseconds");
   return static_cast<Time>(std::llround(micros));
 }
 

@@ -84,6 +84,8 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
     if (r ? t.time[r] < t.time[r - 1] : t.time[0] < 0)
       throw InputError(path, 0, "time", "corrupt native trace: times go back");
     if (t.turn[r] == 0) throw InputError(path, 0, "turn", "corrupt native trace: turn 0");
+    if (t.time[r] >= kMaxTime)
+      throw InputError(path, 0, "time", "corrupt native trace: a time past 2^62 microseconds");
     // Every reader numbers sessions densely, and whole-trace passes size arrays by them.
     if (t.session[r] != kNoSession && t.session[r] >= n)
       throw InputError(path, 0, "session",
