@@ -304,6 +304,31 @@ class Campaign:
                                    "/dev/full"]),
                 ("mrc --json", ["mrc", "-t", t, "-p", "lru", "--json", "/dev/full"])):
             self.judge_error(cls, name, *self.run(args), "/dev/full")
+        # A disk that fills mid-sweep (a 4 KB file-size limit: EFBIG): a failing exit naming the
+        # file, and only whole rows in it.
+        cls = "a disk that fills mid-sweep (file-size limit)"
+        for name, args in (("simulate --json", ["simulate", "-t", t, "-p", "lru,fifo,sieve,lfu",
+                                                "-c", "1%,2%,5%,10%,20%", "--json"]),
+                           ("serve --json", ["serve", "-t", t, "-p", "lru,fifo", "--workers",
+                                             "1,2", "-c", "5%,10%", "--json"])):
+            out = os.path.join(self.work, "limited.jsonl")
+            if os.path.exists(out):
+                os.remove(out)
+            cmd = " ".join(["ulimit -f 4; trap '' XFSZ; exec", self.k] + args + [out])
+            p = subprocess.run(["bash", "-c", cmd], capture_output=True, timeout=TIMEOUT_S,
+                               cwd=self.work)
+            err = p.stderr.decode(errors="replace")
+            torn = False
+            if os.path.exists(out):
+                for line in open(out, errors="replace"):
+                    try:
+                        json.loads(line)
+                    except ValueError:
+                        torn = True
+            if torn:
+                self.record(cls, "FAIL torn row", name)
+            else:
+                self.judge_error(cls, name, p.returncode, err, out)
         cls = "a sweep killed mid-run, then --resume"
         ref = os.path.join(self.work, "ref.jsonl")
         sweep = ["simulate", "-t", t, "-p", "lru,fifo,s3fifo,sieve,lfu,belady", "-c",

@@ -199,8 +199,8 @@ void bench(const BenchArgs& a) {
   std::vector<std::string> stores = split_list(a.stores);
   for (auto& s : stores)
     if (s != "memory" && s != "redis") throw ConfigError("--store '" + s + "': memory or redis");
-  std::optional<std::ofstream> json;
-  if (!a.json.empty()) json = open_output(a.json);
+  ResultsFile json;
+  if (!a.json.empty()) json = ResultsFile(a.json, true);
 
   std::optional<ReuseHistogram> target;
   EmbeddingTrace trace = a.workload.load(&target);
@@ -250,7 +250,7 @@ void bench(const BenchArgs& a) {
                                : "";
           fmt::print("  {:<6} {:>7.2f} {:>10.3f} {:>10.3f} {:>14.0f} {:>10}\n", r.policy,
                      100 * r.hit_rate, r.mean_latency_ms, r.p99_latency_ms, r.throughput, vs);
-          if (json) append_result_line(*json, a.json, r.to_json());
+          if (json.is_open()) json.append(r.to_json());
         }
       }
     }

@@ -183,11 +183,8 @@ std::vector<std::string> coordinate_cells(SweepComm& comm, std::span<const std::
   std::vector<size_t> todo;
   for (size_t i : largest_first(weights))
     if (!have[i]) todo.push_back(i);
-  std::ofstream out;
-  if (!options.json_path.empty()) {
-    out.open(options.json_path, std::ios::app);
-    if (!out) throw ConfigError("cannot write '" + options.json_path + "'");
-  }
+  ResultsFile out;
+  if (!options.json_path.empty()) out = ResultsFile(options.json_path);
 
   std::mutex mu;
   size_t next = 0;
@@ -205,7 +202,7 @@ std::vector<std::string> coordinate_cells(SweepComm& comm, std::span<const std::
     std::lock_guard lock(mu);
     stats.ranks[static_cast<size_t>(rank)].cells++;
     stats.ranks[static_cast<size_t>(rank)].busy_seconds += busy;
-    if (out.is_open()) append_result_line(out, options.json_path, line);
+    if (out.is_open()) out.append(line);
     rows[i] = std::move(line);
     have[i] = 1;
     ++done;

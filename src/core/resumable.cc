@@ -1,13 +1,19 @@
 #include "kvpolicy/core/resumable.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "kvpolicy/core/error.h"
 
@@ -38,10 +44,46 @@ std::vector<ResultLine> read_complete_lines(const std::string& path) {
   return lines;
 }
 
-void append_result_line(std::ostream& out, const std::string& path, const std::string& line) {
-  out << line << '\n';
-  out.flush();
-  if (!out) throw Error("writing results to '" + path + "' failed (is the disk full?)");
+ResultsFile::ResultsFile(const std::string& path, bool truncate) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0),
+               0644);
+  if (fd_ < 0) throw ConfigError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+ResultsFile::ResultsFile(ResultsFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+
+ResultsFile& ResultsFile::operator=(ResultsFile&& other) noexcept {
+  close();
+  path_ = std::move(other.path_);
+  fd_ = std::exchange(other.fd_, -1);
+  return *this;
+}
+
+ResultsFile::~ResultsFile() { close(); }
+
+void ResultsFile::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void ResultsFile::append(std::string_view line) {
+  std::string row = std::string(line) + '\n';
+  // Every earlier row is whole on disk, so the file's end is where this one starts.
+  off_t whole = ::lseek(fd_, 0, SEEK_END);
+  for (size_t done = 0; done < row.size();) {
+    ssize_t n = ::write(fd_, row.data() + done, row.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : ENOSPC;
+      // A row written in part would read back as a corrupt one: cut it off, so the file holds
+      // whole rows and --resume goes on from them (a device such as /dev/full has no size).
+      bool cut = whole < 0 || ::ftruncate(fd_, whole) == 0;
+      throw Error("writing results to '" + path_ + "' failed: " + std::strerror(err) +
+                  (cut ? " (is the disk full?)" : "; its last row is cut off"));
+    }
+    done += static_cast<size_t>(n);
+  }
 }
 
 void parallel_for(size_t n, unsigned jobs, const std::function<void(size_t)>& task) {

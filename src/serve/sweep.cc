@@ -1,6 +1,5 @@
 // Serve-mode sweeps: configurations on all cores, each result streamed as one JSON line,
 // resumable after an interruption.
-#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -20,11 +19,8 @@ std::vector<ServeResult> run_serve_sweep(const Trace& trace,
       finished[r.key()] = std::move(r);
     }
   }
-  std::ofstream out;
-  if (!options.json_path.empty()) {
-    out.open(options.json_path, std::ios::app);
-    if (!out) throw ConfigError("cannot write '" + options.json_path + "'");
-  }
+  ResultsFile out;
+  if (!options.json_path.empty()) out = ResultsFile(options.json_path);
   std::vector<ServeResult> results(configs.size());
   std::vector<size_t> todo;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -47,7 +43,7 @@ std::vector<ServeResult> run_serve_sweep(const Trace& trace,
     };
     ServeResult r = serve(trace, o);
     std::lock_guard lock(mu);
-    if (out.is_open()) append_result_line(out, options.json_path, r.to_json());
+    if (out.is_open()) out.append(r.to_json());
     results[todo[k]] = std::move(r);
     ++completed;
   });

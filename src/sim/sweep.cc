@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -163,11 +162,8 @@ std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions
   std::vector<ReplayResult> results(cells.size());
   std::map<std::string, ReplayResult> finished;
   if (options.resume && !options.json_path.empty()) finished = read_finished(options.json_path);
-  std::ofstream out;
-  if (!options.json_path.empty()) {
-    out.open(options.json_path, std::ios::app);
-    if (!out) throw ConfigError("cannot write '" + options.json_path + "'");
-  }
+  ResultsFile out;
+  if (!options.json_path.empty()) out = ResultsFile(options.json_path);
   std::vector<size_t> todo;
   for (size_t i = 0; i < cells.size(); ++i) {
     auto it = finished.find(cells.key(i));
@@ -188,7 +184,7 @@ std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions
       if (options.progress) options.progress((completed + f) / cells.size(), label);
     });
     std::lock_guard lock(mu);
-    if (out.is_open()) append_result_line(out, options.json_path, r.to_json());
+    if (out.is_open()) out.append(r.to_json());
     results[todo[k]] = std::move(r);
     ++completed;
   });

@@ -19,9 +19,25 @@ struct ResultLine {
 };
 std::vector<ResultLine> read_complete_lines(const std::string& path);
 
-// Appends one result line to `out` (the results file at `path`) and flushes it, so a kill loses
-// nothing finished; a failed write (a full disk) throws Error naming the file, never passes.
-void append_result_line(std::ostream& out, const std::string& path, const std::string& line);
+// The results file a sweep appends to, a row per finished result written straight to the file,
+// so a kill loses nothing finished. A failed write (a full disk) cuts the file back to its whole
+// rows and throws Error naming it: never a torn row, never a pass.
+class ResultsFile {
+ public:
+  ResultsFile() = default;
+  // Opens `path` to append to it (`truncate`: emptied first); throws ConfigError if it cannot.
+  explicit ResultsFile(const std::string& path, bool truncate = false);
+  ResultsFile(ResultsFile&& other) noexcept;
+  ResultsFile& operator=(ResultsFile&& other) noexcept;
+  ~ResultsFile();
+  bool is_open() const { return fd_ >= 0; }
+  void append(std::string_view line);  // adds the newline
+  void close();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 // The trace part of a result's resume key: a path names its file however it is spelt (mc.jsonl,
 // ./mc.jsonl, its absolute path, a symlink to it); a name that is no file is kept as it is.
