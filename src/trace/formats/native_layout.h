@@ -44,6 +44,7 @@ class Checksum {
   }
   // One part given in pieces: feed() each, then end_part(); the value of one add() of it all.
   void feed(const void* data, size_t n) {
+    if (n == 0) return;  // an empty column's data() may be null, which memcpy must not see
     const unsigned char* p = static_cast<const unsigned char*>(data);
     part_ += n;
     size_t i = 0;
