@@ -33,7 +33,7 @@ test-sanitize: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPOLICY_SANITIZE=thread -DKVPOLICY_BENCH=OFF
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tsan_tests
-	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|KeyGbm|Sweep'
+	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|KeyGbm|Sweep' -E '^Cli'
 
 # libFuzzer (clang) on every reader, parser and policy spec, FUZZ_SECONDS each (scripts/fuzz.sh);
 # CI runs `make test-fuzz`: each target over its corpus and a few seconds of fuzzing.
