@@ -36,6 +36,19 @@ struct SweepCells {
 // The cells of `shard` (shard_of_cells), in configuration order.
 std::vector<size_t> cells_of_shard(const SweepCells& cells, Shard shard);
 
+// Keeps only `shard`'s configurations, and their keys in `cells`.
+template <typename Config>
+void keep_shard(std::vector<Config>& configs, SweepCells& cells, Shard shard) {
+  std::vector<Config> mine;
+  std::vector<std::string> keys;
+  for (size_t i : cells_of_shard(cells, shard)) {
+    mine.push_back(configs[i]);
+    keys.push_back(cells.keys[i]);
+  }
+  configs = std::move(mine);
+  cells.keys = std::move(keys);
+}
+
 // Rank 0 of an mpirun: the cells over every rank (coordinate_cells), a progress line named
 // `what`, then MPI ends. `run` runs cell i and returns its JSON row. Rows in configuration order.
 std::vector<std::string> run_on_ranks(SweepComm& comm, const SweepCells& cells,

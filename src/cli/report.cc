@@ -46,6 +46,17 @@ std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                       grid_replay_options(seed, grid), grid.dram_ratio);
 }
 
+SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress) {
+  SweepOptions sweep;
+  sweep.jobs = grid.jobs;
+  sweep.json_path = grid.json_path;
+  sweep.resume = grid.resume;
+  sweep.progress = [&progress](double f, const std::string& what) {
+    progress.update(f, "(" + what + ")");
+  };
+  return sweep;
+}
+
 SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path) {
   SweepCells out;
   for (size_t i = 0; i < cells.size(); ++i) {
@@ -81,22 +92,10 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
   SweepCells shard_cells;
   if (where.sharded) {
     shard_cells = replay_sweep_cells(ReplayCells(trace, configs, facts), grid.json_path);
-    std::vector<SweepConfig> mine;
-    std::vector<std::string> keys;
-    for (size_t i : cells_of_shard(shard_cells, where.shard)) {
-      mine.push_back(configs[i]);
-      keys.push_back(shard_cells.keys[i]);
-    }
-    configs = std::move(mine);
-    shard_cells.keys = std::move(keys);
+    keep_shard(configs, shard_cells, where.shard);
   }
-  SweepOptions sweep;
-  sweep.jobs = grid.jobs;
-  sweep.json_path = grid.json_path;
-  sweep.resume = grid.resume;
   Progress progress("replay");
-  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
-  auto results = run_sweep(trace, configs, sweep, facts);
+  auto results = run_sweep(trace, configs, grid_sweep_options(grid, progress), facts);
   // A shard's file in configuration order, so the shards' files concatenate into the whole's.
   if (where.sharded && !grid.json_path.empty())
     order_results_file(grid.json_path, shard_cells.keys, shard_cells.key_of);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common.h"
 #include "distributed.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/sweep.h"
@@ -46,6 +47,8 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
                                    const std::vector<Capacity>& capacities, uint64_t seed,
                                    const GridOptions& grid = {}, const SweepPlacement& where = {},
                                    const TraceFacts* facts = nullptr);
+// The sweep settings of `grid`, its progress shown on `progress`.
+SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress);
 // A replay sweep's cells for a sharded or distributed run; rows are read back from `json_path`.
 SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path);
 // Rows of replay results back into results; `path` names them in errors.

@@ -139,14 +139,7 @@ std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& w
   SweepCells shard_cells;
   if (where.sharded) {
     shard_cells = serve_sweep_cells(trace, configs, json_path);
-    std::vector<ServeOptions> mine;
-    std::vector<std::string> keys;
-    for (size_t i : cells_of_shard(shard_cells, where.shard)) {
-      mine.push_back(configs[i]);
-      keys.push_back(shard_cells.keys[i]);
-    }
-    configs = std::move(mine);
-    shard_cells.keys = std::move(keys);
+    keep_shard(configs, shard_cells, where.shard);
   }
   Progress progress(what);
   ServeSweepOptions so;

@@ -72,13 +72,9 @@ void simulate_streamed(const SimulateArgs& args, const std::vector<PolicySpec>& 
            facts.unique_blocks, cost.with_block_tokens(std::max<uint32_t>(facts.block_tokens, 1))))
     caps.push_back(c.capacity);
   auto configs = grid_configs(specs, caps, facts.unique_blocks, base, grid.dram_ratio);
-  SweepOptions sweep;
-  sweep.jobs = grid.jobs;
-  sweep.json_path = grid.json_path;
-  sweep.resume = grid.resume;
   Progress progress("replay");
-  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
-  auto results = run_stream_sweep(open, facts, oracle.get(), configs, sweep);
+  auto results =
+      run_stream_sweep(open, facts, oracle.get(), configs, grid_sweep_options(grid, progress));
   // Requests and accesses as the replays counted them (no pass counted them when not needed).
   TraceFacts shown;
   shown.requests = results.empty() ? facts.requests : results[0].requests;
