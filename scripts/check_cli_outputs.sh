@@ -62,6 +62,14 @@ expect_error "is the input" mrc -t t.kvtrace -p lru --csv "$work/t.kvtrace"
 "$K" trace convert -t t.kvtrace --to native -o copy.kvtrace > /dev/null || fail "trace convert"
 "$K" trace stats -t copy.kvtrace > /dev/null 2>&1 || fail "the converted copy does not read"
 
+# An oracleGeneral file streams by default: the same rows as the whole-trace replay.
+"$K" trace convert -t t.kvtrace --to oracle-general -o t.oracleGeneral > /dev/null || fail "convert"
+"$K" simulate -t t.oracleGeneral -p lru,belady -c 5% --json streamed.jsonl > /dev/null 2>&1 &&
+  "$K" simulate -t t.oracleGeneral -p lru,belady -c 5% --no-stream --json whole.jsonl \
+    > /dev/null 2>&1 || fail "simulate on oracleGeneral"
+python3 "$(dirname "$0")/same_results.py" streamed.jsonl whole.jsonl ||
+  fail "oracleGeneral streamed and whole differ"
+
 # --resume reads its results back from a regular file only: /dev/full never ends (it read 1 GB in
 # 8 s before). The timeout turns a hang into a failure.
 err=$(timeout 20 "$K" simulate -t t.kvtrace -p lru -c 0.1 --resume --json /dev/full 2>&1 > /dev/null)

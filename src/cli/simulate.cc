@@ -27,7 +27,7 @@ struct SimulateArgs {
   double xi_ms = 200;
   double slo_ms = 200;
   std::string shard;
-  bool stream = false;
+  bool stream = false, no_stream = false;  // neither: an oracleGeneral file streams
 };
 
 // The trace and the capacities resolved against it; its facts counted once, for the
@@ -108,9 +108,13 @@ void add(CLI::App& app) {
       ->capture_default_str();
   add_sweep_options(cmd, args->grid);
   add_shard_option(cmd, args->shard);
-  cmd->add_flag("--stream", args->stream,
-                "read the trace as a stream, never whole: memory is the cache plus a buffer "
-                "(native, oracle-general, mooncake; sessions kept as read; see docs/formats.md)");
+  auto* stream = cmd->add_flag(
+      "--stream", args->stream,
+      "read the trace as a stream, never whole: memory is the cache plus a buffer (native, "
+      "oracle-general, mooncake; sessions kept as read; see docs/formats.md). An oracleGeneral "
+      "file streams unless --no-stream");
+  cmd->add_flag("--no-stream", args->no_stream, "read the whole trace into memory")
+      ->excludes(stream);
   cmd->footer(
       "Terms: hit % = share of prompt blocks found cached; token % = share of prompt tokens; "
       "capacity = as a share of the trace's unique blocks, then blocks and GB of KV (through "
@@ -154,7 +158,14 @@ void add(CLI::App& app) {
       return;
     }
     start_json_output(grid);
-    if (args->stream) {
+    // An oracleGeneral file (a block per request, no sessions) replays the same streamed as
+    // whole, in a tenth of the memory: it streams unless told not to.
+    bool stream =
+        args->stream ||
+        (!args->no_stream && !where.sharded && !where.comm && args->trace.sessions != "infer" &&
+         (args->trace.format == "auto" ? detect_format(args->trace.path) : args->trace.format) ==
+             "oracle-general");
+    if (stream) {
       if (where.sharded || where.comm)
         throw ConfigError("--stream runs on one process: no --shard or mpirun yet");
       return simulate_streamed(*args, specs, *cost, grid);
