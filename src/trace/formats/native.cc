@@ -40,14 +40,9 @@ struct Unchecked {
 };
 
 Unchecked read_columns(const std::string& path) {
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw InputError(path, 0, "", "cannot read file");
-  if (std::fseek(f.get(), 0, SEEK_END) != 0) throw InputError(path, 0, "", "cannot read file");
-  long size = std::ftell(f.get());
-  if (size < 0) throw InputError(path, 0, "", "cannot read file");
-  std::rewind(f.get());
-  if (size == 0) throw InputError(path, 0, "", "empty file");
-  Reader in(f.get(), path, static_cast<uint64_t>(size));
+  uint64_t size;
+  File f = open_binary_trace(path, size);
+  Reader in(f.get(), path, size);
 
   Trace t;
   NativeHeader head = read_native_header(in, path, t);

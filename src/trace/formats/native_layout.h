@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "binary_file.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/trace.h"
@@ -25,11 +26,6 @@ constexpr size_t kHeaderBytes = 48;
 constexpr size_t kChecksumOffset = kNativeChecksumOffset;
 // Bytes per request over all per-request columns.
 constexpr uint64_t kRequestBytes = sizeof(Time) + 4 + 4 + sizeof(CategoryId) + 4 + 4 + 4;
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
 
 inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 

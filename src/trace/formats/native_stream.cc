@@ -37,20 +37,15 @@ struct ColumnOffsets {
 // structure instead, which catches what a truncated or foreign file breaks.
 class NativeStream final : public TraceStream {
  public:
-  NativeStream(const std::string& path, const ReadOptions& opts)
-      : path_(path), opts_(opts), f_(std::fopen(path.c_str(), "rb")) {
-    if (!f_) throw InputError(path, 0, "", "cannot read file");
-    if (std::fseek(f_.get(), 0, SEEK_END) != 0) throw InputError(path, 0, "", "cannot read file");
-    long size = std::ftell(f_.get());
-    if (size < 0) throw InputError(path, 0, "", "cannot read file");
-    std::rewind(f_.get());
-    if (size == 0) throw InputError(path, 0, "", "empty file");
-    Reader in(f_.get(), path_, static_cast<uint64_t>(size));
+  NativeStream(const std::string& path, const ReadOptions& opts) : path_(path), opts_(opts) {
+    uint64_t size;
+    f_ = open_binary_trace(path, size);
+    Reader in(f_.get(), path_, size);
     NativeHeader head = read_native_header(in, path_, header_);
     n_ = head.requests;
     nb_ = head.blocks;
     with_continuation_ = head.with_continuation;
-    cols_.emplace(static_cast<uint64_t>(size) - in.left(), n_, nb_);
+    cols_.emplace(size - in.left(), n_, nb_);
     if (opts.block_tokens) header_.block_tokens = opts.block_tokens;
     if (header_.name.empty()) header_.name = path;
     end_ = opts.max_requests ? std::min<uint64_t>(opts.max_requests, n_) : n_;

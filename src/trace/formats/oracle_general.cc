@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "binary_file.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/key_map.h"
@@ -21,11 +22,6 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
 template <typename T>
 T load(const unsigned char* p) {
   T v;
@@ -34,15 +30,10 @@ T load(const unsigned char* p) {
 }
 
 Trace read_oracle_general(const std::string& path, const ReadOptions& opts, ReadReport& report) {
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw InputError(path, 0, "", "cannot read file");
-  if (std::fseek(f.get(), 0, SEEK_END) != 0) throw InputError(path, 0, "", "cannot read file");
-  long size = std::ftell(f.get());
-  if (size < 0) throw InputError(path, 0, "", "cannot read file");
-  std::rewind(f.get());
-  if (size == 0) throw InputError(path, 0, "", "empty file");
-  uint64_t records = static_cast<uint64_t>(size) / kOracleGeneralRecordBytes;
-  if (uint64_t tail = static_cast<uint64_t>(size) % kOracleGeneralRecordBytes) {
+  uint64_t size;
+  File f = open_binary_trace(path, size);
+  uint64_t records = size / kOracleGeneralRecordBytes;
+  if (uint64_t tail = size % kOracleGeneralRecordBytes) {
     // "Line" is the 1-based record number in binary formats.
     InputError e(path, records + 1, "",
                  "truncated record: " + std::to_string(tail) + " of " +
@@ -87,16 +78,11 @@ Trace read_oracle_general(const std::string& path, const ReadOptions& opts, Read
 // a stream cannot, so one is an error naming its record.
 class OracleGeneralStream final : public TraceStream {
  public:
-  OracleGeneralStream(const std::string& path, const ReadOptions& opts)
-      : path_(path), opts_(opts), f_(std::fopen(path.c_str(), "rb")) {
-    if (!f_) throw InputError(path, 0, "", "cannot read file");
-    if (std::fseek(f_.get(), 0, SEEK_END) != 0) throw InputError(path, 0, "", "cannot read file");
-    long size = std::ftell(f_.get());
-    if (size < 0) throw InputError(path, 0, "", "cannot read file");
-    std::rewind(f_.get());
-    if (size == 0) throw InputError(path, 0, "", "empty file");
-    records_ = static_cast<uint64_t>(size) / kOracleGeneralRecordBytes;
-    if (uint64_t tail = static_cast<uint64_t>(size) % kOracleGeneralRecordBytes) {
+  OracleGeneralStream(const std::string& path, const ReadOptions& opts) : path_(path), opts_(opts) {
+    uint64_t size;
+    f_ = open_binary_trace(path, size);
+    records_ = size / kOracleGeneralRecordBytes;
+    if (uint64_t tail = size % kOracleGeneralRecordBytes) {
       InputError e(path, records_ + 1, "",
                    "truncated record: " + std::to_string(tail) + " of " +
                        std::to_string(kOracleGeneralRecordBytes) + " bytes");
