@@ -15,6 +15,7 @@
 #include "kvpolicy/trace/generators.h"
 #include "kvpolicy/trace/trace_io.h"
 #include "support/random_workload.h"
+#include "trace/trace_test_util.h"
 
 namespace kvpolicy {
 namespace {
@@ -41,20 +42,6 @@ Trace drain(TraceStream& s, size_t chunk) {
     }
   }
   return all;
-}
-
-void expect_same_trace(const Trace& a, const Trace& b) {
-  EXPECT_EQ(a.block_tokens, b.block_tokens);
-  EXPECT_EQ(a.time, b.time);
-  EXPECT_EQ(a.session, b.session);
-  EXPECT_EQ(a.turn, b.turn);
-  EXPECT_EQ(a.category, b.category);
-  EXPECT_EQ(a.user, b.user);
-  EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
-  EXPECT_EQ(a.output_tokens, b.output_tokens);
-  EXPECT_EQ(a.block_offset, b.block_offset);
-  EXPECT_EQ(a.blocks, b.blocks);
-  EXPECT_EQ(a.continuation, b.continuation);
 }
 
 // A result with its timings zeroed: everything else must match exactly.
@@ -91,12 +78,12 @@ TEST(TraceStream, NativeGivesTheTraceInAnyChunking) {
   write_native(t, path);
   for (size_t chunk : {1, 7, 1000}) {
     auto s = open_trace_stream(path, "auto", {});
-    expect_same_trace(drain(*s, chunk), read_trace(path, "native", {}));
+    testing::expect_same_requests(drain(*s, chunk), read_trace(path, "native", {}));
   }
   ReadOptions first;
   first.max_requests = 123;
-  expect_same_trace(drain(*open_trace_stream(path, "native", first), 50),
-                    read_trace(path, "native", first));
+  testing::expect_same_requests(drain(*open_trace_stream(path, "native", first), 50),
+                                read_trace(path, "native", first));
   std::filesystem::remove(path);
 }
 
@@ -104,8 +91,8 @@ TEST(TraceStream, OracleGeneralAndMooncakeGiveTheWholeTraceReadersRequests) {
   Trace t = testing::random_workload({.seed = 4, .requests = 400, .continuation = false});
   std::string og = temp_path("stream") + ".oracleGeneral";
   write_oracle_general(t, og);
-  expect_same_trace(drain(*open_trace_stream(og, "auto", {}), 33),
-                    read_trace(og, "oracle-general", {}));
+  testing::expect_same_requests(drain(*open_trace_stream(og, "auto", {}), 33),
+                                read_trace(og, "oracle-general", {}));
   std::filesystem::remove(og);
 
   std::string mc = temp_path("stream") + ".jsonl";
@@ -120,8 +107,8 @@ TEST(TraceStream, OracleGeneralAndMooncakeGiveTheWholeTraceReadersRequests) {
       if (r % 17 == 0) out << "   \n";
     }
   }
-  expect_same_trace(drain(*open_trace_stream(mc, "mooncake", {}), 6),
-                    read_trace(mc, "mooncake", {}));
+  testing::expect_same_requests(drain(*open_trace_stream(mc, "mooncake", {}), 6),
+                                read_trace(mc, "mooncake", {}));
   std::filesystem::remove(mc);
 }
 
@@ -186,7 +173,7 @@ TEST(NativeTraceWriter, WritesWhatWriteNativeWrites) {
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
   EXPECT_EQ(bytes(a), bytes(b));
-  expect_same_trace(read_trace(b, "native", {}), t);  // its checksum is right
+  testing::expect_same_requests(read_trace(b, "native", {}), t);  // its checksum is right
   NativeTraceWriter short_one(b, "x", 16, 2, 2);
   std::vector<BlockKey> k = {1};
   short_one.add_request_keys(0, k, 16, 1);

@@ -21,18 +21,8 @@ using testing::write_file;
 
 void expect_same(const Trace& a, const Trace& b) {
   EXPECT_EQ(a.name, b.name);
-  EXPECT_EQ(a.block_tokens, b.block_tokens);
-  EXPECT_EQ(a.time, b.time);
-  EXPECT_EQ(a.session, b.session);
-  EXPECT_EQ(a.turn, b.turn);
-  EXPECT_EQ(a.category, b.category);
-  EXPECT_EQ(a.user, b.user);
-  EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
-  EXPECT_EQ(a.output_tokens, b.output_tokens);
-  EXPECT_EQ(a.block_offset, b.block_offset);
-  EXPECT_EQ(a.blocks, b.blocks);
   EXPECT_EQ(a.category_names, b.category_names);
-  EXPECT_EQ(a.continuation, b.continuation);
+  testing::expect_same_requests(a, b);
 }
 
 // A random prefix workload: prompts extend earlier prompts, so keys repeat.

@@ -12,8 +12,24 @@
 #include <string>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::testing {
+
+// Every request column and the block size equal (not the name or category names).
+inline void expect_same_requests(const Trace& a, const Trace& b) {
+  EXPECT_EQ(a.block_tokens, b.block_tokens);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.session, b.session);
+  EXPECT_EQ(a.turn, b.turn);
+  EXPECT_EQ(a.category, b.category);
+  EXPECT_EQ(a.user, b.user);
+  EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
+  EXPECT_EQ(a.output_tokens, b.output_tokens);
+  EXPECT_EQ(a.block_offset, b.block_offset);
+  EXPECT_EQ(a.blocks, b.blocks);
+  EXPECT_EQ(a.continuation, b.continuation);
+}
 
 // A fresh path under $KVPOLICY_TEST_TMP (set by ctest) or the system temp dir, unique per test
 // and process, so parallel test processes never share a file.
