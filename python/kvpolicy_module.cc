@@ -79,21 +79,22 @@ std::vector<std::string> simulate(const Trace& trace, const std::vector<std::str
     throw ConfigError("simulate needs at least one policy and one capacity");
   if (!std::isfinite(dram) || dram < 0 || dram > 1000)
     throw ConfigError("dram must be a multiple of the HBM capacity in [0, 1000]");
-  std::vector<PolicySpec> specs;
-  for (auto& p : policies) {
-    specs.push_back(parse_policy_spec(p));
-    PolicyRegistry::instance().get(specs.back().name);
+  // The sets online, offline and all, and what the trace cannot feed, as on the command line.
+  std::string list;
+  for (auto& p : policies) list += (list.empty() ? "" : ",") + p;
+  std::string skipped;
+  std::vector<PolicySpec> specs = policies_for_trace(list, trace.has_continuation(), &skipped);
+  if (!skipped.empty()) {
+    py::gil_scoped_acquire gil;  // simulate runs with the GIL released
+    PySys_WriteStderr("kvpolicy: %s\n", skipped.c_str());
   }
-  std::vector<CapacitySpec> caps;
-  for (auto& c : capacities) caps.push_back(parse_capacity(c));
   CostModel cost = CostModel::make(model, gpu, kv_dtype == "auto" ? "" : "kv_dtype=" + kv_dtype)
                        .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
   size_t unique = count_unique_blocks(trace);
-  std::vector<Capacity> resolved;  // shares stay shares, so their rounding is the simulator's
-  for (auto& cap : caps)
-    resolved.push_back(cap.is_fraction() ? Capacity{cap.value}
-                                         : Capacity{double(cap.blocks(unique, cost.block_tokens(),
-                                                                      cost.kv_bytes_per_block()))});
+  std::vector<CapacitySpec> resolved;
+  for (auto& text : capacities)
+    resolved.push_back(replay_capacity(parse_capacity(text), unique, cost.block_tokens(),
+                                       cost.kv_bytes_per_block()));
   ReplayOptions base;
   base.seed = seed;
   base.dram_policy = parse_policy_spec(dram_policy);

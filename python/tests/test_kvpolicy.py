@@ -200,3 +200,27 @@ def test_errors_become_python_exceptions_with_the_same_messages(tmp_path):
         kvpolicy.load_trace("/no-such-file.jsonl")
     with pytest.raises(ValueError, match="5x"):
         kvpolicy.simulate(str(path), "lru", "5x")
+
+
+def test_simulate_reads_every_capacity_unit(trace):
+    # 100 % is every unique block (it was one block: the share became the bare number 1.0), and
+    # a share may exceed the trace.
+    rows = kvpolicy.simulate(trace, ["lru"], ["100%", "150%", "2%"])
+    unique = trace.unique_blocks
+    assert [r["capacity_blocks"] for r in rows] == [unique, (3 * unique + 1) // 2,
+                                                    int(0.02 * unique + 0.5)]
+    assert [r["capacity_fraction"] for r in rows] == [1.0, 1.5, 0.02]
+    assert rows[0]["block_hit_rate"] == pytest.approx(rows[0]["infinite_hit_rate"])
+
+
+def test_simulate_policy_sets_skip_what_the_trace_cannot_feed(trace, capfd):
+    # The trace has no continuation scores: LPC is left out of a set with one line on stderr,
+    # never replaced by its oracle variant; named on its own it is an error.
+    rows = kvpolicy.simulate(trace, ["online"], [30])
+    policies = {r["policy"] for r in rows}
+    assert "lru" in policies and "lpc" not in policies
+    assert not any(r["offline"] for r in rows)
+    assert "skipped lpc" in capfd.readouterr().err
+    with pytest.raises(kvpolicy.ConfigError, match="continuation scores"):
+        kvpolicy.simulate(trace, ["lpc"], [30])
+
