@@ -224,3 +224,70 @@ def test_simulate_policy_sets_skip_what_the_trace_cannot_feed(trace, capfd):
     with pytest.raises(kvpolicy.ConfigError, match="continuation scores"):
         kvpolicy.simulate(trace, ["lpc"], [30])
 
+
+def test_cache_shared_between_threads():
+    # insert_many releases the GIL; every call holds the cache's lock, so threads hammering one
+    # Cache never see it above capacity, never crash, and leave no pin behind.
+    capacity = 300
+    cache = kvpolicy.Cache("lru", capacity_blocks=capacity, block_tokens=4)
+    rng = random.Random(7)
+    # Prompts sharing prefixes: a prefix of one of 60 documents of 40 blocks each.
+    documents = [[rng.randrange(1000) for _ in range(160)] for _ in range(60)]
+    prompts = [cache.block_keys(rng.choice(documents)[:4 * rng.randint(1, 40)])
+               for _ in range(3000)]
+    errors, sizes = [], []
+
+    def batches(seed):
+        local = random.Random(seed)
+        try:
+            for _ in range(30):
+                cache.insert_many([local.choice(prompts) for _ in range(50)])
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    def singles(seed):
+        local = random.Random(seed)
+        try:
+            for _ in range(1500):
+                keys = local.choice(prompts)
+                cache.insert(keys=keys)
+                cache.lookup(keys=keys)
+                try:
+                    cache.pin(keys=keys)
+                except kvpolicy.Error:
+                    continue  # another thread evicted some in between: nothing pinned
+                sizes.append(len(cache))
+                cache.unpin(keys=keys)
+                sizes.append(cache.stats()["size"])
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=batches, args=(s,)) for s in range(2)]
+    threads += [threading.Thread(target=singles, args=(s,)) for s in range(2, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sizes and max(sizes) <= capacity
+    s = cache.stats()
+    assert s["size"] <= capacity and s["pinned"] == 0
+    assert len(cache.evict(capacity)) == s["size"]  # every block unpinned, so evictable
+
+
+def test_session_and_category_ids_are_range_checked():
+    # A cast to the id's width kept the low bits: session 2^32 + 5 became session 5.
+    cache = kvpolicy.Cache("lru", capacity_blocks=8, block_tokens=4)
+    keys = [1, 2]
+    cache.insert(keys=keys, session=2**32 - 2, category=65535)  # the largest ids
+    for kwargs, name in [({"session": 2**32 + 5}, "session"), ({"session": 2**32 - 1}, "session"),
+                         ({"session": -1}, "session"), ({"category": 65536}, "category"),
+                         ({"category": -3}, "category"), ({"session": 2**70}, "session")]:
+        with pytest.raises(ValueError, match=name):
+            cache.insert(keys=keys, **kwargs)
+        with pytest.raises(ValueError, match=name):
+            cache.lookup(keys=keys, **kwargs)
+    policy = kvpolicy.EvictionPolicy("lru", capacity_blocks=3)
+    with pytest.raises(ValueError, match="session"):
+        policy.begin_request(session=2**40)
+    assert not policy.in_request
