@@ -80,12 +80,15 @@ void add(CLI::App& app) {
       "that / LRU's capacity; gap closed = (policy - LRU) / (oracle - LRU).");
   cmd->callback([trace_args, o, capacities, cost] {
     o->capacities = capacities->specs();  // fail before loading
-    o->policies = expand_policy_sets_text(o->policies);
-    for (auto& s : parse_policy_list(o->policies)) PolicyRegistry::instance().get(s.name);
+    for (auto& s : expand_policy_sets(o->policies)) PolicyRegistry::instance().get(s.name);
     if (o->sweep.resume && o->sweep.json_path.empty())
       throw ConfigError("--resume needs --json FILE");
     if (!o->sweep.json_path.empty() && !o->sweep.resume) open_output(o->sweep.json_path);
     Trace trace = trace_args->load();
+    std::string policies;
+    for (auto& s : policies_the_trace_feeds(o->policies, trace))
+      policies += (policies.empty() ? "" : ",") + s.label();
+    o->policies = policies;
     CostModel kv = cost->make().with_block_tokens(trace.block_tokens);
     o->cost_model = &kv;
     Progress progress("lpc-study");
