@@ -47,6 +47,7 @@ void PolicyTree::reserve_ids() {
   policy_->reserve_ids(ids_told_);
   holders_.resize(ids_told_, 0);
   external_.resize(ids_told_, 0);
+  held_in_.resize(ids_told_, 0);
 }
 
 NodeId PolicyTree::require(BlockKey key, const char* what) const {
@@ -54,6 +55,12 @@ NodeId PolicyTree::require(BlockKey key, const char* what) const {
   if (n == kNoNode)
     throw Error(std::string(what) + ": block " + std::to_string(key) + " is not cached");
   return n;
+}
+
+void PolicyTree::hold_for_request(NodeId n) {
+  hold(n);
+  held_.push_back(n);
+  held_in_[n] = counts_.requests;
 }
 
 void PolicyTree::hold(NodeId n) {
@@ -116,8 +123,7 @@ AccessInfo PolicyTree::access_info(NodeId n, AccessKind kind) {
 void PolicyTree::hit(BlockKey key) {
   NodeId n = require(key, "hit");
   ImplicitRequest cycle(*this);
-  hold(n);
-  held_.push_back(n);
+  hold_for_request(n);
   policy_->on_access(n, access_info(n, AccessKind::kReused));
   path_.push_back(n);
   ++counts_.hits;
@@ -131,10 +137,7 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   NodeId parent = parent_key ? require(*parent_key, "insert (the parent)") : kNoNode;
   ImplicitRequest cycle(*this);
   // The parent is held for the rest of the request, so the eviction below cannot take it.
-  if (parent != kNoNode && std::find(held_.begin(), held_.end(), parent) == held_.end()) {
-    hold(parent);
-    held_.push_back(parent);
-  }
+  if (parent != kNoNode && held_in_[parent] != counts_.requests) hold_for_request(parent);
   if (tree_->size() >= capacity_ && !(make_room && evict_one())) {
     ++counts_.refused;
     return false;
@@ -145,6 +148,7 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   external_[n] = 0;
   ++pinned_;
   held_.push_back(n);
+  held_in_[n] = counts_.requests;
   policy_->on_access(n, access_info(n, AccessKind::kInserted));
   path_.push_back(n);
   ++counts_.inserted;
