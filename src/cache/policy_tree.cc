@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/predict/continuation_source.h"
 
 namespace kvpolicy {
 
@@ -81,7 +82,6 @@ void PolicyTree::begin_request(const RequestInfo& info) {
   if (t < now_)
     throw Error("begin_request: time " + std::to_string(t) + " is before the previous request's " +
                 std::to_string(now_));
-  now_ = t;
   info_ = info;
   view_ = RequestView{};
   view_.index = static_cast<RequestIndex>(counts_.requests);
@@ -96,11 +96,23 @@ void PolicyTree::begin_request(const RequestInfo& info) {
   view_.first_access = next_access_;
   view_.blocks = info_.blocks;
   view_.continuation = info.continuation;
+  // The request opens only once the policy has accepted it: a refusal (LPC without a score)
+  // leaves the tree as it was, so the caller can correct the request and go on.
+  try {
+    policy_->on_request_begin(view_);
+  } catch (const MissingContinuation&) {
+    throw ConfigError("begin_request: policy '" + label_ +
+                      "' reads each request's continuation score (the probability that the "
+                      "conversation has a later turn) and this request has none: pass "
+                      "RequestInfo::continuation (Python: continuation=) in [0, 1] with every "
+                      "request, or choose a predictor that needs no score "
+                      "(predictor=constant,value=P)");
+  }
+  now_ = t;
   path_.clear();
   held_.clear();
   open_ = true;
   ++counts_.requests;
-  policy_->on_request_begin(view_);
 }
 
 void PolicyTree::end_request() {
