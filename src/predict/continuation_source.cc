@@ -21,7 +21,7 @@ class TraceSource final : public ContinuationSource {
  public:
   double p(const RequestView& r) override {
     if (r.continuation < 0)
-      throw ConfigError(std::string(kNoContinuationScores) + "; use lpc:predictor=oracle");
+      throw MissingContinuation(std::string(kNoContinuationScores) + "; use lpc:predictor=oracle");
     return count(std::min(1.0, double(r.continuation)));
   }
 };
