@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,15 +35,30 @@ Time seconds_to_us(double s) {
   return static_cast<Time>(std::llround(s * 1e6));
 }
 
+// An id argument in [0, max], or ValueError naming it: a cast to the id's width would keep only
+// its low bits (session 2^32 + 5 would be session 5).
+uint64_t id_argument(const py::object& value, const char* name, uint64_t max) {
+  if (!py::isinstance<py::int_>(value))
+    throw py::type_error(std::string(name) + " must be an int, got " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  if (value < py::int_(0) || value > py::int_(max))
+    throw py::value_error(std::string(name) + " = " + std::string(py::str(value)) +
+                          " is out of range [0, " + std::to_string(max) + "]");
+  return value.cast<uint64_t>();
+}
+
 // The request fields a policy may read, as keyword arguments (None = unknown).
-RequestInfo request_info(std::optional<double> time, std::optional<uint64_t> session, uint32_t turn,
-                         uint32_t category, uint32_t prompt_tokens, uint32_t output_tokens,
+RequestInfo request_info(std::optional<double> time, const py::object& session, uint32_t turn,
+                         const py::object& category, uint32_t prompt_tokens, uint32_t output_tokens,
                          std::optional<double> continuation) {
   RequestInfo info;
   if (time) info.time = seconds_to_us(*time);
-  if (session) info.session = static_cast<SessionId>(*session);
+  // kNoSession is "no session", so the largest id is one below it.
+  if (!session.is_none())
+    info.session = static_cast<SessionId>(id_argument(session, "session", kNoSession - 1));
   info.turn = turn;
-  info.category = static_cast<CategoryId>(category);
+  info.category = static_cast<CategoryId>(
+      id_argument(category, "category", std::numeric_limits<CategoryId>::max()));
   info.prompt_tokens = prompt_tokens;
   info.output_tokens = output_tokens;
   if (continuation) info.continuation = static_cast<float>(*continuation);
@@ -79,21 +96,22 @@ std::vector<std::string> simulate(const Trace& trace, const std::vector<std::str
     throw ConfigError("simulate needs at least one policy and one capacity");
   if (!std::isfinite(dram) || dram < 0 || dram > 1000)
     throw ConfigError("dram must be a multiple of the HBM capacity in [0, 1000]");
-  std::vector<PolicySpec> specs;
-  for (auto& p : policies) {
-    specs.push_back(parse_policy_spec(p));
-    PolicyRegistry::instance().get(specs.back().name);
+  // The sets online, offline and all, and what the trace cannot feed, as on the command line.
+  std::string list;
+  for (auto& p : policies) list += (list.empty() ? "" : ",") + p;
+  std::string skipped;
+  std::vector<PolicySpec> specs = policies_for_trace(list, trace.has_continuation(), &skipped);
+  if (!skipped.empty()) {
+    py::gil_scoped_acquire gil;  // simulate runs with the GIL released
+    PySys_WriteStderr("kvpolicy: %s\n", skipped.c_str());
   }
-  std::vector<CapacitySpec> caps;
-  for (auto& c : capacities) caps.push_back(parse_capacity(c));
   CostModel cost = CostModel::make(model, gpu, kv_dtype == "auto" ? "" : "kv_dtype=" + kv_dtype)
                        .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
   size_t unique = count_unique_blocks(trace);
-  std::vector<Capacity> resolved;  // shares stay shares, so their rounding is the simulator's
-  for (auto& cap : caps)
-    resolved.push_back(cap.is_fraction() ? Capacity{cap.value}
-                                         : Capacity{double(cap.blocks(unique, cost.block_tokens(),
-                                                                      cost.kv_bytes_per_block()))});
+  std::vector<CapacitySpec> resolved;
+  for (auto& text : capacities)
+    resolved.push_back(replay_capacity(parse_capacity(text), unique, cost.block_tokens(),
+                                       cost.kv_bytes_per_block()));
   ReplayOptions base;
   base.seed = seed;
   base.dram_policy = parse_policy_spec(dram_policy);
@@ -108,9 +126,24 @@ std::vector<std::string> simulate(const Trace& trace, const std::vector<std::str
   return out;
 }
 
-std::vector<BlockKey> keys_of(const KvCache& cache, const std::vector<uint32_t>& tokens) {
-  return cache.block_keys(tokens);
-}
+// A KvCache that Python threads may share: insert_many runs with the GIL released, so every call
+// that touches the cache holds its mutex. A call waits for it with the GIL released (the holder
+// may need the GIL to finish), then runs holding both.
+struct SharedKvCache {
+  SharedKvCache(const PolicySpec& spec, size_t capacity_blocks, uint32_t block_tokens,
+                uint64_t seed)
+      : cache(spec, capacity_blocks, block_tokens, seed) {}
+  std::unique_lock<std::mutex> lock() {
+    std::unique_lock<std::mutex> held(mutex, std::try_to_lock);
+    if (!held) {
+      py::gil_scoped_release release;
+      held.lock();
+    }
+    return held;
+  }
+  KvCache cache;
+  std::mutex mutex;
+};
 
 py::dict stats_dict(const PolicyTreeStats& s, const PolicyStats& policy) {
   py::dict d;
@@ -197,55 +230,98 @@ PYBIND11_MODULE(_kvpolicy, m) {
       "is_offline", [](const std::string& spec) { return needs_future(parse_policy_spec(spec)); },
       py::arg("policy"), "whether the policy reads the trace's future (replay only)");
 
-  py::class_<KvCache>(m, "_KvCache")
+  py::class_<SharedKvCache>(m, "_KvCache")
       .def(py::init([](const std::string& policy, size_t capacity_blocks, uint32_t block_tokens,
                        uint64_t seed) {
-             return std::make_unique<KvCache>(parse_policy_spec(policy), capacity_blocks,
-                                              block_tokens, seed);
+             return std::make_unique<SharedKvCache>(parse_policy_spec(policy), capacity_blocks,
+                                                    block_tokens, seed);
            }),
            py::arg("policy"), py::arg("capacity_blocks"), py::arg("block_tokens") = 16,
            py::arg("seed") = 1)
-      .def("block_keys", &keys_of, py::arg("tokens"))
       .def(
-          "match", [](const KvCache& c, const std::vector<BlockKey>& k) { return c.match(k); },
+          "block_keys",
+          [](const SharedKvCache& s, const std::vector<uint32_t>& tokens) {
+            return s.cache.block_keys(tokens);  // reads only the block size
+          },
+          py::arg("tokens"))
+      .def(
+          "match",
+          [](SharedKvCache& s, const std::vector<BlockKey>& k) {
+            auto held = s.lock();
+            return s.cache.match(k);
+          },
           py::arg("keys"))
       .def(
           "lookup",
-          [](KvCache& c, const std::vector<BlockKey>& keys, std::optional<double> time,
-             std::optional<uint64_t> session, uint32_t turn, uint32_t category, uint32_t pt,
+          [](SharedKvCache& s, const std::vector<BlockKey>& keys, std::optional<double> time,
+             const py::object& session, uint32_t turn, const py::object& category, uint32_t pt,
              uint32_t ot, std::optional<double> cont) {
-            return c.lookup(keys, request_info(time, session, turn, category, pt, ot, cont));
+            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont);
+            auto held = s.lock();
+            return s.cache.lookup(keys, info);
           },
           py::arg("keys"), KVPOLICY_REQUEST_KWARGS)
       .def(
           "insert",
-          [](KvCache& c, const std::vector<BlockKey>& keys, std::optional<double> time,
-             std::optional<uint64_t> session, uint32_t turn, uint32_t category, uint32_t pt,
+          [](SharedKvCache& s, const std::vector<BlockKey>& keys, std::optional<double> time,
+             const py::object& session, uint32_t turn, const py::object& category, uint32_t pt,
              uint32_t ot, std::optional<double> cont) {
-            AccessResult r =
-                c.insert(keys, request_info(time, session, turn, category, pt, ot, cont));
+            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont);
+            AccessResult r;
+            {
+              auto held = s.lock();
+              r = s.cache.insert(keys, info);
+            }
             return py::make_tuple(r.hit_blocks, r.inserted_blocks, r.evictions);
           },
           py::arg("keys"), KVPOLICY_REQUEST_KWARGS)
       .def(
           "insert_many",
-          [](KvCache& c, const std::vector<std::vector<BlockKey>>& requests) {
+          [](SharedKvCache& s, const std::vector<std::vector<BlockKey>>& requests) {
             std::vector<uint32_t> hits(requests.size());
             py::gil_scoped_release release;
-            for (size_t i = 0; i < requests.size(); ++i) hits[i] = c.insert(requests[i]).hit_blocks;
+            std::lock_guard<std::mutex> held(s.mutex);
+            for (size_t i = 0; i < requests.size(); ++i)
+              hits[i] = s.cache.insert(requests[i]).hit_blocks;
             return hits;
           },
           py::arg("requests"))
       .def(
-          "pin", [](KvCache& c, const std::vector<BlockKey>& k) { c.pin(k); }, py::arg("keys"))
+          "pin",
+          [](SharedKvCache& s, const std::vector<BlockKey>& k) {
+            auto held = s.lock();
+            s.cache.pin(k);
+          },
+          py::arg("keys"))
       .def(
-          "unpin", [](KvCache& c, const std::vector<BlockKey>& k) { c.unpin(k); }, py::arg("keys"))
-      .def("evict", &KvCache::evict, py::arg("num_blocks"))
-      .def("stats", [](const KvCache& c) { return stats_dict(c.stats(), c.policy_stats()); })
-      .def("__len__", &KvCache::size)
-      .def_property_readonly("capacity", &KvCache::capacity)
-      .def_property_readonly("block_tokens", &KvCache::block_tokens)
-      .def_property_readonly("policy", &KvCache::policy_label);
+          "unpin",
+          [](SharedKvCache& s, const std::vector<BlockKey>& k) {
+            auto held = s.lock();
+            s.cache.unpin(k);
+          },
+          py::arg("keys"))
+      .def(
+          "evict",
+          [](SharedKvCache& s, size_t n) {
+            auto held = s.lock();
+            return s.cache.evict(n);
+          },
+          py::arg("num_blocks"))
+      .def("stats",
+           [](SharedKvCache& s) {
+             auto held = s.lock();
+             return stats_dict(s.cache.stats(), s.cache.policy_stats());
+           })
+      .def("__len__",
+           [](SharedKvCache& s) {
+             auto held = s.lock();
+             return s.cache.size();
+           })
+      .def_property_readonly("capacity", [](const SharedKvCache& s) { return s.cache.capacity(); })
+      .def_property_readonly("block_tokens",
+                             [](const SharedKvCache& s) { return s.cache.block_tokens(); })
+      .def_property_readonly("policy",
+                             [](const SharedKvCache& s) { return s.cache.policy_label(); });
 
   py::class_<PolicyTree>(m, "_PolicyTree")
       .def(py::init([](const std::string& policy, size_t capacity_blocks, uint32_t block_tokens,
@@ -257,8 +333,8 @@ PYBIND11_MODULE(_kvpolicy, m) {
            py::arg("seed") = 1)
       .def(
           "begin_request",
-          [](PolicyTree& t, std::optional<double> time, std::optional<uint64_t> session,
-             uint32_t turn, uint32_t category, uint32_t pt, uint32_t ot, std::optional<double> cont,
+          [](PolicyTree& t, std::optional<double> time, const py::object& session, uint32_t turn,
+             const py::object& category, uint32_t pt, uint32_t ot, std::optional<double> cont,
              std::vector<BlockKey> blocks) {
             RequestInfo info = request_info(time, session, turn, category, pt, ot, cont);
             info.blocks = std::move(blocks);

@@ -67,7 +67,8 @@ class Cache:
     Sequences are token ids (only full blocks of `block_tokens` are cached), or the engine's own
     chained block hashes through the `keys=` keyword. Request fields a policy may read (time in
     seconds, session, turn, category, prompt_tokens, output_tokens, continuation) are keywords of
-    lookup() and insert(). Not thread-safe: one thread per Cache.
+    lookup() and insert(). Threads may share a Cache: each call holds its lock (insert_many
+    with the GIL released).
     """
 
     def __init__(self, policy="lru", capacity_blocks=1024, block_tokens=16, seed=1):

@@ -172,11 +172,20 @@ std::string with_commas(uint64_t n) {
   return out;
 }
 
+std::string gb_text(double gb) {
+  if (gb >= 100) return fmt::format("{:.0f}", gb);
+  if (gb >= 10) return fmt::format("{:.1f}", gb);
+  if (gb >= 1) return fmt::format("{:.2f}", gb);
+  if (!(gb > 0)) return "0";
+  // Three significant digits in fixed notation ({:.3g} writes 1e-05).
+  int decimals = std::min(15, 2 - int(std::floor(std::log10(gb))));
+  return fmt::format("{:.{}f}", gb, decimals);
+}
+
 std::string ResolvedCapacity::label() const {
-  std::string gb_text = gb >= 10 ? fmt::format("{:.0f} GB", gb) : fmt::format("{:.3g} GB", gb);
   if (capacity.is_fraction())
-    return fmt::format("{:g}% ({} blocks, {})", capacity.value * 100, with_commas(blocks), gb_text);
-  return fmt::format("{} ({} blocks, {}, {}% of unique)", text, with_commas(blocks), gb_text,
+    return fmt::format("{} ({} blocks, {} GB)", capacity.label(), with_commas(blocks), gb_text(gb));
+  return fmt::format("{} ({} blocks, {} GB, {}% of unique)", text, with_commas(blocks), gb_text(gb),
                      percent_text(unique_share));
 }
 
@@ -185,7 +194,7 @@ std::string percent_text(double share) {
 }
 
 std::string ResolvedCapacity::written() const {
-  return capacity.is_fraction() ? fmt::format("{:g}%", capacity.value * 100) : text;
+  return capacity.is_fraction() ? capacity.label() : text;
 }
 
 void CapacityArgs::add(CLI::App* cmd, const std::string& default_text, const std::string& what,
@@ -210,13 +219,8 @@ ResolvedCapacity resolve_capacity(const CapacitySpec& spec, size_t unique_blocks
                                   const CostModel& cost) {
   ResolvedCapacity r;
   r.text = spec.text;
-  if (spec.is_fraction()) {
-    r.capacity = Capacity{spec.value};
-    r.blocks = r.capacity.blocks(unique_blocks);
-  } else {
-    r.blocks = spec.blocks(unique_blocks, cost.block_tokens(), cost.kv_bytes_per_block());
-    r.capacity = Capacity{double(r.blocks)};
-  }
+  r.capacity = replay_capacity(spec, unique_blocks, cost.block_tokens(), cost.kv_bytes_per_block());
+  r.blocks = r.capacity.blocks(unique_blocks);
   r.gb = double(r.blocks) * cost.kv_bytes_per_block() / 1e9;
   r.unique_share = unique_blocks ? double(r.blocks) / double(unique_blocks) : 0;
   return r;
@@ -240,29 +244,15 @@ void add_policy_option(CLI::App* cmd, std::string& target, const std::string& he
   for (auto& old : old_names) add_deprecated_option(cmd, old, "--policy", target);
 }
 
-std::vector<PolicySpec> expand_policy_sets(const std::string& text) {
-  std::vector<PolicySpec> out;
-  auto& registry = PolicyRegistry::instance();
-  for (PolicySpec& spec : parse_policy_list(text)) {
-    bool set = spec.params.empty() &&
-               (spec.name == "online" || spec.name == "offline" || spec.name == "all");
-    if (!set) {
-      out.push_back(std::move(spec));
-      continue;
-    }
-    for (const std::string& name : registry.names()) {
-      PolicySpec member{name, ""};
-      bool offline = needs_future(member);
-      if (spec.name == "all" || (spec.name == "offline") == offline) out.push_back(member);
-    }
-  }
-  // A name given twice (online,lru) runs once.
-  std::vector<PolicySpec> unique;
-  for (auto& s : out)
-    if (std::none_of(unique.begin(), unique.end(),
-                     [&](const PolicySpec& u) { return u.label() == s.label(); }))
-      unique.push_back(s);
-  return unique;
+std::vector<PolicySpec> policies_the_trace_feeds(const std::string& text, const Trace& trace,
+                                                 std::string* skipped) {
+  std::string note;
+  std::vector<PolicySpec> out = policies_for_trace(text, trace.has_continuation(), &note);
+  if (skipped)
+    *skipped = note;
+  else if (!note.empty())
+    fmt::print(stderr, "kvpolicy: {}\n", note);
+  return out;
 }
 
 std::string expand_policy_sets_text(const std::string& text) {

@@ -58,9 +58,8 @@ struct CostArgs {
 
 // A capacity resolved against a trace and a cost model.
 struct ResolvedCapacity {
-  // What replays take: a share of unique blocks when written as one (so its rounding stays the
-  // simulator's), else whole blocks.
-  Capacity capacity;
+  // What replays take (replay_capacity): a share when written as one, else whole blocks.
+  CapacitySpec capacity;
   size_t blocks = 0;
   double gb = 0;            // KV memory of `blocks`
   double unique_share = 0;  // blocks / the trace's unique blocks
@@ -94,15 +93,20 @@ ResolvedCapacity resolve_capacity(const CapacitySpec& spec, size_t unique_blocks
 
 // "9,140": thousands separated, for block counts in tables.
 std::string with_commas(uint64_t n);
+// KV memory in GB for tables and sentences, never with an exponent: "1234", "12.4", "1.23",
+// "0.0312".
+std::string gb_text(double gb);
 // A share as a percentage without the sign: "2.5", "40", "1,140" (a capacity above the trace).
 std::string percent_text(double share);
 
-// -p/--policy: a list of name[:key=value,...] specs, where the sets "online" (every registered
-// policy that does not read the future with its default parameters), "offline" (those that do)
-// and "all" expand to their members. `old_names` stay as deprecated aliases.
+// -p/--policy: a list of name[:key=value,...] specs, where the sets "online", "offline" and "all"
+// expand to their members (expand_policy_sets). `old_names` stay as deprecated aliases.
 void add_policy_option(CLI::App* cmd, std::string& target, const std::string& help,
                        const std::vector<std::string>& old_names = {"--policies"});
-std::vector<PolicySpec> expand_policy_sets(const std::string& text);
+// The policies of `text` that `trace` can feed (policies_for_trace), saying on stderr which a set
+// brought that it cannot; or, given `skipped`, leaving that line to the caller (a table's note).
+std::vector<PolicySpec> policies_the_trace_feeds(const std::string& text, const Trace& trace,
+                                                 std::string* skipped = nullptr);
 // The same, written back as a list parse_policy_list reads (for options that take text).
 std::string expand_policy_sets_text(const std::string& text);
 
@@ -131,7 +135,7 @@ CLI::Validator finite_in(double lo, double hi);
 std::ofstream open_output(const std::string& path, bool append = false);
 
 // A policy that reads the trace's continuation scores by default (LPC) runs its oracle variant
-// on a trace without them, and says so on stderr.
+// on a trace without them, and says so on stderr: `bench` times policies, it does not rank them.
 void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs);
 
 }  // namespace kvpolicy::cli

@@ -42,8 +42,46 @@ struct Row {
   }
 };
 
-std::string gb_text(double gb) {
-  return gb >= 10 ? with_commas(uint64_t(std::llround(gb))) : fmt::format("{:.3g}", gb);
+// Rows with the same hits at every capacity, said in one line rather than left for the reader to
+// spot ("guarded = lru; fpb = laru = belady"), with the defaults that make a policy another: a
+// parameter naming a policy (guarded's inner) or the oracle (a predictor reading Belady's next
+// use).
+void print_identical_rows(const std::vector<Row>& rows) {
+  std::vector<std::vector<const Row*>> groups;
+  auto hits = [](const Row& r) {
+    std::vector<uint64_t> h;
+    for (auto& res : r.results) h.push_back(res.block_hits);
+    return h;
+  };
+  for (const Row& r : rows) {
+    if (r.results.empty()) continue;
+    auto same = std::find_if(groups.begin(), groups.end(),
+                             [&](auto& g) { return hits(*g.front()) == hits(r); });
+    if (same == groups.end())
+      groups.push_back({&r});
+    else
+      same->push_back(&r);
+  }
+  std::string line, why;
+  auto& registry = PolicyRegistry::instance();
+  auto names = registry.names();
+  for (auto& g : groups) {
+    if (g.size() < 2) continue;
+    std::string members;
+    for (const Row* r : g) {
+      members += (members.empty() ? "" : " = ") + r->spec.label();
+      if (!r->spec.params.empty()) continue;
+      for (const ParamSpec& p : registry.get(r->spec.name).params)
+        if (p.default_value == "oracle" ||
+            std::find(names.begin(), names.end(), p.default_value) != names.end())
+          why += (why.empty() ? "" : ", ") +
+                 fmt::format("{}:{}={}", r->spec.name, p.name, p.default_value);
+    }
+    line += (line.empty() ? "" : "; ") + members;
+  }
+  if (line.empty()) return;
+  fmt::print("\nidentical rows (the same hits at every capacity): {}{}\n", line,
+             why.empty() ? "" : " (their defaults: " + why + ")");
 }
 
 void print_tables(const Trace& trace, const TraceFacts& facts, const CostModel& cost,
@@ -116,6 +154,7 @@ void print_tables(const Trace& trace, const TraceFacts& facts, const CostModel& 
   for (size_t i = 0; i < caps.size(); ++i)
     fmt::print("{:>{}.2f}", facts.infinite_hit_rate * 100, col_w);
   fmt::print("\n");
+  print_identical_rows(rows);
 
   if (!lru || !opt) {
     fmt::print("\n(gap closed and the recommendation need both {} and {})\n", kBaseline, kOptimum);
@@ -174,15 +213,19 @@ void print_tables(const Trace& trace, const TraceFacts& facts, const CostModel& 
   }
 }
 
-void run(const CompareArgs& args) {
-  args.capacities.specs();  // fail before loading
-  std::vector<PolicySpec> specs = expand_policy_sets(args.policies);
-  // The references are always there, so the gap can be shown.
+// The references are always there, so the gap can be shown.
+void add_references(std::vector<PolicySpec>& specs) {
   for (const char* ref : {kBaseline, kOptimum}) {
     bool present = std::any_of(specs.begin(), specs.end(),
                                [&](const PolicySpec& s) { return s.label() == ref; });
     if (!present) specs.push_back({ref, ""});
   }
+}
+
+void run(const CompareArgs& args) {
+  args.capacities.specs();  // fail before loading
+  std::vector<PolicySpec> specs = expand_policy_sets(args.policies);
+  add_references(specs);
   for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
   CostModel cost = args.cost.make();
   start_json_output(args.grid);
@@ -192,9 +235,11 @@ void run(const CompareArgs& args) {
   TraceFacts facts = trace_facts(trace);
   CostModel at_trace = cost.with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
   auto caps = args.capacities.resolve(facts.unique_blocks, at_trace);
-  std::vector<Capacity> grid_caps;
+  std::vector<CapacitySpec> grid_caps;
   for (auto& c : caps) grid_caps.push_back(c.capacity);
-  oracle_scores_without_continuation(trace, specs);
+  std::string skipped;  // said under the table, so the run does not open with it
+  specs = policies_the_trace_feeds(args.policies, trace, &skipped);
+  add_references(specs);
   GridOptions grid = args.grid;
   grid.cost_model = &cost;
 
@@ -211,6 +256,7 @@ void run(const CompareArgs& args) {
     rows.push_back(std::move(row));
   }
   print_tables(trace, facts, at_trace, caps, rows);
+  if (!skipped.empty()) fmt::print("\n{}\n", skipped);
   if (!grid.csv_path.empty()) {
     std::vector<ReplayResult> all;
     for (auto& r : rows) all.insert(all.end(), r.results.begin(), r.results.end());

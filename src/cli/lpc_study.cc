@@ -25,8 +25,8 @@ void print(const LpcStudy& s, const LpcStudyOptions& o) {
   for (auto& l : labels) fmt::print(" {:>22}", l);
   fmt::print("\n");
   for (size_t i = 0; i < s.runs.size(); i += labels.size()) {
-    fmt::print("{:>8.3g}% {:>10} {:>9.3g}", s.runs[i].capacity_fraction * 100,
-               with_commas(s.runs[i].capacity_blocks), s.runs[i].capacity_gb);
+    fmt::print("{:>8.3g}% {:>10} {:>9}", s.runs[i].capacity_fraction * 100,
+               with_commas(s.runs[i].capacity_blocks), gb_text(s.runs[i].capacity_gb));
     for (size_t j = 0; j < labels.size(); ++j)
       fmt::print(" {:>22.2f}", s.runs[i + j].block_hit_rate * 100);
     fmt::print("\n");
@@ -62,8 +62,8 @@ void add(CLI::App& app) {
       "LPC's evaluation: hit rate vs capacity, cache saved at LRU's hit rate, gap closed");
   trace_args->add(cmd, true);
   capacities->add(cmd, "0.01,0.02,0.03,0.05,0.075,0.1,0.15,0.2",
-                  "capacities (each below the trace's unique blocks; the study interpolates "
-                  "between them as shares of those)");
+                  "capacities (the study interpolates between them as shares of the trace's "
+                  "unique blocks)");
   cost->add(cmd);
   add_policy_option(cmd, o->policies, "policies");
   cmd->add_option("--baseline", o->baseline, "the policy savings are measured against")
@@ -79,28 +79,18 @@ void add(CLI::App& app) {
       "capacity at which a policy's curve reaches LRU's hit rate (interpolated); saving = 1 - "
       "that / LRU's capacity; gap closed = (policy - LRU) / (oracle - LRU).");
   cmd->callback([trace_args, o, capacities, cost] {
-    capacities->specs();  // fail before loading
-    o->policies = expand_policy_sets_text(o->policies);
-    for (auto& s : parse_policy_list(o->policies)) PolicyRegistry::instance().get(s.name);
+    o->capacities = capacities->specs();  // fail before loading
+    for (auto& s : expand_policy_sets(o->policies)) PolicyRegistry::instance().get(s.name);
     if (o->sweep.resume && o->sweep.json_path.empty())
       throw ConfigError("--resume needs --json FILE");
     if (!o->sweep.json_path.empty() && !o->sweep.resume) open_output(o->sweep.json_path);
     Trace trace = trace_args->load();
+    std::string policies;
+    for (auto& s : policies_the_trace_feeds(o->policies, trace))
+      policies += (policies.empty() ? "" : ",") + s.label();
+    o->policies = policies;
     CostModel kv = cost->make().with_block_tokens(trace.block_tokens);
     o->cost_model = &kv;
-    size_t unique = count_unique_blocks(trace);
-    o->capacities.clear();
-    for (const ResolvedCapacity& c : capacities->resolve(unique, kv)) {
-      if (c.capacity.is_fraction()) {
-        o->capacities.push_back(c.capacity.value);
-      } else if (c.blocks < unique) {
-        // As a share that the study's floor(share x unique) turns back into these blocks.
-        o->capacities.push_back((double(c.blocks) + 0.5) / double(unique));
-      } else {
-        throw ConfigError(fmt::format("--capacity {} is {} blocks, not below the trace's {} unique",
-                                      c.text, c.blocks, unique));
-      }
-    }
     Progress progress("lpc-study");
     o->sweep.progress = [&](double f, const std::string& label) { progress.update(f, label); };
     print(run_lpc_study(trace, *o), *o);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -81,23 +82,6 @@ std::vector<size_t> spaced(size_t lo, size_t hi, uint32_t points, bool linear) {
   return out;
 }
 
-// "12.4", "0.0312", "1234": about three significant digits without an exponent.
-std::string gb_text(double gb) {
-  if (gb >= 100) return fmt::format("{:.0f}", gb);
-  if (gb >= 10) return fmt::format("{:.1f}", gb);
-  if (gb >= 1) return fmt::format("{:.2f}", gb);
-  return fmt::format("{:.3g}", gb);
-}
-
-std::string with_commas(uint64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // "llama-3.1-8b fp16": the model and the dtype its KV is stored in.
 std::string kv_label(const CostModel& cost) {
   if (cost.is_linear())
@@ -128,6 +112,8 @@ void plot(const std::string& json, const std::string& png) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The table printed so far goes out before the script's own line, not after it.
+  std::fflush(stdout);
   pid_t pid = 0;
   if (posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
     throw Error("--plot: cannot run " + python);
@@ -240,15 +226,13 @@ struct MrcPlan {
   std::vector<SweepConfig> configs;
 };
 
-std::shared_ptr<MrcPlan> make_plan(const MrcArgs& a, const CostModel& cost,
-                                   const std::vector<PolicySpec>& specs) {
+std::shared_ptr<MrcPlan> make_plan(const MrcArgs& a, const CostModel& cost) {
   CapacitySpec min_spec = parse_capacity(a.min), max_spec = parse_capacity(a.max);
   auto plan = std::make_shared<MrcPlan>();
   MrcPlan& p = *plan;
   p.cost = cost;
   p.trace = a.trace.load();
-  p.specs = specs;
-  oracle_scores_without_continuation(p.trace, p.specs);
+  p.specs = policies_the_trace_feeds(a.policies, p.trace);
   p.facts = trace_facts(p.trace);
   p.at_trace = p.cost.with_block_tokens(p.trace.block_tokens);
   p.block_bytes = p.at_trace.kv_bytes_per_block();
@@ -305,7 +289,7 @@ void run(const MrcArgs& a) {
   SweepPlacement where = sweep_placement("", a.jobs);
   if (where.worker()) {  // loads the trace on its first cell, prints nothing
     work_on_rank(*where.comm, [&] {
-      auto plan = make_plan(a, cost, specs);
+      auto plan = make_plan(a, cost);
       auto cells = std::make_shared<ReplayCells>(plan->trace, plan->configs);
       return [plan, cells](size_t i) { return cells->run(i).to_json(); };
     });
@@ -314,7 +298,7 @@ void run(const MrcArgs& a) {
   if (!a.json_path.empty()) open_output(a.json_path);  // fail before the work
   if (!a.csv_path.empty()) open_output(a.csv_path);
 
-  auto plan = make_plan(a, cost, specs);
+  auto plan = make_plan(a, cost);
   const Trace& trace = plan->trace;
   const TraceFacts& facts = plan->facts;
   const CostModel& at_trace = plan->at_trace;

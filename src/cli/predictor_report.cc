@@ -145,7 +145,6 @@ void add(CLI::App& app) {
     Progress progress("predictor-report");
     size_t total = caps.size() * (2 + modes.size() * learned.size()), done = 0;
     for (auto& resolved : caps) {
-      const Capacity& cap = resolved.capacity;
       size_t blocks = resolved.blocks;
       auto run = [&](const PolicySpec& spec) {
         ReplayOptions opts;
@@ -154,7 +153,7 @@ void add(CLI::App& app) {
         std::string detail = fmt::format("({} at {})", spec.label(), resolved.written());
         opts.progress = [&](double f) { progress.update((done + f) / total, detail); };
         ReplayResult r = replay(trace, &oracle, spec, blocks, opts);
-        r.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+        r.capacity_fraction = resolved.capacity.fraction();
         ++done;
         return r;
       };

@@ -39,8 +39,9 @@ ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
 
 std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                             const std::vector<PolicySpec>& policies,
-                                            const std::vector<Capacity>& capacities, uint64_t seed,
-                                            const GridOptions& grid, const TraceFacts* facts) {
+                                            const std::vector<CapacitySpec>& capacities,
+                                            uint64_t seed, const GridOptions& grid,
+                                            const TraceFacts* facts) {
   for (auto& s : policies) PolicyRegistry::instance().get(s.name);
   return grid_configs(policies, capacities,
                       facts ? facts->unique_blocks : count_unique_blocks(trace),
@@ -78,7 +79,7 @@ std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows
 }
 
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                   const std::vector<Capacity>& capacities, uint64_t seed,
+                                   const std::vector<CapacitySpec>& capacities, uint64_t seed,
                                    const GridOptions& grid, const SweepPlacement& where,
                                    const TraceFacts* facts) {
   std::vector<SweepConfig> configs =
@@ -135,12 +136,12 @@ void print_table(const std::string& trace_name, uint32_t block_tokens, const Tra
                        ? r.capacity_fraction
                        : double(r.capacity_blocks) / std::max<size_t>(facts.unique_blocks, 1);
     std::string cap = r.capacity_fraction >= 0 ? fmt::format("{:g}%", share * 100)
-                      : facts.unique_blocks    ? fmt::format("({:.3g}%)", share * 100)
+                      : facts.unique_blocks    ? fmt::format("({}%)", percent_text(share))
                                                : std::string("-");
     std::string name = r.params.empty() ? r.policy : r.policy + ":" + r.params;
-    fmt::print("{:<28} {:>9} {:>10} {:>8.3g} {:>9.2f} {:>9.2f} {:>11} {:>9.1f}", name, cap,
-               r.capacity_blocks, r.capacity_gb, r.block_hit_rate * 100, r.token_hit_rate * 100,
-               r.evictions, r.ns_per_access);
+    fmt::print("{:<28} {:>9} {:>10} {:>8} {:>9.2f} {:>9.2f} {:>11} {:>9.1f}", name, cap,
+               r.capacity_blocks, gb_text(r.capacity_gb), r.block_hit_rate * 100,
+               r.token_hit_rate * 100, r.evictions, r.ns_per_access);
     if (tiers)
       fmt::print(" {:>10} {:>8.2f} {:>8.2f}", r.dram_capacity_blocks, r.hbm_hit_rate * 100,
                  r.dram_hit_rate * 100);

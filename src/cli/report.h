@@ -37,14 +37,14 @@ ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid);
 // `facts`, when given, are trace_facts(trace), so they are not counted again (also below).
 std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                             const std::vector<PolicySpec>& policies,
-                                            const std::vector<Capacity>& capacities, uint64_t seed,
-                                            const GridOptions& grid,
+                                            const std::vector<CapacitySpec>& capacities,
+                                            uint64_t seed, const GridOptions& grid,
                                             const TraceFacts* facts = nullptr);
 // Replays every policy at every capacity on all cores, with a progress line on long runs; or
 // only the cells of `where`'s shard (the --json file then in configuration order); or, on rank 0
 // of an mpirun, over every rank (see run_on_ranks). Results in configuration order.
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                   const std::vector<Capacity>& capacities, uint64_t seed,
+                                   const std::vector<CapacitySpec>& capacities, uint64_t seed,
                                    const GridOptions& grid = {}, const SweepPlacement& where = {},
                                    const TraceFacts* facts = nullptr);
 // The sweep settings of `grid`, its progress shown on `progress`.

@@ -107,8 +107,7 @@ void add(CLI::App& app) {
         progress.update((c + f) / caps.size(), "(" + d + ")");
       };
       auto rows = run_robustness(trace, oracle, blocks, opts);
-      const Capacity& cap = caps[c].capacity;
-      for (auto& r : rows) r.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+      for (auto& r : rows) r.capacity_fraction = caps[c].capacity.fraction();
       fmt::print("trace {}: capacity {}, {} noise redrawn per {}\n", trace.name, caps[c].label(),
                  args->noise_kind, args->redraw);
       print(rows, names);

@@ -70,12 +70,13 @@ void add(CLI::App& app) {
                   "text workloads: at most this many conversations (0 = all)");
   args->add(cmd);
   cmd->get_option("--router")->description("routers, comma-separated (default: all)");
-  cmd->callback([args, workloads, wopts] {
+  cmd->callback([cmd, args, workloads, wopts] {
     if (args->routers.empty()) {
       for (auto& r : RouterRegistry::instance().all())
         args->routers += (args->routers.empty() ? "" : ",") + r.name;
     }
     args->validate();
+    args->say_ignored(*cmd);
     if (args->resume && args->json_path.empty()) throw ConfigError("--resume needs --json FILE");
     if (wopts->data_dir.empty() && std::getenv("KVPOLICY_DATA"))
       wopts->data_dir = std::getenv("KVPOLICY_DATA");

@@ -80,10 +80,34 @@ std::vector<uint32_t> ServeArgs::validate() const {
   return worker_counts;
 }
 
+namespace {
+
+void say_ignored_flag(const CLI::App& cmd, const std::string& flag, const std::string& why) {
+  if (cmd.count(flag) > 0)
+    fmt::print(stderr, "kvpolicy: {}: {} has no effect {}\n", cmd.get_name(), flag, why);
+}
+
+}  // namespace
+
+void ServeArgs::say_ignored(const CLI::App& cmd) const {
+  if (base.clients > 0) {
+    for (const char* flag : {"--rate", "--time-scale"})
+      say_ignored_flag(cmd, flag,
+                       "with --clients (a closed loop: each client sends its next turn "
+                       "--think-time after the reply)");
+    return;
+  }
+  say_ignored_flag(cmd, "--think-time",
+                   "without --clients (an open loop: arrivals come from the trace)");
+  if (base.rate > 0)
+    say_ignored_flag(cmd, "--time-scale",
+                     "with --rate (the arrivals are rescaled to that mean rate instead)");
+}
+
 std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel& cost) const {
   std::vector<uint32_t> worker_counts = validate();
   auto router_specs = parse_router_list(routers);
-  auto policy_specs = expand_policy_sets(policies);
+  auto policy_specs = policies_the_trace_feeds(policies, trace);
   size_t unique = count_unique_blocks(trace);
   CostModel at_trace = cost.with_block_tokens(trace.block_tokens);
   std::vector<ServeOptions> out;
@@ -97,7 +121,7 @@ std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel
           o.router = router;
           o.policy = policy;
           o.capacity_blocks = per_gpu * cost.tensor_parallel();
-          o.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+          o.capacity_fraction = cap.fraction();
           o.cache_outputs = !no_cache_outputs;
           out.push_back(o);
         }
@@ -196,9 +220,17 @@ void add(CLI::App& app) {
       ->capture_default_str();
   args->add(cmd);
   add_shard_option(cmd, args->shard);
-  cmd->callback([trace_args, generate, generate_seed, args] {
+  cmd->callback([cmd, trace_args, generate, generate_seed, args] {
     if (trace_args->path.empty() == generate->empty())
       throw ConfigError("serve: give either --trace FILE or --generate KIND[:params]");
+    args->say_ignored(*cmd);
+    if (generate->empty()) {
+      say_ignored_flag(*cmd, "--generate-seed", "with --trace (it seeds --generate's workload)");
+    } else {
+      for (const char* flag : {"--format", "--skip-bad-lines", "--block-tokens", "--max-requests",
+                               "--sessions", "--session-min-blocks"})
+        say_ignored_flag(*cmd, flag, "with --generate (it reads a --trace file)");
+    }
     CostModel cost = args->cost_model();
     args->validate();  // bad flags fail before a long load
     if (args->resume && args->json_path.empty()) throw ConfigError("--resume needs --json FILE");

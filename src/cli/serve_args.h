@@ -31,6 +31,9 @@ struct ServeArgs {
   CostModel cost_model() const;
   // Checks the flags that need no trace; returns the worker counts. Throws ConfigError.
   std::vector<uint32_t> validate() const;
+  // Says on stderr, one line each, which flags given on `cmd` these settings ignore (--rate in a
+  // closed loop, --think-time in an open one, --time-scale under --rate).
+  void say_ignored(const CLI::App& cmd) const;
   // Every (capacity, workers, router, policy) asked, in that nesting; throws ConfigError.
   std::vector<ServeOptions> configs(const Trace& trace, const CostModel& cost) const;
   // Runs them all with a progress line, streaming --json, resuming with --resume; or only the

@@ -35,19 +35,23 @@ struct SimulateArgs {
 struct Loaded {
   Trace trace;
   TraceFacts facts;
-  std::vector<Capacity> caps;
+  std::vector<CapacitySpec> caps;
+  std::vector<PolicySpec> specs;  // those the trace can feed
 };
 
 // --stream: every configuration reads the trace as a stream; offline policies get the external
 // oracle (one forward and one reverse pass, through temporary files), capacities given as a share
 // of unique blocks a counting pass (a map of the unique keys). Sessions are kept as read.
-void simulate_streamed(const SimulateArgs& args, const std::vector<PolicySpec>& specs,
-                       const CostModel& cost, const GridOptions& grid) {
+void simulate_streamed(const SimulateArgs& args, const CostModel& cost, const GridOptions& grid) {
   if (args.trace.sessions == "infer")
     throw ConfigError("--stream keeps sessions as read: --sessions infer needs the whole trace");
   ReadOptions ropts = args.trace.read_options();
   StreamOpener open = [&] { return open_trace_stream(args.trace.path, args.trace.format, ropts); };
   ReplayOptions base = grid_replay_options(args.seed, grid);
+  // Name, block size and whether it carries continuation scores: from the first chunk.
+  Trace first;
+  open()->next(first, 1);
+  auto specs = policies_the_trace_feeds(args.policies, first);
   bool need_oracle = false, need_unique = false;
   for (auto& s : specs) need_oracle |= needs_future(s);
   need_oracle |= grid.dram_ratio > 0 && needs_future(grid.dram_policy);
@@ -61,13 +65,11 @@ void simulate_streamed(const SimulateArgs& args, const std::vector<PolicySpec>& 
     facts = oracle->facts();
   } else if (need_unique) {
     facts = stream_facts(*open());
-  } else {  // blocks, tokens or GB: no counting pass; name and block size from the first chunk
-    Trace first;
-    open()->next(first, 1);
+  } else {  // blocks, tokens or GB: no counting pass
     facts.name = first.name;
     facts.block_tokens = first.block_tokens;
   }
-  std::vector<Capacity> caps;
+  std::vector<CapacitySpec> caps;
   for (auto& c : args.capacities.resolve(
            facts.unique_blocks, cost.with_block_tokens(std::max<uint32_t>(facts.block_tokens, 1))))
     caps.push_back(c.capacity);
@@ -139,6 +141,9 @@ void add(CLI::App& app) {
       auto loaded = std::make_shared<Loaded>();
       loaded->trace = args->trace.load();
       loaded->facts = trace_facts(loaded->trace);
+      loaded->specs = where.worker() ? policies_for_trace(args->policies,
+                                                          loaded->trace.has_continuation(), nullptr)
+                                     : policies_the_trace_feeds(args->policies, loaded->trace);
       for (auto& c : args->capacities.resolve(
                loaded->facts.unique_blocks,
                cost->with_block_tokens(std::max<uint32_t>(loaded->trace.block_tokens, 1))))
@@ -148,11 +153,11 @@ void add(CLI::App& app) {
     if (where.worker()) {  // loads the trace on its first cell, prints nothing
       work_on_rank(*where.comm, [&] {
         auto loaded = load();
-        auto cells =
-            std::make_shared<ReplayCells>(loaded->trace,
-                                          grid_sweep_configs(loaded->trace, specs, loaded->caps,
-                                                             args->seed, grid, &loaded->facts),
-                                          &loaded->facts);
+        auto cells = std::make_shared<ReplayCells>(
+            loaded->trace,
+            grid_sweep_configs(loaded->trace, loaded->specs, loaded->caps, args->seed, grid,
+                               &loaded->facts),
+            &loaded->facts);
         return [loaded, cells](size_t i) { return cells->run(i).to_json(); };
       });
       return;
@@ -168,11 +173,12 @@ void add(CLI::App& app) {
     if (stream) {
       if (where.sharded || where.comm)
         throw ConfigError("--stream runs on one process: no --shard or mpirun yet");
-      return simulate_streamed(*args, specs, *cost, grid);
+      return simulate_streamed(*args, *cost, grid);
     }
     auto loaded = load();
     const Trace& trace = loaded->trace;
-    auto results = run_grid(trace, specs, loaded->caps, args->seed, grid, where, &loaded->facts);
+    auto results =
+        run_grid(trace, loaded->specs, loaded->caps, args->seed, grid, where, &loaded->facts);
     print_table(trace, results, &loaded->facts);
     if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
   });

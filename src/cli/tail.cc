@@ -43,7 +43,7 @@ std::string pct(double change) {
 std::string cap_label(const ReplayResult& r) {
   std::string share =
       r.capacity_fraction >= 0 ? fmt::format("{:g}%", r.capacity_fraction * 100) : "-";
-  return fmt::format("{} {} {:.3g}GB", share, with_commas(r.capacity_blocks), r.capacity_gb);
+  return fmt::format("{} {} {}GB", share, with_commas(r.capacity_blocks), gb_text(r.capacity_gb));
 }
 
 void print_study(const TailStudy& s, const std::vector<double>& xis, double slo) {

@@ -49,6 +49,7 @@ void run(const StudyArgs& a) {
   a.hbm.specs();  // fail before loading
   CostModel cost = a.cost.make();
   Trace trace = a.trace.load();
+  specs = policies_the_trace_feeds(a.policies, trace);
   cost = cost.with_block_tokens(trace.block_tokens);
   TraceFacts facts = trace_facts(trace);
   ResolvedCapacity hbm_capacity = a.hbm.resolve(facts.unique_blocks, cost)[0];

@@ -1,5 +1,7 @@
 #include "kvpolicy/core/capacity.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -42,7 +44,6 @@ CapacitySpec parse_capacity(const std::string& text) {
       bad(text, "a number of blocks must be whole");
     c.value = v;
   } else if (unit == "%") {
-    if (v > 100) bad(text, "a share cannot exceed 100%");
     c.unit = CapacitySpec::Unit::kFraction;
     c.value = v / 100;
   } else if (unit == "t") {
@@ -77,19 +78,49 @@ size_t CapacitySpec::blocks(size_t unique_blocks, uint32_t block_tokens,
       b = value;
       break;
     case Unit::kFraction:
-      b = value * double(unique_blocks);
+      // Nearest, as replays always rounded a share (the recorded results stay).
+      b = std::round(value * double(unique_blocks));
       break;
     case Unit::kTokens:
-      b = value / block_tokens;
+      if (block_tokens == 0) bad(text, "tokens need the trace's block size");
+      b = std::floor(value / block_tokens);
       break;
     case Unit::kBytes:
-      b = value / kv_bytes_per_block;
+      if (!(kv_bytes_per_block > 0)) bad(text, "KV memory needs the KV bytes of a block");
+      b = std::floor(value / kv_bytes_per_block);
       break;
   }
   if (b >= 1e15) bad(text, "more than 10^15 blocks");
-  size_t blocks = static_cast<size_t>(std::floor(b));
-  if (blocks == 0) bad(text, "less than one block");
-  return blocks;
+  if (b < 1) bad(text, "less than one block");
+  return static_cast<size_t>(b);
+}
+
+std::string CapacitySpec::label() const {
+  return is_fraction() ? fmt::format("{:g}%", value * 100) : text;
+}
+
+CapacitySpec CapacitySpec::whole_blocks(size_t blocks) {
+  CapacitySpec c;
+  c.value = double(blocks);
+  c.text = std::to_string(blocks);
+  return c;
+}
+
+CapacitySpec CapacitySpec::share(double fraction) {
+  CapacitySpec c;
+  c.unit = Unit::kFraction;
+  c.value = fraction;
+  c.text = c.label();
+  return c;
+}
+
+CapacitySpec replay_capacity(const CapacitySpec& spec, size_t unique_blocks, uint32_t block_tokens,
+                             double kv_bytes_per_block) {
+  if (spec.is_fraction()) {
+    spec.blocks(unique_blocks);  // below one block is refused here too
+    return spec;
+  }
+  return CapacitySpec::whole_blocks(spec.blocks(unique_blocks, block_tokens, kv_bytes_per_block));
 }
 
 }  // namespace kvpolicy

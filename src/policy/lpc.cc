@@ -298,6 +298,7 @@ const bool registered = register_policy<Lpc>({
           const std::string kind = p.get_string("predictor");
           return kind == "oracle" || kind == "noisy";
         },
+    .reads_trace_scores_with = [](const Params& p) { return p.get_string("predictor") == "trace"; },
 });
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/policy/listing.h"
 #include "kvpolicy/policy/policy.h"
+#include "kvpolicy/predict/continuation_source.h"
 
 namespace kvpolicy {
 
@@ -99,6 +100,65 @@ bool needs_future(const PolicySpec& spec) {
   const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
   if (!info.needs_future || !info.needs_future_with) return info.needs_future;
   return info.needs_future_with(Params::parse(spec.params, info.params, "policy " + spec.name));
+}
+
+std::vector<PolicySpec> expand_policy_sets(const std::string& text) {
+  std::vector<PolicySpec> out;
+  auto& registry = PolicyRegistry::instance();
+  for (PolicySpec& spec : parse_policy_list(text)) {
+    bool set = spec.params.empty() &&
+               (spec.name == "online" || spec.name == "offline" || spec.name == "all");
+    if (!set) {
+      out.push_back(std::move(spec));
+      continue;
+    }
+    for (const std::string& name : registry.names()) {
+      PolicySpec member{name, ""};
+      bool offline = needs_future(member);
+      if (spec.name == "all" || (spec.name == "offline") == offline) out.push_back(member);
+    }
+  }
+  // A name given twice (online,lru) runs once.
+  std::vector<PolicySpec> unique;
+  for (auto& s : out)
+    if (std::none_of(unique.begin(), unique.end(),
+                     [&](const PolicySpec& u) { return u.label() == s.label(); }))
+      unique.push_back(s);
+  return unique;
+}
+
+namespace {
+
+bool reads_trace_scores(const PolicySpec& spec) {
+  const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
+  return info.reads_trace_scores_with && info.reads_trace_scores_with(Params::parse(
+                                             spec.params, info.params, "policy " + spec.name));
+}
+
+}  // namespace
+
+std::vector<PolicySpec> policies_for_trace(const std::string& text, bool has_scores,
+                                           std::string* skipped) {
+  if (skipped) skipped->clear();
+  std::vector<PolicySpec> all = expand_policy_sets(text);
+  if (has_scores) return all;
+  std::vector<PolicySpec> named = parse_policy_list(text);
+  std::vector<PolicySpec> out;
+  std::string left_out;
+  for (PolicySpec& spec : all) {
+    if (!reads_trace_scores(spec)) {
+      out.push_back(std::move(spec));
+      continue;
+    }
+    bool by_name = std::any_of(named.begin(), named.end(),
+                               [&](const PolicySpec& n) { return n.label() == spec.label(); });
+    if (by_name)
+      throw ConfigError("policy " + spec.label() + ": " + kNoContinuationScores + "; " + spec.name +
+                        ":predictor=oracle is its offline reference");
+    left_out += (left_out.empty() ? "" : ", ") + spec.label();
+  }
+  if (skipped && !left_out.empty()) *skipped = "skipped " + left_out + ": " + kNoContinuationScores;
+  return out;
 }
 
 std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext& ctx) {

@@ -8,6 +8,11 @@
 #include "kvpolicy/core/types.h"
 
 namespace kvpolicy {
+
+const char* const kNoContinuationScores =
+    "this trace carries no continuation scores (build it with `kvpolicy trace build "
+    "--classifier MODEL`)";
+
 namespace {
 
 double unit(uint64_t x) { return double(mix64(x) >> 11) * 0x1.0p-53; }  // [0, 1)
@@ -16,9 +21,7 @@ class TraceSource final : public ContinuationSource {
  public:
   double p(const RequestView& r) override {
     if (r.continuation < 0)
-      throw MissingContinuation(
-          "this trace carries no continuation scores (build it with `kvpolicy trace build "
-          "--classifier MODEL`); use lpc:predictor=oracle");
+      throw MissingContinuation(std::string(kNoContinuationScores) + "; use lpc:predictor=oracle");
     return count(std::min(1.0, double(r.continuation)));
   }
 };

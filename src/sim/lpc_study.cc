@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
@@ -32,23 +33,31 @@ LpcStudy run_lpc_study(const Trace& trace, const LpcStudyOptions& o) {
   if (!has(o.baseline))
     throw ConfigError("lpc-study: the baseline '" + o.baseline + "' is not among the policies");
   if (o.capacities.empty()) throw ConfigError("lpc-study: no capacity given");
-  std::vector<double> caps = o.capacities;
-  std::sort(caps.begin(), caps.end());
-  for (double c : caps)
-    if (!(c > 0 && c < 1))
-      throw ConfigError("lpc-study: capacities are shares of the unique blocks, in (0, 1)");
   size_t unique = count_unique_blocks(trace);
+  ReplayOptions priced;
+  priced.cost_model = o.cost_model;
+  CostModel at_trace = replay_cost_model(trace, priced);
+  // (share, blocks) per capacity, ascending: a share as written, else its blocks' share.
+  std::vector<std::pair<double, size_t>> points;
+  for (const CapacitySpec& c : o.capacities) {
+    size_t blocks = c.blocks(unique, at_trace.block_tokens(), at_trace.kv_bytes_per_block());
+    points.emplace_back(c.is_fraction() ? c.value : double(blocks) / double(unique), blocks);
+  }
+  std::sort(points.begin(), points.end());
+  std::vector<double> caps;
   std::vector<SweepConfig> configs;
-  for (double c : caps)
+  for (auto [share, blocks] : points) {
+    caps.push_back(share);
     for (auto& spec : specs) {
       SweepConfig sc;
       sc.policy = spec;
-      sc.capacity_blocks = std::max<size_t>(1, static_cast<size_t>(c * double(unique)));
-      sc.capacity_fraction = c;
+      sc.capacity_blocks = blocks;
+      sc.capacity_fraction = share;
       sc.options.seed = o.seed;
       sc.options.cost_model = o.cost_model;
       configs.push_back(sc);
     }
+  }
   LpcStudy study;
   study.runs = run_sweep(trace, configs, o.sweep);
 

@@ -15,15 +15,6 @@
 
 namespace kvpolicy {
 
-size_t Capacity::blocks(size_t unique_blocks) const {
-  if (!is_fraction()) return static_cast<size_t>(value);
-  return std::max<size_t>(1, static_cast<size_t>(std::llround(value * unique_blocks)));
-}
-
-std::string Capacity::label() const {
-  return is_fraction() ? fmt::format("{:g}%", value * 100) : fmt::format("{}", size_t(value));
-}
-
 TraceFacts trace_facts(const Trace& trace) {
   TraceFacts f;
   f.requests = trace.size();

@@ -14,8 +14,9 @@
 namespace kvpolicy {
 
 std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
-                                      const std::vector<Capacity>& capacities, size_t unique_blocks,
-                                      const ReplayOptions& base, double dram_ratio) {
+                                      const std::vector<CapacitySpec>& capacities,
+                                      size_t unique_blocks, const ReplayOptions& base,
+                                      double dram_ratio) {
   std::vector<SweepConfig> configs;
   for (auto& cap : capacities) {
     size_t blocks = cap.blocks(unique_blocks);
@@ -23,7 +24,7 @@ std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
       SweepConfig c;
       c.policy = spec;
       c.capacity_blocks = blocks;
-      c.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+      c.capacity_fraction = cap.fraction();
       c.options = base;
       c.options.dram_capacity_blocks = static_cast<size_t>(std::llround(dram_ratio * blocks));
       configs.push_back(std::move(c));

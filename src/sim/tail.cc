@@ -85,13 +85,14 @@ TailStudy run_tail_study(const Trace& trace, const TailStudyOptions& o) {
 
   TailStudy study;
   study.trace = trace.name;
-  study.cost_model = o.cost.with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1)).label();
+  CostModel at_trace = o.cost.with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+  study.cost_model = at_trace.label();
   study.slo_ms = o.slo_ms;
   study.figure_xi_ms = o.figure_xi_ms;
   study.figure_policies = o.figure_policies;
 
   size_t total = o.capacities.size() * (2 + o.xi_ms.size() + o.figure_policies.size()), done = 0;
-  auto run = [&](const Capacity& cap, size_t blocks, const std::string& policy,
+  auto run = [&](const CapacitySpec& cap, size_t blocks, const std::string& policy,
                  const std::string& params, double xi, std::vector<double>* ttft) {
     ReplayOptions opts;
     opts.seed = o.seed;
@@ -101,7 +102,7 @@ TailStudy run_tail_study(const Trace& trace, const TailStudyOptions& o) {
     opts.ttft_ms = ttft;
     if (o.progress) opts.progress = [&](double f) { o.progress((done + f) / total); };
     ReplayResult r = replay(trace, &oracle, PolicySpec{policy, params}, blocks, opts);
-    r.capacity_fraction = cap.is_fraction() ? cap.value : -1;
+    r.capacity_fraction = cap.fraction();
     r.infinite_hit_rate = facts.infinite_hit_rate;
     ++done;
     study.runs.push_back(std::move(r));
@@ -109,8 +110,9 @@ TailStudy run_tail_study(const Trace& trace, const TailStudyOptions& o) {
   };
 
   std::vector<double> lru_ttft, thr_ttft, tlru_ttft;
-  for (const Capacity& cap : o.capacities) {
-    size_t blocks = cap.blocks(facts.unique_blocks);
+  for (const CapacitySpec& cap : o.capacities) {
+    size_t blocks =
+        cap.blocks(facts.unique_blocks, at_trace.block_tokens(), at_trace.kv_bytes_per_block());
     size_t lru = run(cap, blocks, "lru", "", o.figure_xi_ms, &lru_ttft);
     size_t thr = run(cap, blocks, "threshold_lru", o.threshold_params, o.figure_xi_ms, &thr_ttft);
     size_t tlru_at_figure = SIZE_MAX;

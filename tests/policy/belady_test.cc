@@ -57,7 +57,7 @@ TEST(Belady, NoPolicyMissesLessOnMooncake) {
   size_t unique = count_unique_blocks(trace);
   for (double f : {0.02, 0.05, 0.10, 0.20}) {
     SCOPED_TRACE("capacity " + std::to_string(f));
-    expect_belady_best(trace, oracle, Capacity{f}.blocks(unique), 1);
+    expect_belady_best(trace, oracle, CapacitySpec::share(f).blocks(unique), 1);
   }
 }
 

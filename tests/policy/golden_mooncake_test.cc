@@ -112,7 +112,7 @@ TEST_F(GoldenMooncake, DeterministicPoliciesHitExactly) {
     PolicySpec spec = parse_policy_spec(name);
     ASSERT_FALSE(PolicyRegistry::instance().get(spec.name).randomized) << name;
     for (size_t i = 0; i < 4; ++i) {
-      size_t cap = Capacity{kFractions[i]}.blocks(unique_);
+      size_t cap = CapacitySpec::share(kFractions[i]).blocks(unique_);
       EXPECT_EQ(replay(*trace_, oracle_, spec, cap).block_hits, hits[i])
           << name << " at " << kFractions[i] * 100 << " %";
     }
@@ -122,7 +122,7 @@ TEST_F(GoldenMooncake, DeterministicPoliciesHitExactly) {
 TEST_F(GoldenMooncake, LruAndBeladyAgreeWithIndependentNumbers) {
   for (auto& [name, rates] : kReference) {
     for (size_t i = 0; i < 4; ++i) {
-      size_t cap = Capacity{kFractions[i]}.blocks(unique_);
+      size_t cap = CapacitySpec::share(kFractions[i]).blocks(unique_);
       double rate = replay(*trace_, oracle_, {name, ""}, cap).block_hit_rate * 100;
       EXPECT_NEAR(rate, rates[i], 0.5) << name << " at " << kFractions[i] * 100 << " %";
     }

@@ -460,7 +460,7 @@ TEST(Laru, MooncakeOracleEqualsBeladyAdversarialNearLru) {
   Oracle oracle = compute_oracle(trace);
   size_t unique = count_unique_blocks(trace);
   for (double f : {0.02, 0.05, 0.10, 0.20}) {
-    size_t cap = Capacity{f}.blocks(unique);
+    size_t cap = CapacitySpec::share(f).blocks(unique);
     SCOPED_TRACE("capacity " + std::to_string(f));
     uint64_t opt = misses(trace, oracle, "belady", cap);
     EXPECT_EQ(misses(trace, oracle, "laru", cap), opt);

@@ -37,6 +37,48 @@ TEST(PolicyRegistry, AnOnlineSpecOfAnOfflineCapablePolicyBuildsWithoutTheFuture)
   EXPECT_THROW(make_policy(parse_policy_spec("lpc:predictor=oracle"), ctx), ConfigError);
 }
 
+bool has(const std::vector<PolicySpec>& specs, const std::string& label) {
+  for (auto& s : specs)
+    if (s.label() == label) return true;
+  return false;
+}
+
+// A trace without continuation scores cannot feed LPC's default predictor: a set (online, all)
+// leaves it out and says so; named on its own it is an error; it is never swapped for its oracle
+// variant (offline) behind the user's back.
+TEST(PolicyRegistry, PolicySetsLeaveOutWhatTheTraceCannotFeed) {
+  std::string skipped;
+  auto online = policies_for_trace("online", false, &skipped);
+  EXPECT_FALSE(has(online, "lpc"));
+  EXPECT_FALSE(has(online, "lpc:predictor=oracle"));
+  EXPECT_TRUE(has(online, "lru"));
+  for (auto& s : online) EXPECT_FALSE(needs_future(s)) << s.label();
+  EXPECT_EQ(online.size() + 1, expand_policy_sets("online").size());
+  EXPECT_NE(skipped.find("skipped lpc"), std::string::npos) << skipped;
+  EXPECT_NE(skipped.find("continuation scores"), std::string::npos) << skipped;
+
+  auto all = policies_for_trace("all", false, &skipped);
+  EXPECT_FALSE(has(all, "lpc"));
+  EXPECT_TRUE(has(all, "belady"));
+  EXPECT_FALSE(skipped.empty());
+
+  // With scores nothing is left out; an oracle variant needs none.
+  EXPECT_TRUE(has(policies_for_trace("online", true, &skipped), "lpc"));
+  EXPECT_TRUE(skipped.empty());
+  EXPECT_TRUE(
+      has(policies_for_trace("lru,lpc:predictor=oracle", false, &skipped), "lpc:predictor=oracle"));
+  EXPECT_TRUE(skipped.empty());
+
+  for (const char* named : {"lpc", "online,lpc", "lru,lpc:predictor=trace"}) {
+    try {
+      policies_for_trace(named, false, &skipped);
+      ADD_FAILURE() << named << " ran on a trace without continuation scores";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("continuation scores"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // `kvpolicy policies` printed "offline" for guarded and lpc, which needs_future() (Python's
 // is_offline) calls online with their defaults: the listing now asks needs_future().
 TEST(PolicyRegistry, ListingSaysOfflineExactlyWhenNeedsFutureDoes) {

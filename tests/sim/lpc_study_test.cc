@@ -27,7 +27,7 @@ TEST(LpcStudy, CapacityForHitRateInterpolates) {
 TEST(LpcStudy, BeladyNeedsLessCacheAndClosesTheWholeGapToItself) {
   Trace trace = testing::random_workload({.requests = 600});
   LpcStudyOptions o;
-  o.capacities = {0.05, 0.1, 0.2, 0.4};
+  o.capacities = parse_capacity_list("0.05,0.1,0.2,0.4");
   o.policies = "lru,belady,fifo";
   o.oracle = "belady";
   o.sweep.jobs = 1;

@@ -264,7 +264,8 @@ TEST(StreamReplay, SweepOverStreamsEqualsRunSweep) {
   StreamOpener open = [&] { return open_trace_stream(path, "native", {}); };
   ExternalOracle ext(*open());
   std::vector<PolicySpec> specs = {{"lru", ""}, {"belady", ""}};
-  auto configs = grid_configs(specs, {Capacity{0.1}, Capacity{50}}, count_unique_blocks(t), {});
+  auto configs = grid_configs(specs, {CapacitySpec::share(0.1), CapacitySpec::whole_blocks(50)},
+                              count_unique_blocks(t), {});
   SweepOptions so;
   so.jobs = 2;
   auto mem = run_sweep(t, configs, so);

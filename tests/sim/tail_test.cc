@@ -105,7 +105,7 @@ TEST(Tail, StudyRelativeChangesMatchItsRuns) {
   p.think_mean_s = 20;
   Trace trace = generate_conversation(p, 7);
   TailStudyOptions o;
-  o.capacities = {Capacity{0.05}, Capacity{0.2}};
+  o.capacities = parse_capacity_list("0.05,0.2");
   o.xi_ms = {0, 100};
   o.figure_xi_ms = 100;
   TailStudy s = run_tail_study(trace, o);

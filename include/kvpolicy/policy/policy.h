@@ -161,6 +161,9 @@ struct PolicyInfo {
   bool needs_future = false;  // may read the trace's future (offline): PolicyContext::future
   // When set, whether these parameters do (LARU with its GBM does not); see needs_future().
   std::function<bool(const Params&)> needs_future_with = {};
+  // When set, whether these parameters read the trace's continuation scores (LPC's default), so
+  // a trace without them cannot feed it; see policies_for_trace().
+  std::function<bool(const Params&)> reads_trace_scores_with = {};
   bool randomized = false;  // decisions depend on the seed
   // Set by register_policy (unless given: a class chosen by the parameters).
   std::function<std::unique_ptr<Policy>(const PolicyContext&, const Params&)> make = {};
@@ -214,6 +217,18 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text);
 // Whether the policy a spec names, with its parameters, reads the trace's future (an oracle must
 // be computed for it, and its results are offline ones). Throws ConfigError like make_policy.
 bool needs_future(const PolicySpec& spec);
+
+// A list of specs where the sets "online" (every registered policy that reads no future with its
+// default parameters), "offline" (those that do) and "all" expand to their members; a name given
+// twice runs once. Throws ConfigError like parse_policy_list.
+std::vector<PolicySpec> expand_policy_sets(const std::string& text);
+
+// The policies of `text` (sets expanded) a trace can feed. On a trace without continuation
+// scores (`has_scores` false) a policy that reads them is left out when a set brought it, and
+// `skipped` gets one line saying so (empty when none is); named on its own it is a ConfigError
+// saying what the trace lacks. Every command and Python choose their policies through this.
+std::vector<PolicySpec> policies_for_trace(const std::string& text, bool has_scores,
+                                           std::string* skipped);
 
 // Builds a policy from its spec; throws ConfigError on an unknown name, a bad parameter, or a
 // policy that needs the future when ctx has none.

@@ -60,6 +60,10 @@ struct ContinuationContext {
   std::optional<OracleView> future;
 };
 
+// Why a trace cannot feed predictor=trace: the one wording of the replay's error and of the
+// commands that leave LPC out.
+extern const char* const kNoContinuationScores;
+
 // The parameters a policy takes for its continuation source (predictor, p, value), and their
 // parsing into a config.
 std::vector<ParamSpec> continuation_param_specs();

@@ -13,7 +13,10 @@
 namespace kvpolicy {
 
 struct LpcStudyOptions {
-  std::vector<double> capacities = {0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2};
+  // In any unit (tokens and KV memory through cost_model); the curves are drawn against each
+  // one's share of the unique blocks.
+  std::vector<CapacitySpec> capacities =
+      parse_capacity_list("0.01,0.02,0.03,0.05,0.075,0.1,0.15,0.2");
   std::string policies = "lru,lpc,lpc:predictor=oracle,belady,wa,s3fifo";
   std::string baseline = "lru";
   std::string oracle = "lpc:predictor=oracle";  // the gap's upper end

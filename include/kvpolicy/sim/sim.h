@@ -6,21 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/core/capacity.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy {
 
 class CostModel;
-
-// A capacity as given on the command line: below 1 a fraction of the trace's unique blocks,
-// otherwise absolute blocks.
-struct Capacity {
-  double value = 0;
-  bool is_fraction() const { return value < 1.0; }
-  size_t blocks(size_t unique_blocks) const;
-  std::string label() const;
-};
 
 // Facts of a trace every result refers to, computed once.
 struct TraceFacts {

@@ -28,10 +28,12 @@ struct SweepOptions {
 };
 
 // One configuration per (capacity, policy), capacities outer, each with `base`'s options and a
-// DRAM tier of dram_ratio x its HBM blocks: the grid `simulate` and `compare` sweep.
+// DRAM tier of dram_ratio x its HBM blocks: the grid `simulate` and `compare` sweep. Capacities
+// are shares or whole blocks (replay_capacity converts the other units).
 std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
-                                      const std::vector<Capacity>& capacities, size_t unique_blocks,
-                                      const ReplayOptions& base, double dram_ratio = 0);
+                                      const std::vector<CapacitySpec>& capacities,
+                                      size_t unique_blocks, const ReplayOptions& base,
+                                      double dram_ratio = 0);
 
 // One replay of a configuration with the options it is given (its progress callback set).
 using ReplayFn = std::function<ReplayResult(const SweepConfig&, const ReplayOptions&)>;

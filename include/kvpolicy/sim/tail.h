@@ -43,7 +43,7 @@ inline double replay_ttft_ms(const CostModel& cost, uint32_t prompt_tokens, uint
 // --- The T-LRU study ------------------------------------------------------------------------
 
 struct TailStudyOptions {
-  std::vector<Capacity> capacities;
+  std::vector<CapacitySpec> capacities;  // in any unit (KV memory through `cost`)
   std::vector<double> xi_ms = {50, 100, 150, 200, 500};
   double slo_ms = 200;
   double figure_xi_ms = 200;     // xi of the T-LRU variants in the Figure 5 comparison
