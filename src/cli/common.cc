@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "file_options.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
@@ -14,7 +15,7 @@
 namespace kvpolicy::cli {
 
 void TraceArgs::add(CLI::App* app, bool required) {
-  auto* opt = app->add_option("--trace,-t", path, "trace file");
+  auto* opt = input_file(app->add_option("--trace,-t", path, "trace file"));
   if (required) opt->required();
   app->add_option("--format,-f", format, "trace format (auto, or see `kvpolicy trace formats`)")
       ->capture_default_str();

@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
 
@@ -72,7 +73,8 @@ void add(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "seed of randomized policies")->capture_default_str();
   cmd->add_option("--jobs,-j", o->sweep.jobs, "replays at once (0 = every core)")
       ->capture_default_str();
-  cmd->add_option("--json", o->sweep.json_path, "write one JSON object per (policy, capacity)");
+  output_file(cmd->add_option("--json", o->sweep.json_path,
+                              "write one JSON object per (policy, capacity)"));
   cmd->add_flag("--resume", o->sweep.resume, "keep the results already in --json");
   cmd->footer(
       "Terms: block hit rate = share of prompt blocks found cached; cache for LRU % = the "

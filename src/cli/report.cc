@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sweep.h"
@@ -15,8 +16,10 @@ namespace kvpolicy::cli {
 void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
   cmd->add_option("--jobs,-j", grid.jobs, "replays at once (0 = every core)")
       ->capture_default_str();
-  cmd->add_option("--json", grid.json_path, "write one JSON object per result to this file");
-  cmd->add_option("--csv", grid.csv_path, "write one CSV row per result to this file (at the end)");
+  output_file(
+      cmd->add_option("--json", grid.json_path, "write one JSON object per result to this file"));
+  output_file(cmd->add_option("--csv", grid.csv_path,
+                              "write one CSV row per result to this file (at the end)"));
   cmd->add_flag("--resume", grid.resume,
                 "keep the results already in --json and run only the missing configurations");
 }

@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
@@ -54,7 +55,8 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();
-  cmd->add_option("--json", json_path, "write one JSON object per result to this file");
+  output_file(
+      cmd->add_option("--json", json_path, "write one JSON object per result to this file"));
   cmd->add_flag("--resume", resume,
                 "keep the results already in --json and run only the missing configurations");
 }
