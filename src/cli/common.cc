@@ -108,12 +108,6 @@ CLI::Validator finite_in(double lo, double hi) {
       fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
 }
 
-std::ofstream open_output(const std::string& path, bool append) {
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw ConfigError("cannot write '" + path + "'");
-  return out;
-}
-
 void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs) {
   if (trace.has_continuation()) return;
   for (auto& spec : specs) {

@@ -127,9 +127,6 @@ class Progress {
 // reach the results (a "nan" in JSON, a DRAM tier of 2^63 blocks).
 CLI::Validator finite_in(double lo, double hi);
 
-// Opens an output file or throws ConfigError naming it.
-std::ofstream open_output(const std::string& path, bool append = false);
-
 // A policy that reads the trace's continuation scores by default (LPC) runs its oracle variant
 // on a trace without them, and says so on stderr.
 void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs);

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
 
@@ -86,7 +87,7 @@ void add(CLI::App& app) {
     for (auto& s : parse_policy_list(o->policies)) PolicyRegistry::instance().get(s.name);
     if (o->sweep.resume && o->sweep.json_path.empty())
       throw ConfigError("--resume needs --json FILE");
-    if (!o->sweep.json_path.empty() && !o->sweep.resume) open_output(o->sweep.json_path);
+    if (!o->sweep.json_path.empty()) check_writable(o->sweep.json_path);  // before the work
     Trace trace = trace_args->load();
     CostModel kv = cost->make().with_block_tokens(trace.block_tokens);
     o->cost_model = &kv;

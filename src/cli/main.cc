@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <exception>
@@ -6,6 +7,7 @@
 
 #include "command.h"
 #include "file_options.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy_version.h"
@@ -53,6 +55,14 @@ void check_numbers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) check_numbers(*sub);
 }
 
+// Ctrl-C or a kill leaves no half-written output's temporary behind; then the signal's own
+// ending, so the exit status still says how the run ended.
+void remove_temporaries_and_exit(int sig) {
+  remove_temporary_outputs();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
 }  // namespace
 }  // namespace kvpolicy::cli
 
@@ -61,6 +71,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "kvpolicy: eviction policies for the KV prefix cache of LLM serving, on real traces"};
   app.set_version_flag("--version,-V", KVPOLICY_VERSION);
+  for (int sig : {SIGINT, SIGTERM}) ::signal(sig, cli::remove_temporaries_and_exit);
   app.require_subcommand(1);
   auto& cmds = cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });

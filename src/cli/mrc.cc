@@ -312,8 +312,8 @@ void run(const MrcArgs& a) {
     });
     return;
   }
-  if (!a.json_path.empty()) open_output(a.json_path);  // fail before the work
-  if (!a.csv_path.empty()) open_output(a.csv_path);
+  if (!a.json_path.empty()) check_writable(a.json_path);  // fail before the work
+  if (!a.csv_path.empty()) check_writable(a.csv_path);
 
   auto plan = make_plan(a, cost, specs);
   const Trace& trace = plan->trace;

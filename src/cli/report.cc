@@ -9,6 +9,7 @@
 #include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/resumable.h"
 #include "kvpolicy/sim/sweep.h"
 
 namespace kvpolicy::cli {
@@ -26,7 +27,7 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
 
 void start_json_output(const GridOptions& grid) {
   if (grid.resume && grid.json_path.empty()) throw ConfigError("--resume needs --json FILE");
-  if (!grid.json_path.empty() && !grid.resume) open_output(grid.json_path);  // truncates
+  if (!grid.json_path.empty()) check_writable(grid.json_path);  // emptied at the first row
 }
 
 ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
@@ -66,8 +67,11 @@ SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_
     out.keys.push_back(cells.key(i));
     out.weights.push_back(cells.weight(i));
   }
-  out.key_of = [json_path](const ResultLine& line) {
-    return result_key(parse_result_json(line.text, json_path, line.line_no));
+  out.key_of = [json_path, trace = cells.trace_name(),
+                fingerprint = cells.fingerprint()](const ResultLine& line) {
+    ReplayResult r = parse_result_json(line.text, json_path, line.line_no);
+    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
+    return result_key(r);
   };
   return out;
 }

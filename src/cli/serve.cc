@@ -7,11 +7,14 @@
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
+#include "kvpolicy/core/resumable.h"
 #include "kvpolicy/core/strings.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "kvpolicy/trace/generators.h"
 #include "serve_args.h"
 
@@ -115,8 +118,11 @@ SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>
     // A policy that reads the future carries the oracle, as in replay's ReplayCells::weight.
     cells.weights.push_back(double(trace.num_block_accesses()) * (needs_future(c.policy) ? 2 : 1));
   }
-  cells.key_of = [json_path](const ResultLine& line) {
-    return parse_serve_result(line.text, json_path, line.line_no).key();
+  cells.key_of = [json_path, trace = trace.name,
+                  fingerprint = trace_fingerprint(trace)](const ResultLine& line) {
+    ServeResult r = parse_serve_result(line.text, json_path, line.line_no);
+    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
+    return r.key();
   };
   return cells;
 }
@@ -127,7 +133,7 @@ std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& w
   CostModel cost = cost_model();
   std::vector<ServeOptions> configs = this->configs(trace, cost);
   for (auto& c : configs) c.cost_model = &cost;
-  if (!json_path.empty() && !resume) open_output(json_path);  // truncates
+  if (!json_path.empty()) check_writable(json_path);  // emptied at the first row
   if (where.comm) {
     auto rows = run_on_ranks(
         *where.comm, serve_sweep_cells(trace, configs, json_path),

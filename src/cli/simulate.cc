@@ -67,6 +67,8 @@ void simulate_streamed(const SimulateArgs& args, const std::vector<PolicySpec>& 
     facts.name = first.name;
     facts.block_tokens = first.block_tokens;
   }
+  // Resuming compares rows with the trace's content: one more pass when none counted it.
+  if (grid.resume && facts.fingerprint.empty()) facts.fingerprint = stream_fingerprint(*open());
   std::vector<Capacity> caps;
   for (auto& c : args.capacities.resolve(
            facts.unique_blocks, cost.with_block_tokens(std::max<uint32_t>(facts.block_tokens, 1))))

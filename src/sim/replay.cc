@@ -10,6 +10,7 @@
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/tail.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "replay_run.h"
 
 namespace kvpolicy {
@@ -127,12 +128,15 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
     run.access(request_view(trace, r));
     if (opts.progress && r % report_every == 0) opts.progress(double(r) / n);
   }
-  return run.finish();
+  ReplayResult r = run.finish();
+  r.trace_fingerprint = trace_fingerprint(trace);
+  return r;
 }
 
 std::string ReplayResult::to_json() const {
   JsonObject o;
-  o.add("trace", trace).add("policy", policy).add("params", params);
+  o.add("trace", trace).add("trace_fingerprint", trace_fingerprint);
+  o.add("policy", policy).add("params", params);
   o.raw("offline", offline ? "true" : "false");
   o.add("capacity_blocks", capacity_blocks);
   if (capacity_fraction < 0) {
