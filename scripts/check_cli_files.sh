@@ -2,8 +2,8 @@
 # Nothing destroyed, nothing stale (issue 32): an output never lands on an input however either
 # is spelt; a run that fails touches no output; --resume refuses a file that is no results file
 # and rows of a trace that changed since; whole-file outputs are written all or nothing, through
-# a symlink, with no temporary left after SIGTERM (ctest: CliFiles).
-# Usage: check_cli_files.sh KVPOLICY_BINARY
+# a symlink, with no temporary left after SIGTERM; a configuration given twice runs once (ctest:
+# CliFiles). Usage: check_cli_files.sh KVPOLICY_BINARY
 set -uo pipefail
 K=${1:?usage: check_cli_files.sh KVPOLICY_BINARY}
 source "$(dirname "$0")/cli_checks.sh"
@@ -138,6 +138,19 @@ killed_while_writing KILL
   fail "trace generate after a kill -9"
 no_temporaries "the write after a kill -9"
 rm -f slow.kvtrace
+
+# --- A configuration given twice runs once, so merge takes the file ---
+err=$("$K" simulate -t t.kvtrace -p lru -c 5%,0.05 --json twice.jsonl 2>&1 > /dev/null) ||
+  fail "simulate -c 5%,0.05: $err"
+[[ $(wc -l < twice.jsonl) == 1 ]] || fail "simulate -c 5%,0.05 wrote $(wc -l < twice.jsonl) rows"
+[[ $err == *"run once"* ]] || fail "simulate -c 5%,0.05 said nothing: $err"
+"$K" merge merged.jsonl twice.jsonl > /dev/null 2>&1 || fail "merge refused simulate -c 5%,0.05's file"
+"$K" serve -t t.kvtrace -p lru --workers 1,1 --json swice.jsonl > /dev/null 2>&1 ||
+  fail "serve --workers 1,1"
+[[ $(wc -l < swice.jsonl) == 1 ]] || fail "serve --workers 1,1 wrote $(wc -l < swice.jsonl) rows"
+"$K" lpc-study -t t.kvtrace -p lru,belady -c 5%,0.05 --json lwice.jsonl > /dev/null 2>&1 ||
+  fail "lpc-study -c 5%,0.05"
+[[ $(wc -l < lwice.jsonl) == 2 ]] || fail "lpc-study -c 5%,0.05 wrote $(wc -l < lwice.jsonl) rows"
 
 if ((failures)); then
   echo "$failures check(s) failed"

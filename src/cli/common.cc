@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "file_options.h"
 #include "kvpolicy/core/error.h"
@@ -106,6 +107,20 @@ CLI::Validator finite_in(double lo, double hi) {
         return "";
       },
       fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+}
+
+std::vector<bool> first_of_each(const std::vector<std::string>& keys,
+                                const std::vector<std::string>& labels) {
+  std::vector<bool> keep(keys.size(), true);
+  std::set<std::string> seen;
+  std::string repeated;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keep[i] = seen.insert(keys[i]).second;
+    if (!keep[i]) repeated += (repeated.empty() ? "" : ", ") + labels[i];
+  }
+  if (!repeated.empty())
+    fmt::print(stderr, "kvpolicy: given more than once, run once: {}\n", repeated);
+  return keep;
 }
 
 void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs) {

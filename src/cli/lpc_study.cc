@@ -104,6 +104,9 @@ void add(CLI::App& app) {
                                       c.text, c.blocks, unique));
       }
     }
+    drop_repeated_configs(
+        o->capacities, [](double share) { return fmt::format("{}", share); },
+        [](double share) { return fmt::format("capacity {:g}%", share * 100); });
     Progress progress("lpc-study");
     o->sweep.progress = [&](double f, const std::string& label) { progress.update(f, label); };
     print(run_lpc_study(trace, *o), *o);

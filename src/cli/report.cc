@@ -40,14 +40,32 @@ ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
   return base;
 }
 
+std::vector<SweepConfig> distinct_grid_configs(const std::vector<PolicySpec>& policies,
+                                               const std::vector<Capacity>& capacities,
+                                               size_t unique_blocks, const ReplayOptions& base,
+                                               double dram_ratio) {
+  auto configs = grid_configs(policies, capacities, unique_blocks, base, dram_ratio);
+  // What ReplayCells::key varies within one grid (the rest is the grid's own).
+  drop_repeated_configs(
+      configs,
+      [](const SweepConfig& c) {
+        return fmt::format("{}|{}|{}", c.policy.label(), c.capacity_blocks,
+                           c.options.dram_capacity_blocks);
+      },
+      [](const SweepConfig& c) {
+        return fmt::format("{} at {} blocks", c.policy.label(), with_commas(c.capacity_blocks));
+      });
+  return configs;
+}
+
 std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                             const std::vector<PolicySpec>& policies,
                                             const std::vector<Capacity>& capacities, uint64_t seed,
                                             const GridOptions& grid, const TraceFacts* facts) {
   for (auto& s : policies) PolicyRegistry::instance().get(s.name);
-  return grid_configs(policies, capacities,
-                      facts ? facts->unique_blocks : count_unique_blocks(trace),
-                      grid_replay_options(seed, grid), grid.dram_ratio);
+  return distinct_grid_configs(policies, capacities,
+                               facts ? facts->unique_blocks : count_unique_blocks(trace),
+                               grid_replay_options(seed, grid), grid.dram_ratio);
 }
 
 SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress) {

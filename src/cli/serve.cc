@@ -107,6 +107,17 @@ std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel
           out.push_back(o);
         }
   }
+  // What ServeResult::key varies within one sweep (the rest is the sweep's own).
+  drop_repeated_configs(
+      out,
+      [](const ServeOptions& o) {
+        return fmt::format("{}|{}|{}|{}", o.router.label(), o.policy.label(), o.workers,
+                           o.capacity_blocks);
+      },
+      [](const ServeOptions& o) {
+        return fmt::format("{} / {} / {} workers at {} blocks", o.router.label(), o.policy.label(),
+                           o.workers, with_commas(o.capacity_blocks));
+      });
   return out;
 }
 
