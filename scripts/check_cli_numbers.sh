@@ -3,23 +3,8 @@
 # CliRejectsBadNumbers). Usage: check_cli_numbers.sh KVPOLICY_BINARY
 set -uo pipefail
 K=${1:?usage: check_cli_numbers.sh KVPOLICY_BINARY}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "$0")/cli_checks.sh"
 "$K" trace generate --kind zipf --params requests=200,prefixes=20 --out t.kvtrace > /dev/null || exit 1
-failures=0
-expect_error() {  # expect_error NEEDLE ARGS...: a failing exit (2, or CLI11's code for a bad
-  # option value), and NEEDLE in the error
-  local needle=$1
-  shift
-  local err
-  err=$("$K" "$@" 2>&1 > /dev/null)
-  local rc=$?
-  if [[ $rc -eq 0 || $err != *"$needle"* ]]; then
-    echo "FAILED: kvpolicy $* -> exit $rc, stderr: $err (expected a failure and '$needle')"
-    failures=$((failures + 1))
-  fi
-}
 expect_error "finite number" simulate -t t.kvtrace -p lru -c 0.1 --dram nan
 expect_error "finite number" simulate -t t.kvtrace -p lru -c 0.1 --dram 1e300
 expect_error "finite number" simulate -t t.kvtrace -p lru -c 0.1 --xi nan

@@ -3,30 +3,8 @@
 # file (ctest: CliOutputs). Usage: check_cli_outputs.sh KVPOLICY_BINARY
 set -uo pipefail
 K=${1:?usage: check_cli_outputs.sh KVPOLICY_BINARY}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "$0")/cli_checks.sh"
 "$K" trace generate --kind zipf --params requests=2000,prefixes=50 --out t.kvtrace > /dev/null || exit 1
-failures=0
-fail() {
-  echo "FAILED: $*"
-  failures=$((failures + 1))
-}
-expect_error() {  # expect_error NEEDLE ARGS...: a failing exit and NEEDLE in the error
-  local needle=$1
-  shift
-  local err
-  err=$("$K" "$@" 2>&1 > /dev/null)
-  local rc=$?
-  if [[ $rc -eq 0 || $err != *"$needle"* ]]; then
-    fail "kvpolicy $* -> exit $rc, stderr: $err (expected a failure and '$needle')"
-  fi
-}
-no_temporaries() {
-  local left
-  left=$(find . -name '.*.tmp.*')
-  [[ -z $left ]] || fail "$1 left temporaries: $left"
-}
 
 # A full disk is an error, not an empty file and exit 0.
 expect_error "'/dev/full'" trace stats -t t.kvtrace --json /dev/full

@@ -15,6 +15,7 @@
 #include "bench_serve.h"
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/cache/cache.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
@@ -495,7 +496,7 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the Zipf workload and randomized policies")
       ->capture_default_str();
-  cmd->add_option("--json", args->json, "also write the results as one JSON object");
+  output_file(cmd->add_option("--json", args->json, "also write the results as one JSON object"));
   cmd->callback([args] { run(*args); });
 }
 

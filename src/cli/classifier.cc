@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
@@ -27,7 +28,7 @@ struct DataArgs {
     cmd->add_option("--source", source, "chatbot-arena, sharegpt or loogle")
         ->required()
         ->check(CLI::IsMember({"chatbot-arena", "sharegpt", "loogle"}));
-    cmd->add_option("--input,-i", input, "the dataset's JSONL file")->required();
+    input_file(cmd->add_option("--input,-i", input, "the dataset's JSONL file"))->required();
     cmd->add_option("--test-share", test_share,
                     "share of conversations in the test split (by a hash of the id)")
         ->check(CLI::Range(0.0, 1.0))
@@ -38,7 +39,7 @@ struct DataArgs {
                     "always continue in Chatbot Arena's >= 2-turn sample)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    cmd->add_option("--json", json, "write the evaluation as one JSON object to FILE");
+    output_file(cmd->add_option("--json", json, "write the evaluation as one JSON object to FILE"));
   }
 };
 
@@ -170,7 +171,7 @@ void add(CLI::App& app) {
   auto* train_cmd = cls->add_subcommand(
       "train", "train on a dataset's train split, save the model, evaluate on the test split");
   t->data.add(train_cmd);
-  train_cmd->add_option("--out,-o", t->out, "the model file to write")->required();
+  output_file(train_cmd->add_option("--out,-o", t->out, "the model file to write"))->required();
   ContinuationTrainOptions& o = t->options;
   train_cmd->add_option("--epochs", o.epochs, "passes over the training data")
       ->check(CLI::PositiveNumber)
@@ -205,7 +206,8 @@ void add(CLI::App& app) {
   auto* eval_cmd =
       cls->add_subcommand("eval", "evaluate a saved model on a dataset's test (or other) split");
   e->data.add(eval_cmd);
-  eval_cmd->add_option("--model,-m", e->model, "a model written by `classifier train`")->required();
+  input_file(eval_cmd->add_option("--model,-m", e->model, "a model written by `classifier train`"))
+      ->required();
   eval_cmd->add_option("--split", e->split, "test, train or all")
       ->check(CLI::IsMember({"test", "train", "all"}))
       ->capture_default_str();

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
+#include "file_options.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
@@ -14,7 +16,7 @@
 namespace kvpolicy::cli {
 
 void TraceArgs::add(CLI::App* app, bool required) {
-  auto* opt = app->add_option("--trace,-t", path, "trace file");
+  auto* opt = input_file(app->add_option("--trace,-t", path, "trace file"));
   if (required) opt->required();
   app->add_option("--format,-f", format, "trace format (auto, or see `kvpolicy trace formats`)")
       ->capture_default_str();
@@ -107,10 +109,18 @@ CLI::Validator finite_in(double lo, double hi) {
       fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
 }
 
-std::ofstream open_output(const std::string& path, bool append) {
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw ConfigError("cannot write '" + path + "'");
-  return out;
+std::vector<bool> first_of_each(const std::vector<std::string>& keys,
+                                const std::vector<std::string>& labels) {
+  std::vector<bool> keep(keys.size(), true);
+  std::set<std::string> seen;
+  std::string repeated;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keep[i] = seen.insert(keys[i]).second;
+    if (!keep[i]) repeated += (repeated.empty() ? "" : ", ") + labels[i];
+  }
+  if (!repeated.empty())
+    fmt::print(stderr, "kvpolicy: given more than once, run once: {}\n", repeated);
+  return keep;
 }
 
 void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs) {

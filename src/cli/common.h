@@ -131,8 +131,29 @@ class Progress {
 // reach the results (a "nan" in JSON, a DRAM tier of 2^63 blocks).
 CLI::Validator finite_in(double lo, double hi);
 
-// Opens an output file or throws ConfigError naming it.
-std::ofstream open_output(const std::string& path, bool append = false);
+// Which configurations come first (true) and which repeat an earlier one's result key (false):
+// -p lru,lru, -c 5%,0.05, --workers 1,1. The repeats are named on stderr in one line; their rows
+// would repeat in --json, which `kvpolicy merge` refuses.
+std::vector<bool> first_of_each(const std::vector<std::string>& keys,
+                                const std::vector<std::string>& labels);
+
+// Keeps each configuration once (first_of_each), by `key`, naming repeats by `label`.
+template <typename Config, typename KeyFn, typename LabelFn>
+void drop_repeated_configs(std::vector<Config>& configs, KeyFn key, LabelFn label) {
+  std::vector<std::string> keys, labels;
+  for (const Config& c : configs) {
+    keys.push_back(key(c));
+    labels.push_back(label(c));
+  }
+  std::vector<bool> keep = first_of_each(keys, labels);
+  size_t kept = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (!keep[i]) continue;
+    if (kept != i) configs[kept] = std::move(configs[i]);  // a self-move would empty it
+    ++kept;
+  }
+  configs.resize(kept);
+}
 
 // A policy that reads the trace's continuation scores by default (LPC) runs its oracle variant
 // on a trace without them, and says so on stderr: `bench` times policies, it does not rank them.

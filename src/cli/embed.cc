@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
@@ -41,15 +42,15 @@ struct WorkloadArgs {
   bool skip_bad_lines = false;
 
   void add(CLI::App* cmd) {
-    cmd->add_option(
+    input_file(cmd->add_option(
         "--trace,-t", trace,
-        "embedding lookups as CSV (timestamp_us,table,index,sample); default: generate");
+        "embedding lookups as CSV (timestamp_us,table,index,sample); default: generate"));
     cmd->add_option("--kind", kind, "generator when no --trace: dlrm or zipf")
         ->check(CLI::IsMember({"dlrm", "zipf"}))
         ->capture_default_str();
-    cmd->add_option("--stats", stats,
-                    "dlrm: Meta's locality statistics file (default: "
-                    "$KVPOLICY_DATA/dlrm-locality/locality_stats_2021_t856.txt)");
+    input_file(cmd->add_option("--stats", stats,
+                               "dlrm: Meta's locality statistics file (default: "
+                               "$KVPOLICY_DATA/dlrm-locality/locality_stats_2021_t856.txt)"));
     cmd->add_option("--block", block, "dlrm: which block of the statistics file")
         ->capture_default_str();
     cmd->add_option("--samples", samples, "samples to generate")
@@ -266,7 +267,7 @@ void add(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   auto* g = embed->add_subcommand("generate", "generate embedding lookups and write them as CSV");
   gen->add(g);
-  g->add_option("--out,-o", *out, "output CSV")->required();
+  output_file(g->add_option("--out,-o", *out, "output CSV"))->required();
   g->callback([gen, out] {
     std::optional<ReuseHistogram> target;
     EmbeddingTrace t = gen->load(&target);
@@ -297,7 +298,7 @@ void add(CLI::App& app) {
       ->check(CLI::Range(1u, 65536u))
       ->capture_default_str();
   bc->add_flag("--sync", b->sync, "predict inline (deterministic) instead of in the background");
-  bc->add_option("--json", b->json, "one JSON line per result");
+  output_file(bc->add_option("--json", b->json, "one JSON line per result"));
   bc->footer(
       "hit % = share of a query's distinct keys found cached; latency = wall time of one query "
       "(dedup, cache probes, store fetch of the misses, inserts, pooling); samples/s = samples "

@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/generators.h"
@@ -79,7 +80,7 @@ void add(CLI::App& app) {
       ->check(CLI::IsMember({"gsp", "conversation", "zipf"}));
   cmd->add_option("--params", args->params, "generator parameters, key=value,...");
   cmd->add_option("--seed", args->seed, "random seed")->capture_default_str();
-  cmd->add_option("--out,-o", args->out, "output file (.kvtrace)")->required();
+  output_file(cmd->add_option("--out,-o", args->out, "output file (.kvtrace)"))->required();
   cmd->footer(kinds_help());
   cmd->callback([args] { run(*args); });
 }

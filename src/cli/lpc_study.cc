@@ -9,6 +9,8 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
 
@@ -72,7 +74,8 @@ void add(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "seed of randomized policies")->capture_default_str();
   cmd->add_option("--jobs,-j", o->sweep.jobs, "replays at once (0 = every core)")
       ->capture_default_str();
-  cmd->add_option("--json", o->sweep.json_path, "write one JSON object per (policy, capacity)");
+  output_file(cmd->add_option("--json", o->sweep.json_path,
+                              "write one JSON object per (policy, capacity)"));
   cmd->add_flag("--resume", o->sweep.resume, "keep the results already in --json");
   cmd->footer(
       "Terms: block hit rate = share of prompt blocks found cached; cache for LRU % = the "
@@ -83,7 +86,7 @@ void add(CLI::App& app) {
     for (auto& s : expand_policy_sets(o->policies)) PolicyRegistry::instance().get(s.name);
     if (o->sweep.resume && o->sweep.json_path.empty())
       throw ConfigError("--resume needs --json FILE");
-    if (!o->sweep.json_path.empty() && !o->sweep.resume) open_output(o->sweep.json_path);
+    if (!o->sweep.json_path.empty()) check_writable(o->sweep.json_path);  // before the work
     Trace trace = trace_args->load();
     std::string policies;
     for (auto& s : policies_the_trace_feeds(o->policies, trace))
@@ -91,6 +94,14 @@ void add(CLI::App& app) {
     o->policies = policies;
     CostModel kv = cost->make().with_block_tokens(trace.block_tokens);
     o->cost_model = &kv;
+    // Two capacities of one block count are one configuration: run it once.
+    size_t unique = count_unique_blocks(trace);
+    drop_repeated_configs(
+        o->capacities,
+        [&](const CapacitySpec& c) {
+          return std::to_string(c.blocks(unique, kv.block_tokens(), kv.kv_bytes_per_block()));
+        },
+        [](const CapacitySpec& c) { return "capacity " + c.label(); });
     Progress progress("lpc-study");
     o->sweep.progress = [&](double f, const std::string& label) { progress.update(f, label); };
     print(run_lpc_study(trace, *o), *o);

@@ -1,13 +1,13 @@
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <exception>
-#include <filesystem>
-#include <set>
-#include <string_view>
 #include <vector>
 
 #include "command.h"
+#include "file_options.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy_version.h"
@@ -55,31 +55,12 @@ void check_numbers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) check_numbers(*sub);
 }
 
-// An output onto an input would destroy it before it is read (a sweep truncates its --json
-// first; trace convert writes over its -t): refused for every command. Files are compared, not
-// spellings (./t.jsonl, a symlink, a hard link).
-void refuse_output_onto_input(int argc, char** argv) {
-  static const std::set<std::string_view> inputs = {"-t", "--trace", "-i", "--input"};
-  static const std::set<std::string_view> outputs = {"--json", "--csv", "-o", "--out", "--plot"};
-  std::vector<std::string> in, out;
-  for (int a = 1; a < argc; ++a) {
-    std::string_view arg = argv[a], value;
-    size_t eq = arg.find('=');
-    std::string_view flag = arg.substr(0, eq);
-    if (eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-    } else if (a + 1 < argc) {
-      value = argv[a + 1];
-    }
-    if (inputs.count(flag)) in.emplace_back(value);
-    if (outputs.count(flag)) out.emplace_back(value);
-  }
-  for (const std::string& o : out)
-    for (const std::string& i : in) {
-      std::error_code ec;
-      if (!o.empty() && !i.empty() && std::filesystem::equivalent(i, o, ec))
-        throw ConfigError("the output '" + o + "' is the input '" + i + "'; write to another file");
-    }
+// Ctrl-C or a kill leaves no half-written output's temporary behind; then the signal's own
+// ending, so the exit status still says how the run ended.
+void remove_temporaries_and_exit(int sig) {
+  remove_temporary_outputs();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
 }
 
 }  // namespace
@@ -90,11 +71,14 @@ int main(int argc, char** argv) {
   CLI::App app{
       "kvpolicy: eviction policies for the KV prefix cache of LLM serving, on real traces"};
   app.set_version_flag("--version,-V", KVPOLICY_VERSION);
+  for (int sig : {SIGINT, SIGTERM}) ::signal(sig, cli::remove_temporaries_and_exit);
   app.require_subcommand(1);
   auto& cmds = cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : cmds) c.add(app);
   cli::check_numbers(app);
+  // After parsing, before the command runs: an output onto an input would destroy the input.
+  app.parse_complete_callback([&app] { cli::refuse_outputs_onto_inputs(app); });
   // CLI11 takes an unknown first word for a stray argument and says "A subcommand is required",
   // which hides the typo.
   auto subs = app.get_subcommands({});
@@ -118,7 +102,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    cli::refuse_output_onto_input(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

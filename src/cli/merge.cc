@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "command.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cell_sweep.h"
 #include "kvpolicy/serve/serve.h"
@@ -43,8 +44,10 @@ void add(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "merge",
       "join the --json files of a sweep's shards (simulate or serve --shard i/n) into one");
-  cmd->add_option("out", *out, "the joined results file (written all or nothing)")->required();
-  cmd->add_option("shards", *inputs, "the shards' --json files, in shard order (0/n first)")
+  output_file(cmd->add_option("out", *out, "the joined results file (written all or nothing)"))
+      ->required();
+  input_file(
+      cmd->add_option("shards", *inputs, "the shards' --json files, in shard order (0/n first)"))
       ->required()
       ->check(CLI::ExistingFile);
   cmd->footer(

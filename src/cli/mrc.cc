@@ -17,6 +17,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
@@ -295,8 +296,8 @@ void run(const MrcArgs& a) {
     });
     return;
   }
-  if (!a.json_path.empty()) open_output(a.json_path);  // fail before the work
-  if (!a.csv_path.empty()) open_output(a.csv_path);
+  if (!a.json_path.empty()) check_writable(a.json_path);  // fail before the work
+  if (!a.csv_path.empty()) check_writable(a.csv_path);
 
   auto plan = make_plan(a, cost);
   const Trace& trace = plan->trace;
@@ -459,12 +460,14 @@ void add(CLI::App& app) {
                   "also replay LRU at this many of the capacities and fail unless the one-pass "
                   "curve matches them exactly")
       ->capture_default_str();
-  cmd->add_option("--json", args->json_path,
-                  "write one JSON object per (policy, capacity), and per target answer");
-  cmd->add_option("--csv", args->csv_path, "write one CSV row per (policy, capacity)");
-  cmd->add_option("--plot", args->plot_path,
-                  "draw hit rate and TTFT vs GB to this PNG (scripts/plot_mrc.py through "
-                  "/usr/bin/python3 and Debian's python3-matplotlib)");
+  output_file(
+      cmd->add_option("--json", args->json_path,
+                      "write one JSON object per (policy, capacity), and per target answer"));
+  output_file(cmd->add_option("--csv", args->csv_path, "write one CSV row per (policy, capacity)"));
+  output_file(
+      cmd->add_option("--plot", args->plot_path,
+                      "draw hit rate and TTFT vs GB to this PNG (scripts/plot_mrc.py through "
+                      "/usr/bin/python3 and Debian's python3-matplotlib)"));
   cmd->callback([args] { run(*args); });
 }
 

@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/predict/predictor.h"
@@ -110,7 +111,7 @@ void add(CLI::App& app) {
   add_policy_option(cmd, args->policies, "learned policies to run with the GBM");
   cmd->add_option("--gbm", args->gbm, "extra GBM parameters, e.g. window=20000,trees=100");
   cmd->add_option("--seed", args->seed, "seed")->capture_default_str();
-  cmd->add_option("--json", args->json, "write one JSON object per row");
+  output_file(cmd->add_option("--json", args->json, "write one JSON object per row"));
   cmd->callback([args] {
     args->capacities.specs();  // fail before loading
     CostModel cost = args->cost.make();

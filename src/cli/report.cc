@@ -7,8 +7,10 @@
 #include <cstdio>
 
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/resumable.h"
 #include "kvpolicy/sim/sweep.h"
 
 namespace kvpolicy::cli {
@@ -16,15 +18,17 @@ namespace kvpolicy::cli {
 void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
   cmd->add_option("--jobs,-j", grid.jobs, "replays at once (0 = every core)")
       ->capture_default_str();
-  cmd->add_option("--json", grid.json_path, "write one JSON object per result to this file");
-  cmd->add_option("--csv", grid.csv_path, "write one CSV row per result to this file (at the end)");
+  output_file(
+      cmd->add_option("--json", grid.json_path, "write one JSON object per result to this file"));
+  output_file(cmd->add_option("--csv", grid.csv_path,
+                              "write one CSV row per result to this file (at the end)"));
   cmd->add_flag("--resume", grid.resume,
                 "keep the results already in --json and run only the missing configurations");
 }
 
 void start_json_output(const GridOptions& grid) {
   if (grid.resume && grid.json_path.empty()) throw ConfigError("--resume needs --json FILE");
-  if (!grid.json_path.empty() && !grid.resume) open_output(grid.json_path);  // truncates
+  if (!grid.json_path.empty()) check_writable(grid.json_path);  // emptied at the first row
 }
 
 ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
@@ -37,15 +41,33 @@ ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
   return base;
 }
 
+std::vector<SweepConfig> distinct_grid_configs(const std::vector<PolicySpec>& policies,
+                                               const std::vector<CapacitySpec>& capacities,
+                                               size_t unique_blocks, const ReplayOptions& base,
+                                               double dram_ratio) {
+  auto configs = grid_configs(policies, capacities, unique_blocks, base, dram_ratio);
+  // What ReplayCells::key varies within one grid (the rest is the grid's own).
+  drop_repeated_configs(
+      configs,
+      [](const SweepConfig& c) {
+        return fmt::format("{}|{}|{}", c.policy.label(), c.capacity_blocks,
+                           c.options.dram_capacity_blocks);
+      },
+      [](const SweepConfig& c) {
+        return fmt::format("{} at {} blocks", c.policy.label(), with_commas(c.capacity_blocks));
+      });
+  return configs;
+}
+
 std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                             const std::vector<PolicySpec>& policies,
                                             const std::vector<CapacitySpec>& capacities,
                                             uint64_t seed, const GridOptions& grid,
                                             const TraceFacts* facts) {
   for (auto& s : policies) PolicyRegistry::instance().get(s.name);
-  return grid_configs(policies, capacities,
-                      facts ? facts->unique_blocks : count_unique_blocks(trace),
-                      grid_replay_options(seed, grid), grid.dram_ratio);
+  return distinct_grid_configs(policies, capacities,
+                               facts ? facts->unique_blocks : count_unique_blocks(trace),
+                               grid_replay_options(seed, grid), grid.dram_ratio);
 }
 
 SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress) {
@@ -65,8 +87,11 @@ SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_
     out.keys.push_back(cells.key(i));
     out.weights.push_back(cells.weight(i));
   }
-  out.key_of = [json_path](const ResultLine& line) {
-    return result_key(parse_result_json(line.text, json_path, line.line_no));
+  out.key_of = [json_path, trace = cells.trace_name(),
+                fingerprint = cells.fingerprint()](const ResultLine& line) {
+    ReplayResult r = parse_result_json(line.text, json_path, line.line_no);
+    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
+    return result_key(r);
   };
   return out;
 }

@@ -28,12 +28,18 @@ struct GridOptions {
 
 // Adds --jobs, --json, --csv and --resume to a command.
 void add_sweep_options(CLI::App* cmd, GridOptions& grid);
-// Truncates the JSON output unless resuming; call once before the first run_grid.
+// Checks the JSON output can be written, touching nothing; call once before the first run_grid.
 void start_json_output(const GridOptions& grid);
 
 // The options of a sweep run with `grid`'s settings.
 ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid);
-// The configurations run_grid replays: every policy at every capacity, capacities outer.
+// grid_configs with each configuration once (drop_repeated_configs): two capacities of the same
+// blocks (5% and 0.05) are one.
+std::vector<SweepConfig> distinct_grid_configs(const std::vector<PolicySpec>& policies,
+                                               const std::vector<CapacitySpec>& capacities,
+                                               size_t unique_blocks, const ReplayOptions& base,
+                                               double dram_ratio);
+// The configurations run_grid replays: every policy at every capacity, capacities outer, once.
 // `facts`, when given, are trace_facts(trace), so they are not counted again (also below).
 std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                             const std::vector<PolicySpec>& policies,

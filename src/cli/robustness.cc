@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 
 namespace kvpolicy::cli {
@@ -73,8 +74,9 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sigma", args->sigma, "lognormal noise: sigma, seconds")->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the noise")->capture_default_str();
-  cmd->add_option("--json", args->json, "write one JSON object per (noise, policy, capacity)");
-  cmd->add_option("--csv", args->csv, "write the same rows as CSV");
+  output_file(
+      cmd->add_option("--json", args->json, "write one JSON object per (noise, policy, capacity)"));
+  output_file(cmd->add_option("--csv", args->csv, "write the same rows as CSV"));
   cmd->footer(
       "Terms: p = probability that a prediction is corrupted; block hit % = share of prompt "
       "blocks found cached; predictor calls = candidates scored per run, as the paper's sync "

@@ -86,10 +86,9 @@ void add(CLI::App& app) {
     for (auto& s : skipped) fmt::print(stderr, "kvpolicy route-study: skipped {}\n", s);
     CostModel cost = args->cost_model();
     ServeArgs each = *args;
-    if (!each.json_path.empty() && !each.resume) open_output(each.json_path);  // truncates once
-    each.resume = !each.json_path.empty();  // later workloads append to the same file
     for (auto& study : studies) {
       auto results = each.run(study.trace, "route-study " + study.name);
+      each.resume = !each.json_path.empty();  // later workloads append to the same file
       fmt::print("\n== {} ==\n", study.name);
       print_serve_table(study.trace, results, cost);
       print_against_baseline(results);

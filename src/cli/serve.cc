@@ -6,11 +6,15 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
+#include "kvpolicy/core/resumable.h"
 #include "kvpolicy/core/strings.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "kvpolicy/trace/generators.h"
 #include "serve_args.h"
 
@@ -54,7 +58,8 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();
-  cmd->add_option("--json", json_path, "write one JSON object per result to this file");
+  output_file(
+      cmd->add_option("--json", json_path, "write one JSON object per result to this file"));
   cmd->add_flag("--resume", resume,
                 "keep the results already in --json and run only the missing configurations");
 }
@@ -126,6 +131,17 @@ std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel
           out.push_back(o);
         }
   }
+  // What ServeResult::key varies within one sweep (the rest is the sweep's own).
+  drop_repeated_configs(
+      out,
+      [](const ServeOptions& o) {
+        return fmt::format("{}|{}|{}|{}", o.router.label(), o.policy.label(), o.workers,
+                           o.capacity_blocks);
+      },
+      [](const ServeOptions& o) {
+        return fmt::format("{} / {} / {} workers at {} blocks", o.router.label(), o.policy.label(),
+                           o.workers, with_commas(o.capacity_blocks));
+      });
   return out;
 }
 
@@ -137,8 +153,11 @@ SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>
     // A policy that reads the future carries the oracle, as in replay's ReplayCells::weight.
     cells.weights.push_back(double(trace.num_block_accesses()) * (needs_future(c.policy) ? 2 : 1));
   }
-  cells.key_of = [json_path](const ResultLine& line) {
-    return parse_serve_result(line.text, json_path, line.line_no).key();
+  cells.key_of = [json_path, trace = trace.name,
+                  fingerprint = trace_fingerprint(trace)](const ResultLine& line) {
+    ServeResult r = parse_serve_result(line.text, json_path, line.line_no);
+    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
+    return r.key();
   };
   return cells;
 }
@@ -149,7 +168,7 @@ std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& w
   CostModel cost = cost_model();
   std::vector<ServeOptions> configs = this->configs(trace, cost);
   for (auto& c : configs) c.cost_model = &cost;
-  if (!json_path.empty() && !resume) open_output(json_path);  // truncates
+  if (!json_path.empty()) check_writable(json_path);  // emptied at the first row
   if (where.comm) {
     auto rows = run_on_ranks(
         *where.comm, serve_sweep_cells(trace, configs, json_path),

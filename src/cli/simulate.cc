@@ -69,11 +69,13 @@ void simulate_streamed(const SimulateArgs& args, const CostModel& cost, const Gr
     facts.name = first.name;
     facts.block_tokens = first.block_tokens;
   }
+  // Resuming compares rows with the trace's content: one more pass when none counted it.
+  if (grid.resume && facts.fingerprint.empty()) facts.fingerprint = stream_fingerprint(*open());
   std::vector<CapacitySpec> caps;
   for (auto& c : args.capacities.resolve(
            facts.unique_blocks, cost.with_block_tokens(std::max<uint32_t>(facts.block_tokens, 1))))
     caps.push_back(c.capacity);
-  auto configs = grid_configs(specs, caps, facts.unique_blocks, base, grid.dram_ratio);
+  auto configs = distinct_grid_configs(specs, caps, facts.unique_blocks, base, grid.dram_ratio);
   Progress progress("replay");
   auto results =
       run_stream_sweep(open, facts, oracle.get(), configs, grid_sweep_options(grid, progress));

@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
@@ -182,7 +183,7 @@ void add(CLI::App& app) {
   cmd->add_option("--threshold-params", args->threshold_params,
                   "threshold_lru parameters (e.g. threshold_tokens=1024)");
   cmd->add_option("--seed", args->seed, "seed")->capture_default_str();
-  cmd->add_option("--json", args->json, "write the whole study as one JSON object");
+  output_file(cmd->add_option("--json", args->json, "write the whole study as one JSON object"));
   cmd->footer(
       "Terms: TTFT = time to first token in replay mode (the cost model's prefill of the "
       "uncached tokens, no queueing); p90/p95/p99 = percentiles over requests (nearest rank); "

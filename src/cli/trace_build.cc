@@ -3,6 +3,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/continuation.h"
 #include "kvpolicy/trace/continuation_examples.h"
@@ -104,11 +105,12 @@ void add(CLI::App& app) {
   cmd->add_option("--source", args->source, "chatbot-arena, sharegpt or loogle")
       ->required()
       ->check(CLI::IsMember({"chatbot-arena", "sharegpt", "loogle"}));
-  cmd->add_option("--input,-i", args->input, "the dataset's JSONL file")->required();
-  cmd->add_option("--out,-o", args->out, "FILE.kvtrace (native) or FILE.jsonl (Alibaba schema)")
+  input_file(cmd->add_option("--input,-i", args->input, "the dataset's JSONL file"))->required();
+  output_file(cmd->add_option("--out,-o", args->out,
+                              "FILE.kvtrace (native) or FILE.jsonl (Alibaba schema)"))
       ->required();
-  cmd->add_option("--tokenizer", args->tokenizer,
-                  "auto, cl100k, approx, or a tiktoken rank file (JSON)")
+  input_file(cmd->add_option("--tokenizer", args->tokenizer,
+                             "auto, cl100k, approx, or a tiktoken rank file (JSON)"))
       ->capture_default_str();
   cmd->add_option("--block-tokens", args->params.block_tokens, "tokens per KV block")
       ->check(CLI::PositiveNumber)
@@ -143,9 +145,10 @@ void add(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_flag("--skip-bad-lines", args->skip_bad, "skip and count bad records");
-  cmd->add_option("--classifier", args->classifier,
-                  "score every request with this continuation model (`classifier train`) and "
-                  "store the score in the trace's continuation column");
+  input_file(
+      cmd->add_option("--classifier", args->classifier,
+                      "score every request with this continuation model (`classifier train`) and "
+                      "store the score in the trace's continuation column"));
   cmd->callback([args] { run(*args); });
 }
 

@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
@@ -139,7 +140,8 @@ void add(CLI::App& app) {
   auto sargs = std::make_shared<StatsArgs>();
   auto* st = cmd->add_subcommand("stats", "requests, sessions, turns, blocks, lengths, rate");
   sargs->trace.add(st, true);
-  st->add_option("--json", sargs->json, "also write the statistics as one JSON object");
+  output_file(
+      st->add_option("--json", sargs->json, "also write the statistics as one JSON object"));
   st->add_flag("--deep", sargs->deep,
                "also characterize reuse: skew, single- vs multi-turn hits, reuse times per "
                "category with exponential fits, lifespans, the capacity an ideal policy needs");
@@ -161,7 +163,8 @@ void add(CLI::App& app) {
   cv->add_option("--to", cargs->to, "output format")
       ->required()
       ->check(CLI::IsMember({"native", "oracle-general"}));
-  cv->add_option("--out,-o", cargs->out, "output file (.kvtrace, .oracleGeneral)")->required();
+  output_file(cv->add_option("--out,-o", cargs->out, "output file (.kvtrace, .oracleGeneral)"))
+      ->required();
   cv->add_option("--obj-size", cargs->obj_size,
                  "oracleGeneral obj_size of every block (1: libCacheSim sizes count blocks)")
       ->capture_default_str();

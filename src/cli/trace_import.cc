@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/import.h"
 #include "kvpolicy/trace/trace_io.h"
@@ -67,13 +68,14 @@ void add(CLI::App& app) {
   auto args = std::make_shared<ImportArgs>();
   auto* cmd = trace->add_subcommand(
       "import", "import your own request log (CSV or JSONL, one request per row) as a trace");
-  cmd->add_option("--input,-i", args->input, "the log: FILE.csv or FILE.jsonl")->required();
+  input_file(cmd->add_option("--input,-i", args->input, "the log: FILE.csv or FILE.jsonl"))
+      ->required();
   cmd->add_option("--map", args->map,
                   "target=column,...: time (required); one of tokens, text, hashes (the "
                   "prompt); optional session, prompt_tokens (with hashes), output or "
                   "output_text, turn, category, user")
       ->required();
-  cmd->add_option("--out,-o", args->out, "FILE.kvtrace")->required();
+  output_file(cmd->add_option("--out,-o", args->out, "FILE.kvtrace"))->required();
   cmd->add_option("--format", args->opts.format, "csv, jsonl, or auto (by extension)")
       ->check(CLI::IsMember({"auto", "csv", "jsonl"}))
       ->capture_default_str();
@@ -85,8 +87,9 @@ void add(CLI::App& app) {
   cmd->add_option("--block-tokens", args->opts.block_tokens, "tokens per KV block")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--tokenizer", args->tokenizer,
-                  "for text and output_text: auto, cl100k, approx, or a tiktoken rank file")
+  input_file(
+      cmd->add_option("--tokenizer", args->tokenizer,
+                      "for text and output_text: auto, cl100k, approx, or a tiktoken rank file"))
       ->capture_default_str();
   cmd->add_flag("--skip-bad-lines", args->opts.skip_bad_lines,
                 "skip and count bad rows (the first error is shown)");

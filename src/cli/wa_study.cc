@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "file_options.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
@@ -149,8 +150,9 @@ void add(CLI::App& app) {
       ->capture_default_str();
   args->cost.add(cmd);
   cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
-  cmd->add_option("--json", args->json, "write one JSON object per replay to this file");
-  cmd->add_option("--csv", args->csv, "write one CSV row per replay to this file");
+  output_file(
+      cmd->add_option("--json", args->json, "write one JSON object per replay to this file"));
+  output_file(cmd->add_option("--csv", args->csv, "write one CSV row per replay to this file"));
   cmd->footer(
       "Terms: block hit rate = share of prompt blocks found in HBM or DRAM; TTFT in replay mode "
       "= prefill of the uncached tokens + PCIe transfer of DRAM hits, no queueing; gain (pts) = "

@@ -95,13 +95,16 @@ void order_results_file(const std::string& path, std::span<const std::string> ke
                         const std::function<std::string(const ResultLine&)>& key_of) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return;  // /dev/stdout: as it was streamed
-  std::vector<ResultLine> lines = read_complete_lines(path);
+  std::vector<std::string> line_keys;
+  std::vector<ResultLine> lines =
+      read_complete_lines(path, [&](const ResultLine& line) { line_keys.push_back(key_of(line)); });
   std::unordered_map<std::string, size_t> slot;
   for (size_t i = 0; i < keys.size(); ++i) slot.emplace(keys[i], i);
   std::vector<const std::string*> placed(keys.size(), nullptr);
   std::vector<const std::string*> rest;
-  for (const ResultLine& line : lines) {
-    auto it = slot.find(key_of(line));
+  for (size_t l = 0; l < lines.size(); ++l) {
+    const ResultLine& line = lines[l];
+    auto it = slot.find(line_keys[l]);
     if (it != slot.end() && !placed[it->second]) {
       placed[it->second] = &line.text;
     } else {
@@ -172,19 +175,19 @@ std::vector<std::string> coordinate_cells(SweepComm& comm, std::span<const std::
   if (options.resume && !options.json_path.empty()) {
     std::unordered_map<std::string, size_t> index;
     for (size_t i = 0; i < n; ++i) index.emplace(keys[i], i);
-    for (const ResultLine& line : read_complete_lines(options.json_path)) {
+    read_complete_lines(options.json_path, [&](const ResultLine& line) {
       auto it = index.find(options.key_of(line));
       if (it != index.end() && !have[it->second]) {
         rows[it->second] = line.text;
         have[it->second] = 1;
       }
-    }
+    });
   }
   std::vector<size_t> todo;
   for (size_t i : largest_first(weights))
     if (!have[i]) todo.push_back(i);
   ResultsFile out;
-  if (!options.json_path.empty()) out = ResultsFile(options.json_path);
+  if (!options.json_path.empty()) out = ResultsFile(options.json_path, !options.resume);
 
   std::mutex mu;
   size_t next = 0;
@@ -268,7 +271,7 @@ std::vector<std::string> coordinate_cells(SweepComm& comm, std::span<const std::
   local.join();
   if (error) std::rethrow_exception(error);
   if (out.is_open()) {
-    out.close();
+    out.finish();
     order_results_file(options.json_path, keys, options.key_of);
   }
   stats.wall_seconds = seconds_since(start);

@@ -10,6 +10,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/serve/serve.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "worker.h"
 #include "workload.h"
 
@@ -110,6 +111,7 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   CostModel cost = o.cost_model ? *o.cost_model : CostModel();
   cost = cost.with_block_tokens(trace.block_tokens);
   res.trace = trace.name;
+  res.trace_fingerprint = trace_fingerprint(trace);
   res.policy = o.policy.name;
   res.params = o.policy.params;
   res.capacity_blocks = o.capacity_blocks;

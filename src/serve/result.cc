@@ -25,16 +25,17 @@ void add_latency(JsonObject& o, const std::string& name, const LatencyStats& s) 
 }  // namespace
 
 std::string ServeResult::key() const {
-  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}",
-                     trace_identity(trace), policy, params, router, router_params, workers,
-                     capacity_blocks, seed, cost_model, time_scale, rate, clients, think_time_s,
-                     cache_outputs, max_batch_tokens, max_running, slo_ms);
+  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}",
+                     trace_identity(trace), trace_fingerprint, policy, params, router,
+                     router_params, workers, capacity_blocks, seed, cost_model, time_scale, rate,
+                     clients, think_time_s, cache_outputs, max_batch_tokens, max_running, slo_ms);
 }
 
 std::string ServeResult::to_json() const {
   JsonObject o;
   o.add("mode", "serve");
-  o.add("trace", trace).add("policy", policy).add("params", params);
+  o.add("trace", trace).add("trace_fingerprint", trace_fingerprint);
+  o.add("policy", policy).add("params", params);
   o.add("capacity_blocks", capacity_blocks);
   if (capacity_fraction < 0) {
     o.add_null("capacity_fraction");
@@ -88,6 +89,7 @@ ServeResult parse_serve_result(const std::string& line, const std::string& path,
   if (j.str("mode") != "serve") j.fail("mode", "not a serve-mode result");
   ServeResult r;
   r.trace = j.str("trace");
+  r.trace_fingerprint = j.str_or("trace_fingerprint", "");  // absent before it existed
   r.policy = j.str("policy");
   r.params = j.str("params");
   r.router = j.str("router");

@@ -6,6 +6,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
 #include "kvpolicy/serve/serve.h"
+#include "kvpolicy/trace/fingerprint.h"
 
 namespace kvpolicy {
 
@@ -14,13 +15,16 @@ std::vector<ServeResult> run_serve_sweep(const Trace& trace,
                                          const ServeSweepOptions& options) {
   std::map<std::string, ServeResult> finished;
   if (options.resume && !options.json_path.empty()) {
-    for (auto& line : read_complete_lines(options.json_path)) {
+    std::string fingerprint = trace_fingerprint(trace);
+    read_complete_lines(options.json_path, [&](const ResultLine& line) {
       ServeResult r = parse_serve_result(line.text, options.json_path, line.line_no);
+      refuse_stale_row(options.json_path, line.line_no, r.trace, r.trace_fingerprint, trace.name,
+                       fingerprint);
       finished[r.key()] = std::move(r);
-    }
+    });
   }
   ResultsFile out;
-  if (!options.json_path.empty()) out = ResultsFile(options.json_path);
+  if (!options.json_path.empty()) out = ResultsFile(options.json_path, !options.resume);
   std::vector<ServeResult> results(configs.size());
   std::vector<size_t> todo;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -47,6 +51,7 @@ std::vector<ServeResult> run_serve_sweep(const Trace& trace,
     results[todo[k]] = std::move(r);
     ++completed;
   });
+  out.finish();
   return results;
 }
 

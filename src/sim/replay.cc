@@ -11,6 +11,7 @@
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/tail.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "replay_run.h"
 
 namespace kvpolicy {
@@ -119,7 +120,9 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
     run.access(request_view(trace, r));
     if (opts.progress && r % report_every == 0) opts.progress(double(r) / n);
   }
-  return run.finish();
+  ReplayResult r = run.finish();
+  r.trace_fingerprint = trace_fingerprint(trace);
+  return r;
 }
 
 std::optional<bool> ReplayResult::model_fitted() const {
@@ -130,7 +133,8 @@ std::optional<bool> ReplayResult::model_fitted() const {
 
 std::string ReplayResult::to_json() const {
   JsonObject o;
-  o.add("trace", trace).add("policy", policy).add("params", params);
+  o.add("trace", trace).add("trace_fingerprint", trace_fingerprint);
+  o.add("policy", policy).add("params", params);
   o.raw("offline", offline ? "true" : "false");
   if (std::optional<bool> fitted = model_fitted())
     o.raw("model_fitted", *fitted ? "true" : "false");

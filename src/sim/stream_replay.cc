@@ -1,6 +1,7 @@
 #include "kvpolicy/sim/stream_replay.h"
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "replay_run.h"
 
 namespace kvpolicy {
@@ -17,8 +18,10 @@ ReplayResult replay_stream(const StreamOpener& open, const ExternalOracle* oracl
                 opts);
   ExternalOracle::Cursor released;
   uint64_t first_request = 0, first_access = 0;
+  TraceChecksum checksum;
   run.start();
   while (more) {
+    checksum.add(chunk);
     for (size_t r = 0; r < chunk.size(); ++r) {
       RequestView view = request_view(chunk, r);
       view.index = static_cast<RequestIndex>(first_request + r);
@@ -35,7 +38,9 @@ ReplayResult replay_stream(const StreamOpener& open, const ExternalOracle* oracl
   }
   if (oracle && first_request != future.requests())
     throw Error("stream replay: the trace changed since its oracle was built");
-  return run.finish();
+  ReplayResult r = run.finish();
+  r.trace_fingerprint = checksum.fingerprint();
+  return r;
 }
 
 bool sweep_needs_future(const std::vector<SweepConfig>& configs) {
@@ -56,11 +61,11 @@ std::vector<ReplayResult> run_stream_sweep(const StreamOpener& open, const Strea
       facts.unique_blocks && facts.block_accesses
           ? double(facts.block_accesses - facts.unique_blocks) / double(facts.block_accesses)
           : 0;
-  ReplayCells cells(facts.name, facts.block_tokens, infinite, facts.block_accesses, configs,
-                    [&](const SweepConfig& c, const ReplayOptions& opts) {
-                      return replay_stream(open, oracle, c.policy, c.capacity_blocks, opts,
-                                           facts.requests);
-                    });
+  ReplayCells cells(
+      facts.name, facts.fingerprint, facts.block_tokens, infinite, facts.block_accesses, configs,
+      [&](const SweepConfig& c, const ReplayOptions& opts) {
+        return replay_stream(open, oracle, c.policy, c.capacity_blocks, opts, facts.requests);
+      });
   return run_cells(cells, options);
 }
 

@@ -9,6 +9,7 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "kvpolicy/trace/json_record.h"
 
 namespace kvpolicy {
@@ -34,15 +35,17 @@ std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
 }
 
 std::string result_key(const ReplayResult& r) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}", trace_identity(r.trace), r.policy,
-                     r.params, r.capacity_blocks, r.dram_capacity_blocks, r.dram_policy, r.seed,
-                     r.cost_model, r.xi_ms, r.slo_ms);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}", trace_identity(r.trace),
+                     r.trace_fingerprint, r.policy, r.params, r.capacity_blocks,
+                     r.dram_capacity_blocks, r.dram_policy, r.seed, r.cost_model, r.xi_ms,
+                     r.slo_ms);
 }
 
 ReplayResult parse_result_json(const std::string& line, const std::string& path, uint64_t line_no) {
   JsonRecord j(line, path, line_no);
   ReplayResult r;
   r.trace = j.str("trace");
+  r.trace_fingerprint = j.str_or("trace_fingerprint", "");  // absent before it existed
   r.policy = j.str("policy");
   r.params = j.str("params");
   // Absent from results written before the field existed.
@@ -87,13 +90,16 @@ ReplayResult parse_result_json(const std::string& line, const std::string& path,
 
 namespace {
 
-// Results already in the file, by key.
-std::map<std::string, ReplayResult> read_finished(const std::string& path) {
+// Results already in the file, by key; a row of another content of the cells' trace is refused.
+std::map<std::string, ReplayResult> read_finished(const std::string& path,
+                                                  const ReplayCells& cells) {
   std::map<std::string, ReplayResult> done;
-  for (auto& line : read_complete_lines(path)) {
+  read_complete_lines(path, [&](const ResultLine& line) {
     ReplayResult r = parse_result_json(line.text, path, line.line_no);
+    refuse_stale_row(path, line.line_no, r.trace, r.trace_fingerprint, cells.trace_name(),
+                     cells.fingerprint());
     done[result_key(r)] = std::move(r);
-  }
+  });
   return done;
 }
 
@@ -106,10 +112,11 @@ bool reads_future(const SweepConfig& c) {
 }
 }  // namespace
 
-ReplayCells::ReplayCells(std::string trace_name, uint32_t block_tokens, double infinite_hit_rate,
-                         uint64_t block_accesses, std::vector<SweepConfig> configs,
-                         ReplayFn replay_one)
+ReplayCells::ReplayCells(std::string trace_name, std::string fingerprint, uint32_t block_tokens,
+                         double infinite_hit_rate, uint64_t block_accesses,
+                         std::vector<SweepConfig> configs, ReplayFn replay_one)
     : trace_name_(std::move(trace_name)),
+      fingerprint_(std::move(fingerprint)),
       block_tokens_(block_tokens),
       infinite_hit_rate_(infinite_hit_rate),
       block_accesses_(block_accesses),
@@ -118,7 +125,7 @@ ReplayCells::ReplayCells(std::string trace_name, uint32_t block_tokens, double i
 
 ReplayCells::ReplayCells(const Trace& trace, std::vector<SweepConfig> configs,
                          const TraceFacts* facts)
-    : ReplayCells(trace.name, trace.block_tokens,
+    : ReplayCells(trace.name, trace_fingerprint(trace), trace.block_tokens,
                   (facts ? *facts : trace_facts(trace)).infinite_hit_rate,
                   trace.num_block_accesses(), std::move(configs), {}) {
   replay_one_ = [this, &trace](const SweepConfig& c, const ReplayOptions& opts) {
@@ -133,6 +140,7 @@ std::string ReplayCells::key(size_t i) const {
   const SweepConfig& c = configs_[i];
   ReplayResult r;
   r.trace = trace_name_;
+  r.trace_fingerprint = fingerprint_;
   r.policy = c.policy.name;
   r.params = c.policy.params;
   r.capacity_blocks = c.capacity_blocks;
@@ -162,9 +170,10 @@ ReplayResult ReplayCells::run(size_t i, const std::function<void(double)>& progr
 std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions& options) {
   std::vector<ReplayResult> results(cells.size());
   std::map<std::string, ReplayResult> finished;
-  if (options.resume && !options.json_path.empty()) finished = read_finished(options.json_path);
+  if (options.resume && !options.json_path.empty())
+    finished = read_finished(options.json_path, cells);
   ResultsFile out;
-  if (!options.json_path.empty()) out = ResultsFile(options.json_path);
+  if (!options.json_path.empty()) out = ResultsFile(options.json_path, !options.resume);
   std::vector<size_t> todo;
   for (size_t i = 0; i < cells.size(); ++i) {
     auto it = finished.find(cells.key(i));
@@ -189,6 +198,7 @@ std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions
     results[todo[k]] = std::move(r);
     ++completed;
   });
+  out.finish();
   return results;
 }
 

@@ -2,10 +2,10 @@
 // previous one, so that the bailian reader reads the sessions back.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iterator>
 #include <unordered_map>
 
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/text_trace.h"
 
@@ -15,8 +15,8 @@ void write_conversation_jsonl(const Trace& trace, const std::string& path,
                               const std::vector<uint64_t>& raw_ids, const std::string& type) {
   if (raw_ids.size() != trace.blocks.size())
     throw Error("write_conversation_jsonl: raw ids do not match the trace's blocks");
-  std::ofstream out(path);
-  if (!out) throw ConfigError("cannot write '" + path + "'");
+  // All or nothing: a killed build must not leave a shorter file that reads as a whole trace.
+  AtomicOutput out(path);
   const size_t n = trace.size();
   std::vector<int64_t> prev(n, -1);
   std::vector<uint8_t> continues(n, 0);
@@ -46,9 +46,9 @@ void write_conversation_jsonl(const Trace& trace, const std::string& path,
     if (trace.has_continuation())
       fmt::format_to(std::back_inserter(line), R"(,"continuation":{:.6f})", trace.continuation[r]);
     line += "}\n";
-    out << line;
+    out.write(line);
   }
-  if (!out) throw ConfigError("error writing '" + path + "'");
+  out.commit();
 }
 
 }  // namespace kvpolicy

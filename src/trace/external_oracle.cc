@@ -26,11 +26,11 @@ class TempFile {
     path_ = base + "/kvpolicy-oracle-XXXXXX";
     fd_ = ::mkstemp(path_.data());
     if (fd_ < 0) throw ConfigError("cannot create a temporary file in '" + base + "'");
-  }
-  ~TempFile() {
-    ::close(fd_);
+    // Unlinked at once: the open descriptor (and a mapping) keeps it, and even a kill -9 leaves
+    // nothing behind.
     ::unlink(path_.c_str());
   }
+  ~TempFile() { ::close(fd_); }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 
@@ -59,6 +59,7 @@ class TempFile {
     }
   }
   const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
 
  private:
   std::string path_;
@@ -165,23 +166,20 @@ ExternalOracle::ExternalOracle(TraceStream& stream, const std::string& temp_dir)
       r_end = r_begin;
     }
   }
-  next_request_ = map_file(next.path(), facts_.block_accesses * 4);
-  next_in_session_ = map_file(next_session.path(), facts_.requests * 4);
-  request_time_ = map_file(times.path(), facts_.requests * sizeof(Time));
-  prompt_tokens_ = map_file(prompts.path(), facts_.requests * 4);
+  next_request_ = map_file(next.fd(), next.path(), facts_.block_accesses * 4);
+  next_in_session_ = map_file(next_session.fd(), next_session.path(), facts_.requests * 4);
+  request_time_ = map_file(times.fd(), times.path(), facts_.requests * sizeof(Time));
+  prompt_tokens_ = map_file(prompts.fd(), prompts.path(), facts_.requests * 4);
 }
 
 ExternalOracle::~ExternalOracle() {
   for (Mapping* m : {&next_request_, &next_in_session_, &request_time_, &prompt_tokens_}) unmap(*m);
 }
 
-ExternalOracle::Mapping ExternalOracle::map_file(const std::string& path, size_t bytes) {
+ExternalOracle::Mapping ExternalOracle::map_file(int fd, const std::string& path, size_t bytes) {
   Mapping m;
   if (bytes == 0) return m;
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw Error("cannot open the temporary file '" + path + "'");
-  void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);  // the mapping keeps the file, even once unlinked
+  void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);  // kept once fd is closed
   if (p == MAP_FAILED) throw Error("cannot map the temporary file '" + path + "'");
   ::madvise(p, bytes, MADV_SEQUENTIAL);
   m.data = p;

@@ -33,6 +33,11 @@ bool JsonRecord::boolean(const char* key) const {
   return v;
 }
 
+std::string JsonRecord::str_or(const char* key, const std::string& fallback) const {
+  std::string_view v;
+  return object_[key].get(v) ? fallback : std::string(v);
+}
+
 double JsonRecord::num_or(const char* key, double fallback) const {
   double v;
   return object_[key].get(v) ? fallback : v;

@@ -4,6 +4,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/key_map.h"
+#include "kvpolicy/trace/fingerprint.h"
 
 namespace kvpolicy {
 
@@ -22,8 +23,10 @@ std::unique_ptr<TraceStream> open_trace_stream(const std::string& path, const st
 StreamFacts stream_facts(TraceStream& stream) {
   StreamFacts f;
   KeyMap seen;  // grows with the unique keys: a trace's size is not known before its end
+  TraceChecksum checksum;
   Trace chunk;
   while (stream.next(chunk, kStreamChunkRequests)) {
+    checksum.add(chunk);
     f.name = chunk.name;
     f.block_tokens = chunk.block_tokens;
     f.requests += chunk.size();
@@ -35,7 +38,15 @@ StreamFacts stream_facts(TraceStream& stream) {
     for (BlockKey k : chunk.blocks) seen.get_or_insert(k, 0);
   }
   f.unique_blocks = seen.size();
+  f.fingerprint = checksum.fingerprint();
   return f;
+}
+
+std::string stream_fingerprint(TraceStream& stream) {
+  TraceChecksum checksum;
+  Trace chunk;
+  while (stream.next(chunk, kStreamChunkRequests)) checksum.add(chunk);
+  return checksum.fingerprint();
 }
 
 }  // namespace kvpolicy

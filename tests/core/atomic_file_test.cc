@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "kvpolicy/core/error.h"
@@ -81,6 +84,46 @@ TEST(AtomicOutput, MissingDirectoryIsAnErrorNamingThePath) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
+}
+
+// Issue 32: an output that is a symlink was replaced by a regular file; the write goes through
+// the link to its target, and the link stays.
+TEST(AtomicOutput, WritesThroughASymlinkAndKeepsIt) {
+  std::string target = write_file("target.txt", "old\n");
+  std::string link = temp_path("link.txt");
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(target, link);
+  write_file_atomically(link, "new\n");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(read_bytes(target), "new\n");
+  EXPECT_EQ(temporaries_next_to(target), 0u);
+  EXPECT_EQ(temporaries_next_to(link), 0u);
+}
+
+// A kill -9 leaves the temporary; the next write of that output removes it (its process is
+// gone), and a SIGINT/SIGTERM handler removes the temporaries being written.
+TEST(AtomicOutput, StaleTemporariesAreRemovedAndSignalsLeaveNone) {
+  std::string path = write_file("out.txt", "old\n");
+  auto name = std::filesystem::path(path).filename().string();
+  auto dir = std::filesystem::path(path).parent_path();
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);  // a pid that no longer runs
+  std::string stale = (dir / ("." + name + ".tmp." + std::to_string(child) + ".AbCdEf")).string();
+  std::ofstream(stale) << "half";
+  std::string live = (dir / ("." + name + ".tmp.1.AbCdEf")).string();  // init runs: not stale
+  std::ofstream(live) << "half";
+  {
+    AtomicOutput out(path);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_TRUE(std::filesystem::exists(live));
+    EXPECT_EQ(temporaries_next_to(path), 2u);  // the live one and this write's own
+    remove_temporary_outputs();                // what the CLI's signal handler calls
+    EXPECT_EQ(temporaries_next_to(path), 1u);
+  }
+  std::filesystem::remove(live);
+  EXPECT_EQ(read_bytes(path), "old\n");
 }
 
 }  // namespace

@@ -152,6 +152,35 @@ TEST(Sweep, ResumeKeepsFinishedResultsAndRepairsATornLine) {
     EXPECT_NO_THROW(parse_result_json(after[i], path, i + 1));
 }
 
+// Issue 32: the trace at the same path changed (300 requests, then 3,000) and --resume reported
+// the old trace's rows as the new one's. The key holds the trace's fingerprint: the stale rows
+// are refused, naming both contents, and the file is left as it was.
+TEST(Sweep, ResumeRefusesRowsOfAChangedTrace) {
+  std::string trace_path = temp_path("t.kvtrace");
+  Trace before = testing::random_workload({.seed = 5, .requests = 300});
+  before.name = trace_path;
+  auto configs = grid();
+  std::string path = temp_path("changed.jsonl");
+  std::filesystem::remove(path);
+  run_sweep(before, configs, options(1, path));
+  auto rows = lines_of(path);
+  Trace after = testing::random_workload({.seed = 5, .requests = 3000});
+  after.name = trace_path;
+  try {
+    run_sweep(after, configs, options(1, path, true));
+    ADD_FAILURE() << "rows of the 300-request trace were resumed for the 3,000-request one";
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("300 requests"), std::string::npos) << what;
+    EXPECT_NE(what.find("3000 requests"), std::string::npos) << what;
+    EXPECT_EQ(e.field(), "trace_fingerprint");
+  }
+  EXPECT_EQ(lines_of(path), rows);
+  // The same content resumes every row.
+  auto again = run_sweep(before, configs, options(1, path, true));
+  EXPECT_EQ(lines_of(path), rows);
+}
+
 // A results file that cannot be written (a full disk) is an error, never a silent loss.
 TEST(Sweep, AFailedWriteIsAnError) {
   Trace trace = testing::random_workload({.requests = 50});

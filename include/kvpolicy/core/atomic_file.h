@@ -9,7 +9,8 @@
 namespace kvpolicy {
 
 // A regular file (or a path that does not exist yet) is written to a temporary in the same
-// directory and renamed into place by commit(); a device or pipe (/dev/stdout, /dev/full) cannot
+// directory and renamed into place by commit() (through a symlink: its target is replaced, the
+// link kept); a device or pipe (/dev/stdout, /dev/full) cannot
 // be renamed onto, so it is written directly. Every write, the flush and the close are checked:
 // a failure throws Error naming the path and removes the temporary. Destroying an uncommitted
 // AtomicOutput (an exception on the way) removes the temporary and leaves `path` untouched.
@@ -34,9 +35,20 @@ class AtomicOutput {
   [[noreturn]] void fail(const std::string& what);
   void discard() noexcept;
   std::string path_;
-  std::string temp_;  // empty when writing `path_` directly
+  std::string target_;  // path_ with symlinks followed: the file replaced
+  std::string temp_;    // empty when writing `path_` directly
   std::FILE* file_ = nullptr;
 };
+
+// Removes the temporaries of every AtomicOutput not yet committed; async-signal-safe, for a
+// SIGINT or SIGTERM handler (the program then exits). A kill -9 leaves them, named
+// .NAME.tmp.PID.XXXXXX next to the output: the next write of that output removes them.
+void remove_temporary_outputs() noexcept;
+
+// Throws ConfigError naming `path` unless it could be written (an existing file writable, or a
+// writable directory to create it in), touching nothing: a command checks its outputs before
+// the work, and writes them after.
+void check_writable(const std::string& path);
 
 // Writes `content` to `path` through an AtomicOutput.
 void write_file_atomically(const std::string& path, std::string_view content);

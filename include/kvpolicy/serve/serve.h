@@ -62,6 +62,7 @@ struct WorkerResult {
 struct ServeResult {
   // What replay results carry too (same JSON names).
   std::string trace;
+  std::string trace_fingerprint;  // TraceChecksum::fingerprint of the trace served
   std::string policy;
   std::string params;
   size_t capacity_blocks = 0;

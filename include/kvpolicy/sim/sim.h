@@ -26,6 +26,9 @@ TraceFacts trace_facts(const Trace& trace);
 
 struct ReplayResult {
   std::string trace;
+  // The trace's content as replayed (TraceChecksum::fingerprint), part of the resume key; empty
+  // in rows written before it existed.
+  std::string trace_fingerprint;
   std::string policy;
   std::string params;
   bool offline = false;  // the policy (or the DRAM tier's) reads the trace's future

@@ -47,12 +47,17 @@ class ReplayCells {
   ReplayCells(const Trace& trace, std::vector<SweepConfig> configs,
               const TraceFacts* facts = nullptr);
   // Over any other source (a streamed trace): what results name, and how to replay one.
-  ReplayCells(std::string trace_name, uint32_t block_tokens, double infinite_hit_rate,
-              uint64_t block_accesses, std::vector<SweepConfig> configs, ReplayFn replay_one);
+  // `fingerprint` (TraceChecksum) may be empty when no pass counted it: the keys then match no
+  // row of a results file (each result carries the one its replay counted).
+  ReplayCells(std::string trace_name, std::string fingerprint, uint32_t block_tokens,
+              double infinite_hit_rate, uint64_t block_accesses, std::vector<SweepConfig> configs,
+              ReplayFn replay_one);
   ReplayCells(const ReplayCells&) = delete;  // replay_one_ may point into it
   ReplayCells& operator=(const ReplayCells&) = delete;
 
   size_t size() const { return configs_.size(); }
+  const std::string& trace_name() const { return trace_name_; }
+  const std::string& fingerprint() const { return fingerprint_; }
   const SweepConfig& config(size_t i) const { return configs_[i]; }
   // The key its result will have (result_key), known before it runs.
   std::string key(size_t i) const;
@@ -64,6 +69,7 @@ class ReplayCells {
 
  private:
   std::string trace_name_;
+  std::string fingerprint_;
   uint32_t block_tokens_;
   double infinite_hit_rate_;
   uint64_t block_accesses_;

@@ -42,7 +42,7 @@ class ExternalOracle {
     void* data = nullptr;
     size_t bytes = 0;
   };
-  Mapping map_file(const std::string& path, size_t bytes);
+  Mapping map_file(int fd, const std::string& path, size_t bytes);
   void unmap(Mapping& m);
   StreamFacts facts_;
   Mapping next_request_, next_in_session_, request_time_, prompt_tokens_;

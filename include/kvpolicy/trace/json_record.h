@@ -18,6 +18,8 @@ class JsonRecord {
   std::string str(const char* key) const;
   double num(const char* key) const;
   bool boolean(const char* key) const;
+  // A string, or `fallback` when the field is absent or not a string.
+  std::string str_or(const char* key, const std::string& fallback) const;
   // A number, or `fallback` when the field is absent or null.
   double num_or(const char* key, double fallback) const;
   bool boolean_or(const char* key, bool fallback) const;

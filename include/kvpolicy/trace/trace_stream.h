@@ -37,8 +37,11 @@ struct StreamFacts {
   uint64_t unique_blocks = 0;
   uint64_t prompt_tokens = 0;
   uint32_t longest_prompt_blocks = 0;
+  std::string fingerprint;  // TraceChecksum's, when a pass counted it (stream_fingerprint)
 };
 StreamFacts stream_facts(TraceStream& stream);
+// A pass that counts only the fingerprint (TraceChecksum).
+std::string stream_fingerprint(TraceStream& stream);
 
 // Requests per chunk of a streamed pass: a few MB of columns.
 inline constexpr size_t kStreamChunkRequests = 1 << 16;
