@@ -10,6 +10,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/key_map.h"
+#include "kvpolicy/core/time_range.h"
 
 namespace kvpolicy {
 
@@ -112,7 +113,12 @@ void Trace::validate() const {
       throw Error("trace '" + name + "': request " + std::to_string(r) + " has negative length");
     if (r > 0 && time[r] < time[r - 1])
       throw Error("trace '" + name + "': request " + std::to_string(r) + " goes back in time");
+    if (turn[r] == 0)
+      throw Error("trace '" + name + "': request " + std::to_string(r) + " has turn 0");
   }
+  // Times in [0, 2^62) us, as every reader keeps them (types.h): policies add intervals to them.
+  if (n && !(valid_time(time.front()) && valid_time(time.back())))
+    throw Error("trace '" + name + "': times must lie in [0, 2^62) microseconds");
   if (block_tokens == 0) throw Error("trace '" + name + "': block size 0");
 }
 
