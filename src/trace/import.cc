@@ -17,6 +17,7 @@
 #include "formats/jsonl.h"
 #include "import_time.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
@@ -558,6 +559,8 @@ ImportMapping parse_import_mapping(const std::string& spec) {
 
 Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report) {
   report = ImportReport{};
+  // Before anything opens it: a FIFO would block the open, /dev/zero would fill memory.
+  require_memory_for_file(path, require_regular_file(path, "logs"), "");
   report.format =
       opts.format.empty() || opts.format == "auto" ? detect_import_format(path) : opts.format;
   if (report.format != "csv" && report.format != "jsonl")

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/core/time_range.h"
 
@@ -244,19 +245,7 @@ const TraceFormat& TraceFormatRegistry::get(const std::string& name) const {
   throw ConfigError("unknown trace format '" + name + "' (known: " + known + ")");
 }
 
-void require_trace_file(const std::string& path) {
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    throw InputError(path, 0, "", "cannot read file: no such file");
-  if (std::filesystem::is_directory(status))
-    throw InputError(path, 0, "", "'" + path + "' is a directory, not a trace file");
-  if (!std::filesystem::is_regular_file(status))
-    throw InputError(path, 0, "",
-                     "'" + path +
-                         "' is not a regular file (a pipe or a device); traces are "
-                         "read from files: save it to one first");
-}
+void require_trace_file(const std::string& path) { require_regular_file(path, "traces"); }
 
 // The first record of a JSONL trace, parsed, if it is a JSON object.
 static bool first_record(const std::string& line, simdjson::dom::parser& parser,

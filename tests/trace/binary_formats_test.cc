@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/trace.h"
 #include "kvpolicy/trace/trace_io.h"
 #include "kvpolicy/trace/trace_stream.h"
@@ -199,6 +200,25 @@ TEST(Native, TheStreamChecksRequestsAsTheWholeReaderDoes) {
     });
     EXPECT_EQ(std::string(streamed.what()), std::string(whole.what()));
   }
+}
+
+// A sparse file whose header claims more blocks than memory holds (the file's size matching
+// them) made the whole-trace reader allocate it all: an out-of-memory "internal error".
+TEST(Native, ASparseFileLargerThanMemoryIsRefused) {
+  const uint64_t blocks = (physical_memory_bytes() + (uint64_t{1} << 30)) / 8;
+  unsigned char h[48] = {'K', 'V', 'P', 'T', 'R', 'A', 'C', 'E'};
+  const uint32_t version = 1, block_tokens = 16;
+  const uint64_t requests = 1;
+  std::memcpy(h + 8, &version, 4);
+  std::memcpy(h + 12, &block_tokens, 4);
+  std::memcpy(h + 16, &requests, 8);
+  std::memcpy(h + 24, &blocks, 8);
+  std::string path = write_file("sparse.kvtrace", std::string(reinterpret_cast<char*>(h), 48));
+  std::filesystem::resize_file(path, 48 + 30 + 2 * 8 + blocks * 8);  // the columns exactly
+  std::string what = input_error([&] { read_trace(path, "native", {}); }).what();
+  EXPECT_NE(what.find("more than this machine's"), std::string::npos) << what;
+  EXPECT_NE(what.find("simulate --stream"), std::string::npos) << what;
+  std::filesystem::remove(path);
 }
 
 // Times from outside the readers (a trace built through the C++ API) are checked where they

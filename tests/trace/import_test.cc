@@ -1,8 +1,10 @@
 #include "kvpolicy/trace/import.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/text_trace.h"
 #include "trace/trace_test_util.h"
 
@@ -416,6 +418,27 @@ TEST(Import, HashesThatAreNotChainedAreRefused) {
                    nullptr, true);
   EXPECT_EQ(rep.skipped_rows, 1u);
   EXPECT_EQ(keys(t, 0), (std::vector<BlockKey>{1, 2}));
+}
+
+// A FIFO hung the import (the open waits for a writer), /dev/zero filled memory: both are
+// refused before anything opens them, as is a sparse file larger than memory.
+TEST(Import, FifosDevicesAndHugeFilesAreRefused) {
+  std::string fifo = testing::temp_path("log.csv");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    std::string what = input_error([&] { import(path, "time=t,tokens=ids"); }).what();
+    EXPECT_NE(what.find("not a regular file (a pipe or a device); logs are read from files"),
+              std::string::npos)
+        << what;
+  }
+  std::filesystem::remove(fifo);
+  std::string sparse = testing::temp_path("sparse.csv");
+  { std::ofstream(sparse) << "t,ids\n"; }
+  std::filesystem::resize_file(sparse, physical_memory_bytes() + (uint64_t{1} << 30));
+  std::string what = input_error([&] { import(sparse, "time=t,tokens=ids"); }).what();
+  EXPECT_NE(what.find("more than this machine's"), std::string::npos) << what;
+  std::filesystem::remove(sparse);
 }
 
 TEST(Import, JsonlDuplicateKeysAreAnError) {

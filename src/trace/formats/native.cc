@@ -18,6 +18,7 @@
 
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/trace_io.h"
 #include "kvpolicy/trace/trace_stream.h"
 #include "native_layout.h"
@@ -42,6 +43,8 @@ struct Unchecked {
 Unchecked read_columns(const std::string& path) {
   uint64_t size;
   File f = open_binary_trace(path, size);
+  // The columns fill the file (read_native_header checks it): a sparse file claims them all.
+  require_memory_for_file(path, size, kStreamHint);
   Reader in(f.get(), path, size);
 
   Trace t;
