@@ -12,6 +12,7 @@
 namespace kvpolicy {
 namespace {
 
+using testing::data_file;
 using testing::input_error;
 using testing::write_file;
 
@@ -507,7 +508,7 @@ TEST(LmBench, BlockSizeIsInferredFromLengthsAndHashCounts) {
   EXPECT_EQ(read_with({{30, 3}, {10, 1}}), 10u);
   // No size fits every record (LMBench's samples): the mean tokens per hash id.
   EXPECT_EQ(read_with({{36, 1}, {18, 2}, {27, 1}}), 20u);  // 81 tokens in 4 hash ids
-  EXPECT_EQ(read_with({{40, 3}}, 64), 64u);  // --block-tokens decides
+  EXPECT_EQ(read_with({{40, 3}}, 64), 64u);                // --block-tokens decides
 }
 
 TEST(LmBench, BadTimestamps) {
@@ -519,13 +520,6 @@ TEST(LmBench, BadTimestamps) {
     EXPECT_EQ(e.line(), 1u) << ts;
     EXPECT_EQ(e.field(), "timestamp") << ts;
   }
-}
-
-std::string data_file(const std::string& rel) {
-  const char* dir = std::getenv("KVPOLICY_DATA");
-  if (!dir || !*dir) return "";
-  std::string path = std::string(dir) + "/" + rel;
-  return std::filesystem::exists(path) ? path : "";
 }
 
 TEST(Mooncake, RealTraceCounts) {

@@ -385,11 +385,8 @@ TEST(Import, ALogOfLengthsOnlyIsRefused) {
 }
 
 TEST(Import, TheAzureTraceIsRefused) {
-  const char* dir = std::getenv("KVPOLICY_DATA");
-  std::string path =
-      dir ? std::string(dir) + "/azure-2023/AzureLLMInferenceTrace_conv.csv" : std::string();
-  if (path.empty() || !std::filesystem::exists(path))
-    GTEST_SKIP() << "KVPOLICY_DATA unset or the Azure trace is absent";
+  std::string path = testing::data_file("azure-2023/AzureLLMInferenceTrace_conv.csv");
+  if (path.empty()) GTEST_SKIP() << "KVPOLICY_DATA unset or the Azure trace is absent";
   expect_lengths_refused(path, "time=TIMESTAMP,tokens=ContextTokens,output=GeneratedTokens");
 }
 
