@@ -11,12 +11,14 @@ Usage: fault_campaign.py KVPOLICY [--table OUT.md]
 """
 import argparse
 import collections
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 TIMEOUT_S = 60
@@ -67,10 +69,10 @@ class Campaign:
             f.write(data.encode() if isinstance(data, str) else data)
         return p
 
-    def run(self, args, **kw):
+    def run(self, args, timeout_s=TIMEOUT_S, **kw):
         try:
-            p = subprocess.run([self.k] + args, capture_output=True, timeout=TIMEOUT_S,
-                               cwd=self.work, **kw)
+            p = subprocess.run([self.k] + args, capture_output=True, timeout=timeout_s,
+                               cwd=self.work, stdin=subprocess.DEVNULL, **kw)
             return p.returncode, p.stderr.decode(errors="replace")
         except subprocess.TimeoutExpired:
             return "hang", ""
@@ -350,6 +352,423 @@ class Campaign:
             self.record(cls, "accepted correctly" if same else "FAIL rows lost or changed",
                         f"trial {trial}", err[:200])
 
+    # --- outputs that alias inputs, a command run twice, a failed rerun ------------------
+    def digest(self, path):
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+
+    def judge_kept(self, cls, case, rc, err, kept):
+        """A refused command: a failing exit with a message, and every input byte kept."""
+        if not kept:
+            self.record(cls, "FAIL input destroyed", case, err.strip()[:200])
+        elif rc == "hang":
+            self.record(cls, "FAIL hang", case)
+        elif rc < 0 or rc >= 128:
+            self.record(cls, "FAIL crash", case, f"(exit {rc})")
+        elif rc == 0:
+            self.record(cls, "FAIL accepted", case)
+        elif "internal error" in err or not err.strip():
+            self.record(cls, "FAIL unclear error", case, err.strip()[:200])
+        else:
+            self.record(cls, "clear error", case)
+
+    def aliasing(self):
+        """Every output flag pointed at an input file by another spelling: a short option glued
+        to its value, ./X, dir/../X, a symbolic link and a hard link. The input must survive."""
+        cls = "an output naming an input by another spelling"
+        d = os.path.join(self.work, "alias")
+        os.makedirs(os.path.join(d, "sub"), exist_ok=True)
+        t = os.path.join(d, "t.kvtrace")
+        self.run(["trace", "generate", "--kind", "zipf", "--params", "requests=300,prefixes=20",
+                  "--out", t])
+        log = os.path.join(d, "log.csv")
+        with open(log, "w") as f:
+            f.write("ts,session,prompt,out\n")
+            for i in range(30):
+                f.write(f"{i},{i % 4},system prompt words shared by all turn {i},5\n")
+        stats = os.path.join(d, "stats.csv")
+        self.run(["embed", "generate", "--kind", "zipf", "--samples", "50", "-o", stats])
+        shard = os.path.join(d, "shard.jsonl")
+        self.run(["simulate", "-t", t, "-p", "lru", "-c", "10%", "--json", shard])
+        spellings = {
+            "same path": lambda p: p,
+            "./X": lambda p: os.path.join(os.path.dirname(p), ".", os.path.basename(p)),
+            "dir/../X": lambda p: os.path.join(os.path.dirname(p), "sub", "..",
+                                               os.path.basename(p)),
+            "symbolic link": lambda p: self.link(p, os.symlink),
+            "hard link": lambda p: self.link(p, os.link),
+        }
+        # (name, the input file, argv with {out} for the output and {in} for the input)
+        commands = [
+            ("simulate --json", t, ["simulate", "-t{in}", "-p", "lru", "-c", "10%", "--json",
+                                    "{out}"]),
+            ("simulate --csv", t, ["simulate", "-t", "{in}", "-p", "lru", "-c", "10%", "--csv",
+                                   "{out}"]),
+            ("compare --json", t, ["compare", "-t", "{in}", "-c", "10%", "-p", "lru,fifo",
+                                   "--json", "{out}"]),
+            ("mrc --csv", t, ["mrc", "-t", "{in}", "-p", "lru", "--points", "3", "--csv",
+                              "{out}"]),
+            ("serve --json", t, ["serve", "-t", "{in}", "-p", "lru", "-c", "10%", "--json",
+                                 "{out}"]),
+            ("trace stats --json", t, ["trace", "stats", "-t", "{in}", "--json", "{out}"]),
+            ("trace convert -o", t, ["trace", "convert", "-t", "{in}", "--to", "native", "-o",
+                                     "{out}"]),
+            ("trace import -o", log, ["trace", "import", "-i{in}", "-o", "{out}", "--map",
+                                      "time=ts,session=session,text=prompt,output=out"]),
+            ("embed generate --out", stats, ["embed", "generate", "--stats", "{in}", "--samples",
+                                             "20", "--out", "{out}"]),
+            ("merge OUT", shard, ["merge", "{out}", "{in}"]),
+        ]
+        for name, source, argv in commands:
+            for spelling, spell in spellings.items():
+                before = self.digest(source)
+                out = spell(source)
+                args = [a.replace("{in}", source).replace("{out}", out) for a in argv]
+                rc, err = self.run(args)
+                self.judge_kept(cls, f"{name} ({spelling})", rc, err,
+                                os.path.exists(source) and self.digest(source) == before)
+
+    def link(self, target, make):
+        self.n += 1
+        p = os.path.join(os.path.dirname(target), f"link-{self.n}")
+        make(target, p)
+        return p
+
+    def reruns(self):
+        """A finished results file survives a rerun that fails before it starts (a typo in
+        -t), and a command run twice on one output leaves exactly one run's rows."""
+        t = self.path("r.kvtrace", b"")
+        self.run(["trace", "generate", "--kind", "zipf", "--params", "requests=500,prefixes=30",
+                  "--out", t])
+        missing = os.path.join(self.work, "no-such-trace.kvtrace")
+        cls = "a failed rerun onto a finished output"
+        for name, argv in (
+                ("simulate --json", ["simulate", "-p", "lru", "-c", "5%", "--json"]),
+                ("compare --json", ["compare", "-p", "lru", "-c", "5%", "--json"]),
+                ("mrc --json", ["mrc", "-p", "lru", "--points", "3", "--json"]),
+                ("lpc-study --json", ["lpc-study", "-p", "lru", "-c", "5%", "--json"]),
+                ("serve --json", ["serve", "-p", "lru", "-c", "5%", "--json"])):
+            out = self.path("done.jsonl", b"")
+            os.remove(out)
+            rc, err = self.run(argv[:1] + ["-t", t] + argv[1:] + [out])
+            if rc != 0 or not os.path.exists(out):
+                self.record(cls, "FAIL the first run failed", name, err.strip()[:200])
+                continue
+            before = self.digest(out)
+            rc, err = self.run(argv[:1] + ["-t", missing] + argv[1:] + [out])
+            self.judge_kept(cls, name, rc, err, self.digest(out) == before)
+        cls = "a command run twice on one output"
+        for name, argv in (("simulate --json", ["simulate", "-t", t, "-p", "lru,fifo", "-c",
+                                                "5%,10%", "--json"]),
+                           ("serve --json", ["serve", "-t", t, "-p", "lru", "-c", "5%",
+                                             "--json"])):
+            out = os.path.join(self.work, f"twice-{name.split()[0]}.jsonl")
+            self.run(argv + [out])
+            first = rows(out)
+            rc, err = self.run(argv + [out])
+            same = rc == 0 and rows(out) == first
+            self.record(cls, "accepted correctly" if same else "FAIL rows doubled or lost", name,
+                        err[:200])
+        cls = "--resume onto a file that is not a results file"
+        for name, content in (("a CSV", "a,b\n1,2\n3,4"), ("prose", "notes\nkeep this line"),
+                              ("JSON of another tool", '{"x": 1}\n{"y": 2}')):
+            out = self.path("notes.txt", content)
+            before = self.digest(out)
+            rc, err = self.run(["simulate", "-t", t, "-p", "lru", "-c", "5%", "--json", out,
+                                "--resume"])
+            self.judge_kept(cls, name, rc, err, self.digest(out) == before)
+        cls = "--resume after the trace changed"
+        for name, params in (("ten times longer", "requests=5000,prefixes=30"),
+                             ("same length, other content", "requests=500,prefixes=31")):
+            t2 = self.path("changing.kvtrace", b"")
+            self.run(["trace", "generate", "--kind", "zipf", "--params",
+                      "requests=500,prefixes=30", "--out", t2])
+            out = os.path.join(self.work, f"resume-{self.n}.jsonl")
+            sweep = ["simulate", "-t", t2, "-p", "lru,fifo", "-c", "5%,10%", "--jobs", "1"]
+            self.run(sweep + ["--json", out])
+            self.run(["trace", "generate", "--kind", "zipf", "--params", params, "--seed", "7",
+                      "--out", t2 + ".new.kvtrace"])
+            os.replace(t2 + ".new.kvtrace", t2)
+            fresh = os.path.join(self.work, f"fresh-{self.n}.jsonl")
+            self.run(sweep + ["--json", fresh])
+            rc, err = self.run(sweep + ["--json", out, "--resume"])
+            if rc != 0:
+                self.judge_kept(cls, name, rc, err, True)
+            else:
+                same = rows(out) == rows(fresh)
+                self.record(cls, "accepted correctly" if same else "FAIL stale rows kept", name)
+
+    # --- values of results -----------------------------------------------------------------
+    def values(self):
+        """Numbers a user can check by hand: a cache of every unique block (100 % or more)
+        reaches the ideal hit rate in every command; one share is one block count everywhere."""
+        t = self.path("v.kvtrace", b"")
+        self.run(["trace", "generate", "--kind", "conversation", "--params", "sessions=40",
+                  "--out", t])
+        rc, err, st = self.stats(t, "native")
+        ideal = st["infinite_hit_rate"] if st else None
+        cls = "a cache of every unique block reaches the ideal hit rate"
+        unique = st["unique_blocks"] if st else None
+        for name, argv in (
+                ("simulate", ["simulate", "-t", t, "-p", "lru"]),
+                ("compare", ["compare", "-t", t, "-p", "lru"]),
+                ("lpc-study", ["lpc-study", "-t", t, "-p", "lru"]),
+                ("tail", ["tail", "-t", t]),
+                ("robustness", ["robustness", "-t", t, "--noise", "0"]),
+                ("serve (1 worker)", ["serve", "-t", t, "-p", "lru", "--workers", "1"])):
+            for share, scale in (("100%", 1.0), ("150%", 1.5), ("1.0", 1.0)):
+                out = self.path("v.jsonl", b"")
+                os.remove(out)
+                rc, err = self.run(argv + ["-c", share, "--json", out])
+                records = []
+                if rc == 0 and os.path.exists(out):
+                    records = [json.loads(line) for line in open(out)]
+                blocks = set(field_values(records, "capacity_blocks"))
+                hits = [r.get("block_hit_rate") for r in records
+                        if r.get("policy", "").split(":")[0] == "lru"
+                        and r.get("block_hit_rate") is not None and "workers" not in r]
+                case = f"{name} -c {share}"
+                if rc != 0 or not blocks:
+                    self.record(cls, "FAIL refused or no row", case, err.strip()[:200])
+                elif blocks != {round(scale * unique)}:
+                    self.record(cls, "FAIL wrong capacity", case, f"{blocks} vs {unique} unique")
+                elif any(abs(h - ideal) > 1e-9 for h in hits):
+                    self.record(cls, "FAIL wrong hit rate", case, f"{hits} vs ideal {ideal}")
+                else:
+                    self.record(cls, "accepted correctly", case)
+        cls = "one share, one block count in every command"
+        shares = "1%,1.5%,2%,3%,5%,7.5%,10%"
+        counts = {}
+        for name, argv in (("simulate", ["simulate", "-t", t, "-p", "lru"]),
+                           ("lpc-study", ["lpc-study", "-t", t, "-p", "lru"]),
+                           ("tail", ["tail", "-t", t])):
+            out = self.path("b.jsonl", b"")
+            os.remove(out)
+            self.run(argv + ["-c", shares, "--json", out])
+            if os.path.exists(out):
+                counts[name] = sorted(set(field_values([json.loads(line) for line in open(out)],
+                                                       "capacity_blocks")))
+        ok = len(counts) == 3 and len(set(map(tuple, counts.values()))) == 1
+        self.record(cls, "accepted correctly" if ok else "FAIL two block counts", shares,
+                    str(counts))
+
+    # --- importing users' logs -------------------------------------------------------------
+    def imports(self):
+        cls = "trace import: a log that cannot make a prefix trace"
+        d = self.path("imp", b"")
+        os.remove(d)
+        os.makedirs(d)
+        length_only = os.path.join(d, "azure.csv")
+        with open(length_only, "w") as f:
+            f.write("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+            for i in range(50):
+                f.write(f"2023-11-16 18:15:{i:02d}.0,{200 + 37 * i},{20 + i}\n")
+        out = os.path.join(d, "out.kvtrace")
+        rc, err = self.run(["trace", "import", "-i", length_only, "-o", out, "--map",
+                            "time=TIMESTAMP,tokens=ContextTokens,output=GeneratedTokens"])
+        self.judge_error(cls, "token counts only", rc, err, length_only)
+        dup = os.path.join(d, "dup.jsonl")
+        with open(dup, "w") as f:
+            f.write('{"t": 1, "s": 1, "p": "hello world", "o": 3}\n')
+            f.write('{"t": 2, "s": 1, "p": "hello there", "p": "other", "o": 3}\n')
+        rc, err = self.run(["trace", "import", "-i", dup, "-o", out, "--map",
+                            "time=t,session=s,text=p,output=o"])
+        self.judge_error(cls, "a duplicate key", rc, err, dup)
+        cls = "trace import: what it writes, its own reader reads"
+        for name, rows_ in (("one prompt", [{"t": 1, "s": 1, "p": "x " * 40, "o": 3}]),
+                            ("empty prompts", [{"t": 1, "s": 1, "p": "", "o": 3},
+                                               {"t": 2, "s": 2, "p": "word " * 30, "o": 1}]),
+                            ("equal times", [{"t": 5, "s": i, "p": "y " * 50, "o": 2}
+                                             for i in range(4)])):
+            src = os.path.join(d, "ok.jsonl")
+            with open(src, "w") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in rows_))
+            if os.path.exists(out):
+                os.remove(out)
+            rc, err = self.run(["trace", "import", "-i", src, "-o", out, "--map",
+                                "time=t,session=s,text=p,output=o"])
+            if rc != 0:
+                self.judge_error(cls, name, rc, err, src)
+                continue
+            rc, err, st = self.stats(out, "native")
+            self.record(cls, "accepted correctly" if rc == 0 else "FAIL unreadable output", name,
+                        err.strip()[:200])
+        cls = "hash ids that are not chained"
+        # Mooncake's hash_ids name a block with its whole prefix; a log whose ids repeat at other
+        # positions ([7, 7, 7]) cannot be prefix-cached as written.
+        f = self.path("unchained.jsonl", "".join(
+            json.dumps({"timestamp": i, "input_length": 3 * 512, "output_length": 1,
+                        "hash_ids": [7, 7, 7]}) + "\n" for i in range(4)))
+        rc, err, st = self.stats(f, "mooncake")
+        if rc != 0:
+            self.judge_error(cls, "[7, 7, 7]", rc, err, f)
+        else:
+            rc2, err2 = self.run(["simulate", "-t", f, "-p", "belady", "-c", "100%"])
+            sim = self.path("unchained.out.jsonl", b"")
+            os.remove(sim)
+            self.run(["simulate", "-t", f, "-p", "lru", "-c", "100%", "--json", sim])
+            hit = json.loads(open(sim).readline())["block_hit_rate"] if os.path.exists(sim) else None
+            ok = hit is not None and abs(hit - st["infinite_hit_rate"]) < 1e-9
+            self.record(cls, "accepted correctly" if ok else "FAIL ceiling no replay reaches",
+                        "[7, 7, 7]", f"ceiling {st['infinite_hit_rate']} replay {hit}")
+
+    # --- one file read whole and streamed ------------------------------------------------
+    def streamed(self):
+        """--stream reads a file a chunk at a time: it must refuse what the whole read refuses
+        and agree with it on what it accepts."""
+        cls = "one file read whole and streamed"
+        good = JSONL_GOOD["mooncake"]
+        cases = {
+            "times near 2^63 us": [dict(r, timestamp=9223372036854 + i) for i, r in
+                                   enumerate(good)],
+            "times going back": [dict(good[0], timestamp=50), good[1], good[2]],
+            "a time of 2^62 ms": [good[0], dict(good[1], timestamp=2 ** 62), good[2]],
+        }
+        for name, records in cases.items():
+            f = self.path("stream.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+            outs = []
+            for mode in ("--no-stream", "--stream"):
+                out = os.path.join(self.work, f"stream{mode}.jsonl")
+                if os.path.exists(out):
+                    os.remove(out)
+                rc, err = self.run(["simulate", "-t", f, "-f", "mooncake", "-p", "lru,wa",
+                                    "-c", "50%", mode, "--json", out])
+                outs.append((rc, rows(out) if rc == 0 else None, err))
+            (rc1, rows1, err1), (rc2, rows2, err2) = outs
+            if "runtime error" in err1 + err2 or any(isinstance(r, str) or r < 0 or r >= 128
+                                                     for r in (rc1, rc2)):
+                self.record(cls, "FAIL crash or undefined behaviour", name, (err1 + err2)[:200])
+            elif rc1 == 0 and rc2 != 0 and "internal error" not in err2 and f in err2:
+                self.record(cls, "clear error", name)  # a stream cannot sort what the whole read can
+            elif (rc1 == 0) != (rc2 == 0) or rows1 != rows2:
+                self.record(cls, "FAIL whole and streamed disagree", name,
+                            f"exit {rc1} vs {rc2}: {(err1 + err2).strip()[:200]}")
+            elif rc1 != 0:
+                self.judge_error(cls, name, rc2, err2, f)
+            else:
+                self.record(cls, "accepted correctly", name)
+
+    # --- special files ---------------------------------------------------------------------
+    def special_files(self):
+        cls = "special and huge inputs"
+        fifo = os.path.join(self.work, "fifo")
+        os.mkfifo(fifo)
+        sparse = self.path("sparse.jsonl", b"")
+        with open(sparse, "wb") as f:
+            f.truncate(1 << 40)
+        out = os.path.join(self.work, "special.kvtrace")
+        for name, args, file in (
+                ("trace import from a FIFO", ["trace", "import", "-i", fifo, "-o", out, "--map",
+                                              "time=t,text=p"], fifo),
+                ("merge of a FIFO", ["merge", out + ".jsonl", fifo], fifo),
+                ("embed bench from a FIFO", ["embed", "bench", "--trace", fifo], fifo),
+                ("trace stats /dev/zero", ["trace", "stats", "-t", "/dev/zero", "-f",
+                                           "native"], "/dev/zero"),
+                ("trace stats of a 1 TB sparse file", ["trace", "stats", "-t", sparse, "-f",
+                                                       "mooncake"], sparse),
+                ("generate 10^15 requests", ["trace", "generate", "--kind", "zipf", "--params",
+                                             "requests=1000000000000000", "--out", out],
+                 "requests")):
+            rc, err = self.run(args, timeout_s=20)
+            self.judge_error(cls, name, rc, err, file)
+
+    # --- the Python API: threads and misuse ------------------------------------------------
+    def python(self, module_dir):
+        if not os.path.exists(os.path.join(module_dir, "kvpolicy")):
+            print(f"fault_campaign: no Python module in {module_dir}; its classes skipped",
+                  file=sys.stderr)
+            return
+        env = dict(os.environ, PYTHONPATH=module_dir)
+        cls = "Python: one Cache shared by threads"
+        threads = textwrap.dedent("""
+            import random, threading, kvpolicy
+            c = kvpolicy.Cache("lru", capacity_blocks=300, block_tokens=4, seed=1)
+            errors = []
+            def work(seed):
+                r = random.Random(seed)
+                try:
+                    for _ in range(100):
+                        c.insert_many([[r.randrange(1 << 20) for _ in range(r.randint(1, 40))]
+                                       for _ in range(200)])
+                        assert len(c) <= 300, "size %d above capacity 300" % len(c)
+                        keys = c.block_keys([r.randrange(9) for _ in range(16)])
+                        c.insert(keys=keys)
+                except Exception as e:
+                    errors.append(repr(e))
+            ts = [threading.Thread(target=work, args=(s,)) for s in range(6)]
+            [t.start() for t in ts]
+            [t.join() for t in ts]
+            assert not errors, errors[0]
+            c.evict(len(c))
+            assert len(c) == 0, "pins leaked: %d blocks left after evicting all" % len(c)
+            """)
+        for trial in range(3):
+            rc, err = self.run_python(threads, env)
+            if rc == 0:
+                self.record(cls, "accepted correctly", f"run {trial}")
+            else:
+                self.record(cls, f"FAIL {'hang' if rc == 'hang' else 'crash or wrong'}",
+                            f"run {trial}", str(rc) + " " + err.strip()[-200:])
+        cls = "Python: API misuse gets an exception, and the object still works"
+        cases = {
+            "a policy error inside a request": """
+                c = kvpolicy.Cache("lpc", capacity_blocks=8, block_tokens=2)
+                try:
+                    c.insert(keys=[1, 2, 3])
+                except kvpolicy.Error:
+                    pass
+                c2 = kvpolicy.Cache("lru", capacity_blocks=8, block_tokens=2)
+                c2.insert(keys=[1, 2, 3])
+                try:
+                    c.insert(keys=[1, 2, 3], continuation=0.5)
+                except kvpolicy.Error as e:
+                    raise SystemExit("the Cache refuses calls after an error: %s" % e)
+                """,
+            "a session id above 2^32": """
+                c = kvpolicy.Cache("lru", capacity_blocks=8, block_tokens=2)
+                try:
+                    c.insert(keys=[1, 2], session=2**32 + 5)
+                except (ValueError, OverflowError, TypeError):
+                    raise SystemExit(0)
+                raise SystemExit("accepted and truncated a 33-bit session id")
+                """,
+            "a category id above 2^32": """
+                c = kvpolicy.Cache("lru", capacity_blocks=8, block_tokens=2)
+                try:
+                    c.insert(keys=[1, 2], category=2**40)
+                except (ValueError, OverflowError, TypeError):
+                    raise SystemExit(0)
+                raise SystemExit("accepted and truncated a 41-bit category id")
+                """,
+            "a capacity of 100 % in simulate": """
+                import json, os
+                t = kvpolicy.load_trace(os.environ["TRACE"])
+                rows = kvpolicy.simulate(t, ["lru"], ["100%"])
+                st = json.load(open(os.environ["STATS"]))
+                if abs(rows[0]["block_hit_rate"] - st["infinite_hit_rate"]) > 1e-9:
+                    raise SystemExit("100%% gave %s, ideal %s" % (rows[0]["block_hit_rate"],
+                                                                  st["infinite_hit_rate"]))
+                """,
+        }
+        t = self.path("py.kvtrace", b"")
+        self.run(["trace", "generate", "--kind", "conversation", "--params", "sessions=30",
+                  "--out", t])
+        st = os.path.join(self.work, "py-stats.json")
+        self.run(["trace", "stats", "-t", t, "--json", st])
+        env = dict(env, TRACE=t, STATS=st)
+        for name, body in cases.items():
+            rc, err = self.run_python("import kvpolicy\n" + textwrap.dedent(body), env)
+            self.record(cls, "accepted correctly" if rc == 0 else "FAIL", name,
+                        f"{rc} {err.strip()[-200:]}")
+
+    def run_python(self, code, env):
+        try:
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                               timeout=TIMEOUT_S, cwd=self.work, env=env)
+            return p.returncode, p.stderr.decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            return "hang", ""
+
     def table(self):
         outcomes = ["clear error", "skipped and counted", "accepted correctly"]
         lines = ["| input class | tried | " + " | ".join(outcomes) + " | failures |",
@@ -367,9 +786,22 @@ class Campaign:
         return "\n".join(lines)
 
 
+def field_values(value, name):
+    """Every value of field `name` anywhere in a JSON value."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == name:
+                yield v
+            else:
+                yield from field_values(v, name)
+    elif isinstance(value, list):
+        for v in value:
+            yield from field_values(v, name)
+
+
 def rows(path):
     """A results file's rows without their timing fields, as a sorted list."""
-    drop = {"replay_seconds", "replay_cpu_seconds", "ns_per_access"}
+    drop = {"replay_seconds", "replay_cpu_seconds", "ns_per_access", "sim_seconds"}
     out = []
     with open(path) as f:
         for line in f:
@@ -391,6 +823,13 @@ def main():
         c.text()
         c.numbers()
         c.outputs()
+        c.aliasing()
+        c.reruns()
+        c.values()
+        c.imports()
+        c.streamed()
+        c.special_files()
+        c.python(os.path.join(os.path.dirname(os.path.abspath(args.kvpolicy)), "python"))
     table = c.table()
     print(table)
     if args.table:

@@ -177,6 +177,25 @@ def test_adapter_locks_and_requests():
         p.begin_request(time=0.5)
 
 
+def test_a_request_the_policy_refuses_is_not_left_open():
+    """LPC reads each request's continuation score: a request without one is refused before it
+    opens, with what to pass (not how to build a trace), and the next request goes through."""
+    cache = kvpolicy.Cache("lpc", capacity_blocks=8, block_tokens=1)
+    with pytest.raises(kvpolicy.ConfigError, match="continuation") as e:
+        cache.insert(keys=[1, 2])
+    assert "trace build" not in str(e.value) and "predictor=oracle" not in str(e.value)
+    assert cache.insert(keys=[1, 2], continuation=0.7) == (0, 2, 0)
+    assert cache.match(keys=[1, 2]) == 2
+    p = kvpolicy.EvictionPolicy("lpc", capacity_blocks=8)
+    with pytest.raises(kvpolicy.ConfigError, match="continuation"):
+        with p.request(time=1.0):
+            pass
+    assert not p.in_request
+    with p.request(time=2.0, continuation=0.3):
+        assert p.on_insert(5)
+    assert p.stats()["requests"] == 1
+
+
 def test_errors_become_python_exceptions_with_the_same_messages(tmp_path):
     with pytest.raises(kvpolicy.ConfigError, match="nope") as e:
         kvpolicy.Cache("nope", 8)

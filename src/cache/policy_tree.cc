@@ -4,6 +4,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/time_range.h"
+#include "kvpolicy/predict/continuation_source.h"
 
 namespace kvpolicy {
 
@@ -48,6 +49,7 @@ void PolicyTree::reserve_ids() {
   policy_->reserve_ids(ids_told_);
   holders_.resize(ids_told_, 0);
   external_.resize(ids_told_, 0);
+  held_in_.resize(ids_told_, 0);
 }
 
 NodeId PolicyTree::require(BlockKey key, const char* what) const {
@@ -55,6 +57,12 @@ NodeId PolicyTree::require(BlockKey key, const char* what) const {
   if (n == kNoNode)
     throw Error(std::string(what) + ": block " + std::to_string(key) + " is not cached");
   return n;
+}
+
+void PolicyTree::hold_for_request(NodeId n) {
+  hold(n);
+  held_.push_back(n);
+  held_in_[n] = counts_.requests;
 }
 
 void PolicyTree::hold(NodeId n) {
@@ -84,7 +92,6 @@ void PolicyTree::begin_request(const RequestInfo& info) {
   if (t < now_)
     throw Error("begin_request: time " + std::to_string(t) + " is before the previous request's " +
                 std::to_string(now_));
-  now_ = t;
   info_ = info;
   view_ = RequestView{};
   view_.index = static_cast<RequestIndex>(counts_.requests);
@@ -99,11 +106,23 @@ void PolicyTree::begin_request(const RequestInfo& info) {
   view_.first_access = next_access_;
   view_.blocks = info_.blocks;
   view_.continuation = info.continuation;
+  // The request opens only once the policy has accepted it: a refusal (LPC without a score)
+  // leaves the tree as it was, so the caller can correct the request and go on.
+  try {
+    policy_->on_request_begin(view_);
+  } catch (const MissingContinuation&) {
+    throw ConfigError("begin_request: policy '" + label_ +
+                      "' reads each request's continuation score (the probability that the "
+                      "conversation has a later turn) and this request has none: pass "
+                      "RequestInfo::continuation (Python: continuation=) in [0, 1] with every "
+                      "request, or choose a predictor that needs no score "
+                      "(predictor=constant,value=P)");
+  }
+  now_ = t;
   path_.clear();
   held_.clear();
   open_ = true;
   ++counts_.requests;
-  policy_->on_request_begin(view_);
 }
 
 void PolicyTree::end_request() {
@@ -126,8 +145,7 @@ AccessInfo PolicyTree::access_info(NodeId n, AccessKind kind) {
 void PolicyTree::hit(BlockKey key) {
   NodeId n = require(key, "hit");
   ImplicitRequest cycle(*this);
-  hold(n);
-  held_.push_back(n);
+  hold_for_request(n);
   policy_->on_access(n, access_info(n, AccessKind::kReused));
   path_.push_back(n);
   ++counts_.hits;
@@ -141,10 +159,7 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   NodeId parent = parent_key ? require(*parent_key, "insert (the parent)") : kNoNode;
   ImplicitRequest cycle(*this);
   // The parent is held for the rest of the request, so the eviction below cannot take it.
-  if (parent != kNoNode && std::find(held_.begin(), held_.end(), parent) == held_.end()) {
-    hold(parent);
-    held_.push_back(parent);
-  }
+  if (parent != kNoNode && held_in_[parent] != counts_.requests) hold_for_request(parent);
   if (tree_->size() >= capacity_ && !(make_room && evict_one())) {
     ++counts_.refused;
     return false;
@@ -155,6 +170,7 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   external_[n] = 0;
   ++pinned_;
   held_.push_back(n);
+  held_in_[n] = counts_.requests;
   policy_->on_access(n, access_info(n, AccessKind::kInserted));
   path_.push_back(n);
   ++counts_.inserted;

@@ -204,6 +204,7 @@ void run(const CompareArgs& args) {
     Row row{spec, needs_future(spec), {}, {}};
     try {
       row.results = run_grid(trace, {spec}, grid_caps, args.seed, grid);
+      warn_unfitted_models(row.results);
     } catch (const Error& e) {
       row.error = e.what();
     }

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "command.h"
+#include "kvpolicy/policy/listing.h"
 #include "kvpolicy/policy/policy.h"
 
 namespace kvpolicy::cli {
@@ -18,16 +19,7 @@ void add(CLI::App& app) {
       fmt::print("{}", policy_table_markdown());
       return;
     }
-    for (auto& p : PolicyRegistry::instance().all()) {
-      fmt::print("{}\n  {}\n  source: {}{}{}\n", p.name, p.summary, p.paper,
-                 p.needs_future ? "\n  offline: reads the trace's future" : "",
-                 p.randomized ? "\n  randomized: --seed sets its choices" : "");
-      // From each declaration: name, type, default, what it accepts, then the help.
-      for (auto& s : p.params)
-        fmt::print("  {} ({}, default {}): {}\n      {}\n", s.name, s.type_name(), s.default_value,
-                   s.allowed(), s.help);
-      fmt::print("\n");
-    }
+    fmt::print("{}", policy_listing());
   });
 }
 

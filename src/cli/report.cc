@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "common.h"
 #include "kvpolicy/core/atomic_file.h"
@@ -147,6 +148,18 @@ void print_table(const std::string& trace_name, uint32_t block_tokens, const Tra
                r.slo_violation_rate * 100);
     fmt::print("\n");
   }
+  std::fflush(stdout);
+  warn_unfitted_models(results);
+}
+
+void warn_unfitted_models(const std::vector<ReplayResult>& results) {
+  for (auto& r : results)
+    if (r.model_fitted() == false)
+      fmt::print(stderr,
+                 "kvpolicy: warning: {} at {} blocks: its model was never fitted (the trace is "
+                 "shorter than what the fit waits for), so the row is the policy without it "
+                 "(model_fitted: false)\n",
+                 r.params.empty() ? r.policy : r.policy + ":" + r.params, r.capacity_blocks);
 }
 
 void write_json(const std::string& path, const std::vector<ReplayResult>& results) {

@@ -59,6 +59,8 @@ void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
 // The same for a trace not held (a stream): facts.unique_blocks = 0 when not counted.
 void print_table(const std::string& trace_name, uint32_t block_tokens, const TraceFacts& facts,
                  const std::vector<ReplayResult>& results);
+// One stderr line per row whose policy's model was never fitted (ReplayResult::model_fitted).
+void warn_unfitted_models(const std::vector<ReplayResult>& results);
 void write_json(const std::string& path, const std::vector<ReplayResult>& results);
 // One CSV row per result (a header first): the identifying fields, hit rates, capacity in GB,
 // and the TTFT metrics. Throws naming the file if it cannot be written in full.

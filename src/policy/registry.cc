@@ -4,6 +4,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
+#include "kvpolicy/policy/listing.h"
 #include "kvpolicy/policy/policy.h"
 
 namespace kvpolicy {
@@ -38,6 +39,39 @@ std::string policy_table_markdown() {
   for (auto& p : PolicyRegistry::instance().all())
     out += "| `" + p.name + "` | " + markdown_cell(p.summary) + " | " + markdown_cell(p.paper) +
            " |\n";
+  return out;
+}
+
+namespace {
+
+// Whether the policy is offline comes from needs_future(), as for a spec everywhere else: by its
+// defaults, with a registered variant of the other kind as an example.
+std::string offline_note(const PolicyInfo& p) {
+  if (!p.needs_future) return "";
+  bool by_default = needs_future(PolicySpec{p.name, ""});
+  std::string other;
+  for (const std::string& v : p.variants)
+    if (other.empty() && needs_future(PolicySpec{p.name, v}) != by_default) other = v;
+  if (by_default)
+    return "\n  offline: reads the trace's future" +
+           (other.empty() ? "" : " (online with " + other + ")");
+  return "\n  online; offline (reads the trace's future) with " +
+         (other.empty() ? std::string("some parameters") : other);
+}
+
+}  // namespace
+
+std::string policy_listing() {
+  std::string out;
+  for (auto& p : PolicyRegistry::instance().all()) {
+    out += p.name + "\n  " + p.summary + "\n  source: " + p.paper + offline_note(p) +
+           (p.randomized ? "\n  randomized: --seed sets its choices" : "") + "\n";
+    // From each declaration: name, type, default, what it accepts, then the help.
+    for (auto& s : p.params)
+      out += "  " + s.name + " (" + s.type_name() + ", default " + s.default_value +
+             "): " + s.allowed() + "\n      " + s.help + "\n";
+    out += "\n";
+  }
   return out;
 }
 

@@ -29,6 +29,7 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
   S3Fifo(const PolicyContext& ctx, const Params& p)
       : tree_(ctx.tree),
         threshold_(static_cast<int>(p.get_int("move_threshold"))),
+        fill_main_first_(p.get_bool("fill_main_first")),
         ghost_(ghost_size(ctx, p)) {
     double small = p.get_double("small_ratio");
     // libCacheSim floors the small size; a cache of under ten blocks still needs one slot.
@@ -38,6 +39,7 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
 
   void reserve_ids(size_t ids) override { queues_.resize(ids); }
   void on_request_begin(const RequestView& r) override {
+    add_evicted_to_ghost();  // evictions the owner asked for between requests
     chosen_ = kNoNode;
     last_new_ = kNoNode;
     prompt_ = r.blocks;
@@ -62,10 +64,14 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
     if (size_t k = info.position + RequestWalk::kNodesAhead; k < prompt_.size())
       ghost_.prefetch(prompt_[k]);
     int q = kSmall;
-    if (ghost_.take(tree_->key(n))) {
+    bool ghost_hit = ghost_.take(tree_->key(n));
+    // libCacheSim looks the new block up before evicting room for it: the keys those evictions
+    // put in the ghost go in after the lookup, so a full ghost never drops the block first.
+    add_evicted_to_ghost();
+    if (ghost_hit) {
       q = kMain;  // evicted from small recently and back: it earned main directly
-    } else if (!has_evicted_ && queues_.size(kSmall) >= small_cap_) {
-      q = kMain;  // libCacheSim: fill main too before the first eviction
+    } else if (fill_main_first_ && !has_evicted_ && queues_.size(kSmall) >= small_cap_) {
+      q = kMain;  // libCacheSim since Dec. 2024: fill main too before the first eviction
     }
     // Insert order only: the parent was the previous new block of this request.
     NodeId parent = tree_->parent(n);
@@ -110,10 +116,16 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
     queues_.erase(n);
     if (why == Removal::kPromoted) return;
     --evictable_[q];
-    if (q == kSmall) ghost_.add(tree_->key(n));
+    if (q == kSmall) evicted_from_small_.push_back(tree_->key(n));
     has_evicted_ = true;
   }
-  size_t memory_bytes() const override { return queues_.memory_bytes() + ghost_.memory_bytes(); }
+  void on_request_end(const RequestView&, std::span<const NodeId>) override {
+    add_evicted_to_ghost();
+  }
+  size_t memory_bytes() const override {
+    return queues_.memory_bytes() + ghost_.memory_bytes() +
+           evicted_from_small_.capacity() * sizeof(BlockKey);
+  }
 
  private:
   static constexpr int kMaxFreq = 3;  // libCacheSim keeps a 2-bit counter in main
@@ -123,6 +135,10 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
     return static_cast<size_t>(std::floor(double(ctx.capacity_blocks) * ratio));
   }
 
+  [[gnu::always_inline]] void add_evicted_to_ghost() {
+    for (BlockKey key : evicted_from_small_) ghost_.add(key);
+    evicted_from_small_.clear();
+  }
   void move(NodeId n, int to) {
     bool ev = tree_->is_evictable(n);
     if (ev) --evictable_[queues_.which(n)];
@@ -169,11 +185,13 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
 
   const PrefixTree* tree_;
   int threshold_;
+  bool fill_main_first_;
   size_t small_cap_ = 1, main_cap_ = 0;
   bool has_evicted_ = false;
   NodeId last_new_ = kNoNode;
   NodeId chosen_ = kNoNode;           // the last victim(), until the policy is told anything
   std::span<const BlockKey> prompt_;  // the current request's keys, for prefetching
+  std::vector<BlockKey> evicted_from_small_;  // for the ghost, after the next block's lookup
   size_t evictable_[2] = {0, 0};
   TwoQueues queues_;
   s3fifo::GhostFifo ghost_;
@@ -191,8 +209,12 @@ const bool registered = register_policy<S3Fifo>({
                             "entries)"),
                // Up to kMaxFreq, the main queue's 2-bit counter.
                param_int("move_threshold", 2, {.min = 1, .max = 3},
-                         "hits in small needed to be promoted to main")},
-    .variants = {"ghost_ratio=0", "move_threshold=1"},
+                         "hits in small needed to be promoted to main"),
+               param_bool("fill_main_first", true,
+                          "before the first eviction a full small sends new blocks to main "
+                          "(libCacheSim's S3FIFO.c since Dec. 2024; false: its earlier rule, "
+                          "every new block enters small, as in libCacheSim aa0fc40)")},
+    .variants = {"ghost_ratio=0", "move_threshold=1", "fill_main_first=false"},
 });
 
 }  // namespace

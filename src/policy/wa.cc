@@ -182,6 +182,7 @@ class Wa final : public InlinedPolicy<Wa> {
 
   PolicyStats stats() const override {
     return {{"refits", double(fitter_.refits())},
+            {"model_fitted", fitter_.refits() > 0 ? 1.0 : 0.0},
             {"categories_in_window", double(fitter_.categories_in_window())},
             {"window_accesses", double(fitter_.accesses_in_window())},
             {"scan_steps_per_victim", victim_calls_ ? double(scan_steps_) / victim_calls_ : 0},

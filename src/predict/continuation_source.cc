@@ -16,7 +16,7 @@ class TraceSource final : public ContinuationSource {
  public:
   double p(const RequestView& r) override {
     if (r.continuation < 0)
-      throw ConfigError(
+      throw MissingContinuation(
           "this trace carries no continuation scores (build it with `kvpolicy trace build "
           "--classifier MODEL`); use lpc:predictor=oracle");
     return count(std::min(1.0, double(r.continuation)));

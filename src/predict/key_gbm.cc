@@ -239,6 +239,7 @@ bool KeyGbm::has_model() const {
 PolicyStats KeyGbm::stats() const {
   std::lock_guard<std::mutex> lk(impl_->mu);
   return {{"fits", double(impl_->fits)},
+          {"model_fitted", impl_->fits > 0 ? 1.0 : 0.0},
           {"predictions", double(impl_->predictions)},
           {"prediction_requests", double(impl_->requests)},
           {"requests_dropped", double(impl_->dropped)},

@@ -496,6 +496,7 @@ PolicyStats ReusePredictor::stats() const {
   s.push_back({"horizon_s", m.horizon()});
   s.push_back({"residence_s", m.residence_s});
   s.push_back({"retrains", double(m.fits)});
+  s.push_back({"model_fitted", m.fits > 0 ? 1.0 : 0.0});
   s.push_back({"train_seconds", m.fit_ns * 1e-9});
   s.push_back({"reuse_scored", double(m.scored_label.size())});
   s.push_back(

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <optional>
 
 #include "kvpolicy/cache/cache.h"
 #include "kvpolicy/core/cost_model.h"
@@ -130,10 +131,18 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   return run.finish();
 }
 
+std::optional<bool> ReplayResult::model_fitted() const {
+  for (auto& [key, value] : policy_stats)
+    if (key == "model_fitted") return value > 0;
+  return std::nullopt;
+}
+
 std::string ReplayResult::to_json() const {
   JsonObject o;
   o.add("trace", trace).add("policy", policy).add("params", params);
   o.raw("offline", offline ? "true" : "false");
+  if (std::optional<bool> fitted = model_fitted())
+    o.raw("model_fitted", *fitted ? "true" : "false");
   o.add("capacity_blocks", capacity_blocks);
   if (capacity_fraction < 0) {
     o.add_null("capacity_fraction");

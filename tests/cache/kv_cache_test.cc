@@ -214,5 +214,49 @@ TEST(PolicyTree, ExternalTreeWithRequestCycles) {
   EXPECT_EQ(gone[0], 201u) << "201 was used before the hit on 100";
 }
 
+// LPC reading the request's own score: a request without one is refused before it opens, so
+// the next (corrected) request goes through, and the message says what to pass, not how to build
+// a trace for replay (issue 32, item 12).
+TEST(KvCache, RequestRefusedByThePolicyIsNotLeftOpen) {
+  KvCache cache({"lpc", ""}, 8, 1);
+  std::vector<BlockKey> k = {1, 2};
+  std::string message;
+  try {
+    cache.insert(k);
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("continuation"), std::string::npos) << message;
+  EXPECT_EQ(message.find("trace build"), std::string::npos) << message;
+  EXPECT_EQ(message.find("predictor=oracle"), std::string::npos) << message;
+  EXPECT_FALSE(cache.policy_tree().in_request());
+  EXPECT_EQ(cache.stats().requests, 0u);
+  AccessResult r = cache.insert(k, {.continuation = 0.7f});
+  EXPECT_EQ(r.inserted_blocks, 2u);
+  EXPECT_EQ(cache.match(k), 2u);
+
+  PolicyTree t({"lpc", ""}, 8);
+  EXPECT_THROW(t.begin_request(), ConfigError);
+  EXPECT_FALSE(t.in_request());
+  t.begin_request({.continuation = 0.2f});
+  EXPECT_TRUE(t.insert(5, std::nullopt));
+  t.end_request();
+  EXPECT_EQ(t.stats().requests, 1u);
+}
+
+// One request of a million blocks: the parent of each insert was found by scanning the request's
+// held blocks from the front, so this ran for hours (quadratic); now it is linear (issue 32,
+// item 13).
+TEST(PolicyTree, OneVeryLongRequestIsLinear) {
+  constexpr size_t kBlocks = 1'000'000;
+  std::vector<BlockKey> keys(kBlocks);
+  for (size_t b = 0; b < kBlocks; ++b) keys[b] = 1000 + b;
+  KvCache cache({"lru", ""}, kBlocks, 1);
+  EXPECT_EQ(cache.insert(keys).inserted_blocks, kBlocks);
+  EXPECT_EQ(cache.insert(keys).hit_blocks, kBlocks);
+  EXPECT_EQ(cache.stats().pinned, 0u);
+  EXPECT_EQ(cache.stats().evictions, 0u);
+}
+
 }  // namespace
 }  // namespace kvpolicy

@@ -3,12 +3,15 @@
 // for the evictable leaf with the smallest key of the rule. SIEVE and S3-FIFO: the same rules as
 // the policy files state them, on std::list queues and a linear-search ghost, which checks the fast
 // data structures (hand, parked heap slot, two-queue links, bucketed ghost with its filter).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <list>
 #include <tuple>
+#include <unordered_map>
 
 #include "kvpolicy/cache/cache.h"
 #include "kvpolicy/core/cost_model.h"
@@ -174,14 +177,19 @@ class ReferenceSieve final : public Policy {
 // S3-FIFO with libCacheSim's rules on std::lists (see s3fifo.cc for the prefix-tree rules).
 class ReferenceS3Fifo final : public Policy {
  public:
-  ReferenceS3Fifo(const PrefixTree& tree, size_t k) : tree_(tree) {
+  ReferenceS3Fifo(const PrefixTree& tree, size_t k, bool fill_main_first = true)
+      : tree_(tree), fill_main_first_(fill_main_first) {
     small_cap_ = std::max<size_t>(1, static_cast<size_t>(k * 0.1));
     main_cap_ = k > small_cap_ ? k - small_cap_ : 0;
     ghost_cap_ = static_cast<size_t>(k * 0.9);
   }
   void on_request_begin(const RequestView&) override {
+    add_evicted_to_ghost();
     chosen_ = kNoNode;
     last_new_ = kNoNode;
+  }
+  void on_request_end(const RequestView&, std::span<const NodeId>) override {
+    add_evicted_to_ghost();
   }
   void on_access(NodeId n, const AccessInfo& info) override {
     chosen_ = kNoNode;
@@ -196,10 +204,12 @@ class ReferenceS3Fifo final : public Policy {
     freq_[n] = 0;
     bool main = false;
     auto g = std::find(ghost_.begin(), ghost_.end(), tree_.key(n));
-    if (g != ghost_.end()) {
-      ghost_.erase(g);
+    bool ghost_hit = g != ghost_.end();
+    if (ghost_hit) ghost_.erase(g);
+    add_evicted_to_ghost();  // the evictions for this block come after its lookup
+    if (ghost_hit) {
       main = true;
-    } else if (!has_evicted_ && small_.size() >= small_cap_) {
+    } else if (fill_main_first_ && !has_evicted_ && small_.size() >= small_cap_) {
       main = true;
     }
     auto& q = main ? main_ : small_;
@@ -261,8 +271,7 @@ class ReferenceS3Fifo final : public Policy {
       return;
     }
     small_.remove(n);
-    ghost_.push_back(tree_.key(n));
-    if (ghost_.size() > ghost_cap_) ghost_.pop_front();
+    evicted_.push_back(tree_.key(n));
   }
 
  private:
@@ -270,10 +279,19 @@ class ReferenceS3Fifo final : public Policy {
   size_t count_evictable(const std::list<NodeId>& q) const {
     return std::count_if(q.begin(), q.end(), [&](NodeId n) { return tree_.is_evictable(n); });
   }
+  void add_evicted_to_ghost() {
+    for (BlockKey k : evicted_) {
+      ghost_.push_back(k);
+      if (ghost_.size() > ghost_cap_) ghost_.pop_front();
+    }
+    evicted_.clear();
+  }
   const PrefixTree& tree_;
+  bool fill_main_first_;
   size_t small_cap_, main_cap_, ghost_cap_;
   std::list<NodeId> small_, main_;
   std::list<BlockKey> ghost_;
+  std::vector<BlockKey> evicted_;  // from small, for the ghost after the next lookup
   std::vector<int> freq_;
   std::vector<bool> in_main_;
   bool has_evicted_ = false;
@@ -357,6 +375,119 @@ TEST(Reference, S3FifoMatchesListReference) {
   expect_same_victims("s3fifo", [](const PrefixTree& t, size_t k) -> std::unique_ptr<Policy> {
     return std::make_unique<ReferenceS3Fifo>(t, k);
   });
+  expect_same_victims("s3fifo:fill_main_first=false",
+                      [](const PrefixTree& t, size_t k) -> std::unique_ptr<Policy> {
+                        return std::make_unique<ReferenceS3Fifo>(t, k, false);
+                      });
+}
+
+// libCacheSim's S3-FIFO on a flat object cache, written from its rules in the order its
+// cache_get_base runs them: find the object (small, else the ghost, which a miss leaves, else
+// main), evict until there is room, insert. Counters count every hit (capped only when main
+// reinserts: min(f, 3) - 1); a promoted object starts at 0. One-block requests replay exactly
+// this (an oracleGeneral file); kvpolicy's s3fifo must agree request by request.
+class FlatS3Fifo {
+ public:
+  FlatS3Fifo(size_t k, bool fill_main_first)
+      : k_(k),
+        small_cap_(static_cast<size_t>(k * 0.1)),
+        main_cap_(k - small_cap_),
+        ghost_cap_(static_cast<size_t>(k * 0.9)),
+        fill_main_first_(fill_main_first) {}
+
+  bool get(uint64_t key) {
+    if (auto it = freq_.find(key); it != freq_.end()) {
+      ++it->second;
+      return true;
+    }
+    auto g = std::find(ghost_.begin(), ghost_.end(), key);
+    bool ghost_hit = g != ghost_.end();
+    if (ghost_hit) ghost_.erase(g);
+    while (small_.size() + main_.size() >= k_) evict();
+    bool to_main = ghost_hit || (fill_main_first_ && !evicted_ && small_.size() >= small_cap_);
+    (to_main ? main_ : small_).push_back(key);
+    freq_[key] = 0;
+    return false;
+  }
+
+ private:
+  void evict() {
+    evicted_ = true;
+    if (main_.size() > main_cap_ || small_.empty()) {
+      for (;;) {
+        uint64_t x = main_.front();
+        main_.pop_front();
+        if (int64_t f = freq_[x]; f >= 1) {
+          main_.push_back(x);
+          freq_[x] = std::min<int64_t>(f, 3) - 1;
+        } else {
+          freq_.erase(x);
+          return;
+        }
+      }
+    }
+    while (!small_.empty()) {
+      uint64_t x = small_.front();
+      small_.pop_front();
+      if (freq_[x] >= 2) {
+        main_.push_back(x);
+        freq_[x] = 0;
+      } else {
+        freq_.erase(x);
+        ghost_.push_back(x);
+        if (ghost_.size() > ghost_cap_) ghost_.pop_front();
+        return;
+      }
+    }
+  }
+
+  size_t k_, small_cap_, main_cap_, ghost_cap_;
+  bool fill_main_first_;
+  bool evicted_ = false;
+  std::deque<uint64_t> small_, main_, ghost_;
+  std::unordered_map<uint64_t, int64_t> freq_;
+};
+
+// One-block requests drawn from a skewed popularity (a few keys take most requests), so that
+// blocks get promoted, reinserted and found in the ghost.
+Trace flat_skewed_workload(uint64_t seed, uint32_t requests, uint64_t objects) {
+  Trace t;
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+  for (uint32_t r = 0; r < requests; ++r) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    double u = double(x >> 11) * 0x1.0p-53;
+    uint64_t id = 1 + static_cast<uint64_t>(double(objects) * u * u * u);  // skewed to small ids
+    t.add_request(r, std::span<const uint64_t>(&id, 1), 16, 1);
+  }
+  return t;
+}
+
+TEST(Reference, S3FifoEqualsLibCacheSimsRulesOnObjects) {
+  for (bool fill_main_first : {true, false}) {
+    for (uint64_t seed : {1, 2, 3}) {
+      Trace trace = flat_skewed_workload(seed, 20000, 3000);
+      size_t unique = count_unique_blocks(trace);
+      for (size_t cap : {size_t{20}, unique / 100, unique / 10, unique / 2}) {
+        SCOPED_TRACE(
+            fmt::format("fill_main_first={} seed {} capacity {}", fill_main_first, seed, cap));
+        std::string spec = fill_main_first ? "s3fifo" : "s3fifo:fill_main_first=false";
+        auto fast = run(trace, cap, [&](const PrefixTree& t) {
+          PolicyContext ctx;
+          ctx.tree = &t;
+          ctx.capacity_blocks = cap;
+          return make_policy(parse_policy_spec(spec), ctx);
+        });
+        FlatS3Fifo ref(cap, fill_main_first);
+        size_t differ = 0, first = trace.size();
+        for (size_t r = 0; r < trace.size(); ++r) {
+          if ((fast.hits[r] == 1) != ref.get(trace.prompt(r)[0]) && differ++ == 0) first = r;
+        }
+        EXPECT_EQ(differ, 0u) << "first at request " << first;
+      }
+    }
+  }
 }
 
 // The three rules must actually disagree somewhere, or the checks above prove little.

@@ -2,8 +2,11 @@
 // compute the oracle only then, and compare labels only those results offline.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/tree.h"
+#include "kvpolicy/policy/listing.h"
 #include "kvpolicy/policy/policy.h"
 
 namespace kvpolicy {
@@ -32,6 +35,20 @@ TEST(PolicyRegistry, AnOnlineSpecOfAnOfflineCapablePolicyBuildsWithoutTheFuture)
   EXPECT_NO_THROW(make_policy(parse_policy_spec("laru:predictor=gbm"), ctx));
   EXPECT_NO_THROW(make_policy(parse_policy_spec("lpc"), ctx));
   EXPECT_THROW(make_policy(parse_policy_spec("lpc:predictor=oracle"), ctx), ConfigError);
+}
+
+// `kvpolicy policies` printed "offline" for guarded and lpc, which needs_future() (Python's
+// is_offline) calls online with their defaults: the listing now asks needs_future().
+TEST(PolicyRegistry, ListingSaysOfflineExactlyWhenNeedsFutureDoes) {
+  const std::string listing = "\n" + policy_listing();
+  for (auto& p : PolicyRegistry::instance().all()) {
+    SCOPED_TRACE(p.name);
+    size_t at = listing.find("\n" + p.name + "\n  ");
+    ASSERT_NE(at, std::string::npos);
+    std::string entry = listing.substr(at, listing.find("\n\n", at) - at);
+    bool says_offline = entry.find("\n  offline:") != std::string::npos;
+    EXPECT_EQ(says_offline, needs_future(PolicySpec{p.name, ""})) << entry;
+  }
 }
 
 }  // namespace

@@ -102,6 +102,27 @@ TEST(Sweep, ResultsSayWhetherThePolicyReadsTheFuture) {
   EXPECT_FALSE(parse_result_json(old, "x", 1).offline);
 }
 
+// A learned row whose model never fitted looked like any other (issue 32, item 8). WA refits
+// every refit_s of trace time: beyond the trace's span it never fits, and the row says so.
+TEST(Sweep, ResultsSayWhetherThePolicysModelWasEverFitted) {
+  Trace t = testing::random_workload({.seed = 4});
+  auto row = [&](const char* policy, const char* params) {
+    SweepConfig c;
+    c.policy = {policy, params};
+    c.capacity_blocks = 30;
+    return run_sweep(t, {c}, options(1))[0];
+  };
+  ReplayResult never = row("wa", "refit_s=1000000000");
+  ASSERT_TRUE(never.model_fitted().has_value());
+  EXPECT_FALSE(*never.model_fitted());
+  EXPECT_NE(never.to_json().find(R"("model_fitted":false)"), std::string::npos);
+  EXPECT_EQ(parse_result_json(never.to_json(), "x", 1).model_fitted(), std::optional(false));
+  EXPECT_EQ(row("wa", "refit_s=0.001").model_fitted(), std::optional(true));
+  ReplayResult lru = row("lru", "");
+  EXPECT_FALSE(lru.model_fitted().has_value()) << "no model";
+  EXPECT_EQ(lru.to_json().find("model_fitted"), std::string::npos);
+}
+
 TEST(Sweep, ResumeKeepsFinishedResultsAndRepairsATornLine) {
   Trace t = testing::random_workload({.seed = 5});
   auto configs = grid();

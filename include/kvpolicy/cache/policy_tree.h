@@ -91,6 +91,7 @@ class PolicyTree {
  private:
   NodeId require(BlockKey key, const char* what) const;
   void hold(NodeId n);
+  void hold_for_request(NodeId n);  // held until end_request
   void release(NodeId n);
   void reserve_ids();
   std::optional<BlockKey> evict_one();  // the key it dropped
@@ -112,6 +113,9 @@ class PolicyTree {
   RequestInfo info_;
   std::vector<NodeId> path_;  // blocks it accessed, in order
   std::vector<NodeId> held_;  // blocks it holds (path_ and parents it inserted under)
+  // Per node: the number (counts_.requests) of the last request that held it, so that a parent
+  // is found in held_ without searching it (a long prompt would make insert quadratic).
+  std::vector<uint64_t> held_in_;
   Time now_ = 0;
   uint64_t next_access_ = 0;
   PolicyTreeStats counts_;

@@ -12,17 +12,25 @@
 #include <vector>
 
 #include "kvpolicy/core/access.h"
+#include "kvpolicy/core/error.h"
 #include "kvpolicy/core/oracle_view.h"
 #include "kvpolicy/core/params.h"
 
 namespace kvpolicy {
 
+// The trace source's refusal of a request without a score: its own type, so that a caller who
+// is not replaying a trace (PolicyTree) can say what to pass instead of how to build a trace.
+class MissingContinuation : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 class ContinuationSource {
  public:
   virtual ~ContinuationSource() = default;
   // P(r's conversation has a later turn), in [0, 1]. Asked once per request, in trace order.
-  // Throws ConfigError when the source cannot answer (the trace source on a trace without the
-  // column): a configuration mistake found at the first request.
+  // Throws ConfigError when the source cannot answer (MissingContinuation: the trace source on
+  // a request without a score): a configuration mistake found at the first request.
   virtual double p(const RequestView& r) = 0;
   // Counters for reports: continuation_calls, continuation_mean, and the source's own.
   virtual PolicyStats stats() const;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,10 @@ struct ReplayResult {
   // The (HBM) policy's own counters (Policy::stats(), e.g. predictor calls); in the JSON as
   // "policy_stats" when not empty.
   PolicyStats policy_stats;
+  // Whether the policy's online model (a GBM or reuse predictor's, WA's reuse fit) was fitted
+  // at least once, from its stat model_fitted; nullopt for a policy without one. False: the row
+  // shows the policy without its model, not what it learns (JSON "model_fitted").
+  std::optional<bool> model_fitted() const;
 
   std::string to_json() const;
 };
