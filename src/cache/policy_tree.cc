@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/time_range.h"
 #include "kvpolicy/predict/continuation_source.h"
 
 namespace kvpolicy {
@@ -76,9 +77,18 @@ void PolicyTree::release(NodeId n) {
   if (tree_->unpin(n)) policy_->on_evictable(n);
 }
 
+// A caller's time outside [0, 2^62) us would overflow the intervals policies add to it (WA's
+// refit period, T-LRU's lifetimes); the trace readers never give one.
+static void check_request_time(Time t) {
+  if (!valid_time(t))
+    throw Error("begin_request: time " + std::to_string(t) +
+                " us is outside [0, 2^62) microseconds");
+}
+
 void PolicyTree::begin_request(const RequestInfo& info) {
   if (open_) throw Error("begin_request: a request is already open (end_request first)");
   Time t = info.time.value_or(now_);
+  check_request_time(t);
   if (t < now_)
     throw Error("begin_request: time " + std::to_string(t) + " is before the previous request's " +
                 std::to_string(now_));

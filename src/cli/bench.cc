@@ -20,6 +20,7 @@
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/sim/mrc.h"
 #include "kvpolicy/sim/sim.h"
@@ -295,29 +296,30 @@ std::string json_workload(const WorkloadBench& w) {
   for (auto& r : w.rows) {
     if (!rows.empty()) rows += ",";
     if (!r.error.empty()) {
-      rows += fmt::format(R"({{"policy":{:?},"error":{:?}}})", r.policy, r.error);
+      rows +=
+          fmt::format(R"({{"policy":{},"error":{}}})", json_string(r.policy), json_string(r.error));
       continue;
     }
     std::string one_copy =
         r.one_copy_hit_rate < 0 ? "null" : fmt::format("{:.6f}", r.one_copy_hit_rate);
     rows += fmt::format(
-        R"({{"policy":{:?},"accesses_per_second":{:.0f},"median_cpu_seconds":{:.6f},)"
+        R"({{"policy":{},"accesses_per_second":{:.0f},"median_cpu_seconds":{:.6f},)"
         R"("fastest_accesses_per_second":{:.0f},"cpu_seconds":{:.6f},"wall_seconds":{:.6f},)"
         R"("ratio_to_lru":{:.4f},"round_ratio_median":{:.4f},"round_ratio_min":{:.4f},)"
         R"("round_ratio_max":{:.4f},"block_hit_rate":{:.6f},"one_copy_block_hit_rate":{},)"
         R"("bytes_per_block":{:.2f},"victim_p50_ns":{:.1f},"victim_p99_ns":{:.1f},)"
         R"("victim_samples":{},"evictions":{}}})",
-        r.policy, r.best.block_accesses / r.median_cpu_seconds, r.median_cpu_seconds,
+        json_string(r.policy), r.best.block_accesses / r.median_cpu_seconds, r.median_cpu_seconds,
         r.best.block_accesses / r.cpu_seconds, r.cpu_seconds, r.best.replay_seconds, r.ratio_to_lru,
         r.round_ratio_median, r.round_ratio_min, r.round_ratio_max, r.best.block_hit_rate, one_copy,
         r.best.bytes_per_block, r.latency.p50, r.latency.p99, r.latency.samples, r.best.evictions);
   }
   uint64_t accesses = w.rows.empty() ? 0 : w.rows[0].best.block_accesses;
   return fmt::format(
-      R"({{"workload":{:?},"block_accesses":{},"unique_blocks":{},"capacity_blocks":{},)"
+      R"({{"workload":{},"block_accesses":{},"unique_blocks":{},"capacity_blocks":{},)"
       R"("build_seconds":{:.4f},"lru_curve_accesses_per_second":{:.0f},"peak_rss_bytes":{},)"
       R"("trace_bytes":{},"oracle_bytes":{},"policies":[{}]}})",
-      w.name, accesses, w.unique_blocks, w.capacity, w.build_seconds,
+      json_string(w.name), accesses, w.unique_blocks, w.capacity, w.build_seconds,
       w.stack_cpu_seconds > 0 ? w.block_accesses / w.stack_cpu_seconds : 0.0, w.peak_rss,
       w.trace_bytes, w.oracle_bytes, rows);
 }

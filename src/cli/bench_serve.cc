@@ -7,6 +7,7 @@
 #include "common.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/sim/sim.h"
 
 namespace kvpolicy::cli {
@@ -96,26 +97,27 @@ std::string json_serve(const ServeBench& b) {
   for (const ServeBenchRow& r : b.rows) {
     if (!rows.empty()) rows += ",";
     if (!r.error.empty()) {
-      rows += fmt::format(R"({{"router":{:?},"policy":{:?},"error":{:?}}})", r.router, r.policy,
-                          r.error);
+      rows += fmt::format(R"({{"router":{},"policy":{},"error":{}}})", json_string(r.router),
+                          json_string(r.policy), json_string(r.error));
       continue;
     }
     const ServeResult& s = r.result;
     rows +=
-        fmt::format(R"({{"router":{:?},"policy":{:?},"wall_seconds":{:.6f},"cpu_seconds":{:.6f},)"
+        fmt::format(R"({{"router":{},"policy":{},"wall_seconds":{:.6f},"cpu_seconds":{:.6f},)"
                     R"("events":{},"events_per_second":{:.0f},"iterations":{},"requests":{},)"
                     R"("block_hit_rate":{:.6f},"ttft_mean_ms":{:.3f},"ttft_p99_ms":{:.3f},)"
                     R"("preemptions":{},"makespan_s":{:.3f},"within_budget":{}}})",
-                    r.router, r.policy, r.wall_seconds, r.cpu_seconds, s.events,
-                    s.events / r.cpu_seconds, s.iterations, s.requests, s.block_hit_rate,
+                    json_string(r.router), json_string(r.policy), r.wall_seconds, r.cpu_seconds,
+                    s.events, s.events / r.cpu_seconds, s.iterations, s.requests, s.block_hit_rate,
                     s.ttft_ms.mean, s.ttft_ms.p99, s.preemptions, s.makespan_s, r.within_budget());
   }
   return fmt::format(
-      R"({{"trace":{:?},"copies":{},"requests":{},"block_accesses":{},"workers":{},)"
-      R"("capacity_blocks":{},"gpu_bytes":{:.0f},"cost_model":{:?},"build_seconds":{:.4f},)"
+      R"({{"trace":{},"copies":{},"requests":{},"block_accesses":{},"workers":{},)"
+      R"("capacity_blocks":{},"gpu_bytes":{:.0f},"cost_model":{},"build_seconds":{:.4f},)"
       R"("budget_seconds":{:g},"rows":[{}]}})",
-      b.trace, b.copies, b.requests, b.block_accesses, kServeWorkers, b.capacity_blocks,
-      kServeGpuBytes, b.cost_model, b.build_seconds, kServeBudgetSeconds, rows);
+      json_string(b.trace), b.copies, b.requests, b.block_accesses, kServeWorkers,
+      b.capacity_blocks, kServeGpuBytes, json_string(b.cost_model), b.build_seconds,
+      kServeBudgetSeconds, rows);
 }
 
 }  // namespace kvpolicy::cli

@@ -129,13 +129,19 @@ void print_histogram(const EmbeddingTrace& t, const std::optional<ReuseHistogram
 // Redis: a server given by address, or one started here for the run (a temporary directory
 // and unix socket, stopped at the end).
 struct RedisArgs {
-  std::string address;  // host:port
+  std::string address;  // host:port or a redis:// URL
   std::string socket;
+  std::string password;
   uint32_t retries = 0;
 
   void add(CLI::App* cmd) {
-    cmd->add_option("--redis", address, "Redis at HOST:PORT (default: start one on a unix socket)");
+    cmd->add_option("--redis", address,
+                    "Redis at HOST:PORT or redis://[[USER]:PASSWORD@]HOST[:PORT]/ (default: "
+                    "start one on a unix socket)");
     cmd->add_option("--redis-socket", socket, "Redis at this unix socket");
+    cmd->add_option("--redis-password", password,
+                    "AUTH with this password (a server with requirepass); a password in the "
+                    "--redis URL is the same");
     cmd->add_option("--redis-retries", retries,
                     "reconnect attempts with backoff when Redis fails mid-run")
         ->capture_default_str();
@@ -143,16 +149,19 @@ struct RedisArgs {
   bool given() const { return !address.empty() || !socket.empty(); }
   RedisOptions options(const std::string& started_socket) const {
     RedisOptions o;
-    o.retries = retries;
     if (!socket.empty() || !started_socket.empty()) {
       o.unix_socket = socket.empty() ? started_socket : socket;
     } else {
-      auto colon = address.rfind(':');
-      if (colon == std::string::npos) throw ConfigError("--redis: expected HOST:PORT");
-      o.host = address.substr(0, colon);
-      o.port = static_cast<int>(
-          checked_uint(address.substr(colon + 1), 1, 65535, "--redis " + address + ": port"));
+      o = parse_redis_address(address, "--redis");
     }
+    if (!password.empty()) {
+      if (!o.password.empty() && o.password != password)
+        throw ConfigError("--redis-password and the --redis URL give different passwords");
+      o.password = password;
+    }
+    if (!o.password.empty() && !started_socket.empty() && socket.empty())
+      throw ConfigError("--redis-password: the Redis started for this run has no password");
+    o.retries = retries;
     return o;
   }
 };

@@ -17,6 +17,7 @@
 
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 
 namespace kvpolicy {
 
@@ -129,6 +130,8 @@ std::string merge_result_files(
   std::unordered_map<std::string, Seen> seen;
   std::string out;
   for (const std::string& path : paths) {
+    // A FIFO would block the open and a device never ends; merging reads each file whole.
+    require_memory_for_file(path, require_regular_file(path, "results"), "");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, "", "cannot read the file");
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

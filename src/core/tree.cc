@@ -13,7 +13,7 @@ PrefixTree::PrefixTree(size_t reserve_nodes) {
 }
 
 NodeId PrefixTree::demote(NodeId node) {
-  Node& n = nodes_[node];
+  Node& n = at(node);
   n.in_dram = 1;
   if (n.parent == kNoNode) return kNoNode;
   Node& p = nodes_[n.parent];
@@ -22,7 +22,7 @@ NodeId PrefixTree::demote(NodeId node) {
 }
 
 bool PrefixTree::promote(NodeId node) {
-  Node& n = nodes_[node];
+  Node& n = at(node);
   n.in_dram = 0;
   if (n.parent == kNoNode) return false;
   Node& p = nodes_[n.parent];
@@ -35,6 +35,11 @@ void PrefixTree::grow_table() {
   slots_.assign(slots_.size() * 2, Slot{kNoNode, 0});
   for (NodeId id = 0; id < nodes_.size(); ++id)
     if (nodes_[id].depth != kFree) table_insert(id);
+}
+
+void PrefixTree::throw_bad_node(NodeId node) const {
+  throw Error("prefix tree: node id " + std::to_string(node) + " was never handed out (" +
+              std::to_string(nodes_.size()) + " ids so far)");
 }
 
 void PrefixTree::throw_too_deep() {

@@ -8,6 +8,7 @@
 
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/embed/workload.h"
 
@@ -39,6 +40,7 @@ uint64_t parse_csv_uint(std::string_view s, const std::string& path, uint64_t li
 
 EmbeddingTrace read_embedding_csv(const std::string& path, bool skip_bad_lines,
                                   EmbeddingCsvReport* report) {
+  require_regular_file(path, "workloads");  // /dev/zero is one endless line; a FIFO blocks
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open file");
   EmbeddingCsvReport local;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/embed/workload.h"
 
@@ -146,6 +147,7 @@ std::string reuse_bin_label(size_t b) {
 }
 
 std::vector<ReuseHistogram> read_locality_stats(const std::string& path) {
+  require_regular_file(path, "statistics");  // /dev/zero is one endless line; a FIFO blocks
   StatsReader r(path);
   std::vector<ReuseHistogram> blocks;
   while (auto text = r.next()) {

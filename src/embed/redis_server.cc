@@ -1,10 +1,13 @@
 #include "kvpolicy/embed/redis_server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,17 +52,37 @@ bool answers_ping(const std::string& socket) {
   if (!c->err && redisSetTimeout(c, timeval{0, 200'000}) == REDIS_OK) {
     auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
     ok = reply && reply->type == REDIS_REPLY_STATUS && std::strcmp(reply->str, "PONG") == 0;
+    // A server with a password answers, but asks for it first.
+    ok = ok ||
+         (reply && reply->type == REDIS_REPLY_ERROR && std::strncmp(reply->str, "NOAUTH", 6) == 0);
     if (reply) freeReplyObject(reply);
   }
   redisFree(c);
   return ok;
 }
 
+// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice for port 0).
+int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw Error(std::string("redis test server: socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  if (port <= 0) throw Error("redis test server: no free port on 127.0.0.1");
+  return port;
+}
+
 }  // namespace
 
 bool RedisServer::available() { return access(kRedisServerPath, X_OK) == 0; }
 
-RedisServer::RedisServer() {
+RedisServer::RedisServer(const Options& options) {
   dir_ = make_directory();
   socket_ = dir_ + "/redis.sock";
   try {
@@ -81,6 +104,12 @@ RedisServer::RedisServer() {
                                      "no",
                                      "--loglevel",
                                      "warning"};
+    if (options.loopback_tcp) {
+      port_ = free_loopback_port();
+      args[2] = std::to_string(port_);
+      args.insert(args.end(), {"--bind", "127.0.0.1", "--protected-mode", "no"});
+    }
+    if (!options.password.empty()) args.insert(args.end(), {"--requirepass", options.password});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

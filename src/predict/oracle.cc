@@ -1,14 +1,21 @@
 // The perfect next-access predictor: the trace's true next use of each block (offline).
 #include <algorithm>
 
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/time_range.h"
 #include "kvpolicy/predict/predictor.h"
 
 namespace kvpolicy {
 
 std::vector<Time> strict_request_times(std::span<const Time> request_time) {
   std::vector<Time> t(request_time.size());
-  for (size_t r = 0; r < t.size(); ++r)
+  for (size_t r = 0; r < t.size(); ++r) {
+    // A view built through the C++ API may hold any time; the noisy oracle adds noise to them.
+    if (!valid_time(request_time[r]))
+      throw Error("oracle: request " + std::to_string(r) + "'s time " +
+                  std::to_string(request_time[r]) + " us is outside [0, 2^62) microseconds");
     t[r] = r ? std::max(request_time[r], t[r - 1] + 1) : request_time[r];
+  }
   return t;
 }
 

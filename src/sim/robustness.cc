@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 
@@ -132,16 +133,16 @@ std::vector<RobustnessRow> run_robustness(const Trace& trace, const Oracle& orac
 std::string RobustnessRow::to_json() const {
   std::string frac = capacity_fraction < 0 ? "null" : fmt::format("{}", capacity_fraction);
   std::string s = fmt::format(
-      R"({{"noise":{},"policy":{:?},"spec":{:?},"learned":{},"redraw":{},"capacity_blocks":{},)"
+      R"({{"noise":{},"policy":{},"spec":{},"learned":{},"redraw":{},"capacity_blocks":{},)"
       R"("capacity_fraction":{},"capacity_gb":{:.3f},"block_hit_rate":{:.6f},"block_hits":{},"block_accesses":{},)"
       R"("predictor_calls":{},"predictions":{},"replay_seconds":{:.6f})",
-      noise, policy, spec, learned, redraw.empty() ? "null" : fmt::format("{:?}", redraw),
-      capacity_blocks, frac, capacity_gb, block_hit_rate, block_hits, block_accesses,
-      predictor_calls, predictions, replay_seconds);
+      noise, json_string(policy), json_string(spec), learned,
+      redraw.empty() ? "null" : json_string(redraw), capacity_blocks, frac, capacity_gb,
+      block_hit_rate, block_hits, block_accesses, predictor_calls, predictions, replay_seconds);
   if (!stats.empty()) {
     s += R"(,"policy_stats":{)";
     for (size_t i = 0; i < stats.size(); ++i)
-      s += fmt::format("{}{:?}:{}", i ? "," : "", stats[i].first,
+      s += fmt::format("{}{}:{}", i ? "," : "", json_string(stats[i].first),
                        std::isfinite(stats[i].second) ? fmt::format("{}", stats[i].second)
                                                       : std::string("null"));
     s += "}";

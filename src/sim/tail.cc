@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 
 namespace kvpolicy {
 
@@ -163,16 +164,16 @@ TailStudy run_tail_study(const Trace& trace, const TailStudyOptions& o) {
 }
 
 std::string TailStudy::to_json() const {
-  std::string out =
-      fmt::format(R"({{"trace":{:?},"cost_model":{:?},"slo_ms":{:g},)", trace, cost_model, slo_ms);
+  std::string out = fmt::format(R"({{"trace":{},"cost_model":{},"slo_ms":{:g},)",
+                                json_string(trace), json_string(cost_model), slo_ms);
   out += fmt::format(R"("figure_xi_ms":{:g},"changes":[)", figure_xi_ms);
   for (size_t i = 0; i < changes.size(); ++i) {
     const TailChange& c = changes[i];
-    out += fmt::format(R"({}{{"capacity":{:?},"capacity_blocks":{},"xi_ms":{:g},"p90_vs_lru":{},)"
+    out += fmt::format(R"({}{{"capacity":{},"capacity_blocks":{},"xi_ms":{:g},"p90_vs_lru":{},)"
                        R"("p95_vs_lru":{},"p99_vs_lru":{},"slo_vs_lru":{},"tel_vs_lru":{},)"
                        R"("p90_vs_threshold":{},"p95_vs_threshold":{},"p99_vs_threshold":{},)"
                        R"("slo_vs_threshold":{},"tel_vs_threshold":{}}})",
-                       i ? "," : "", c.capacity_label, c.capacity_blocks, c.xi_ms,
+                       i ? "," : "", json_string(c.capacity_label), c.capacity_blocks, c.xi_ms,
                        json_number(c.p90_vs_lru), json_number(c.p95_vs_lru),
                        json_number(c.p99_vs_lru), json_number(c.slo_vs_lru),
                        json_number(c.tel_vs_lru), json_number(c.p90_vs_threshold),
@@ -186,10 +187,10 @@ std::string TailStudy::to_json() const {
     for (size_t j = 0; j < figure[i].size(); ++j) {
       const ReplayResult& r = runs[figure[i][j]];
       out += fmt::format(
-          R"({}{{"policy":{:?},"params":{:?},"p50_ms":{:.3f},"p90_ms":{:.3f},"p95_ms":{:.3f},)"
+          R"({}{{"policy":{},"params":{},"p50_ms":{:.3f},"p90_ms":{:.3f},"p95_ms":{:.3f},)"
           R"("p99_ms":{:.3f},"mean_ms":{:.3f},"tel_ms":{:.3f},"slo_violation_rate":{:.6f}}})",
-          j ? "," : "", r.policy, r.params, r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p95_ms,
-          r.ttft_p99_ms, r.ttft_mean_ms, r.tel_ms, r.slo_violation_rate);
+          j ? "," : "", json_string(r.policy), json_string(r.params), r.ttft_p50_ms, r.ttft_p90_ms,
+          r.ttft_p95_ms, r.ttft_p99_ms, r.ttft_mean_ms, r.tel_ms, r.slo_violation_rate);
     }
     out += "]}";
   }

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/trace/characterize.h"
 
 namespace kvpolicy {
@@ -30,10 +31,10 @@ std::string cdf_json(const std::vector<CdfPoint>& pts, bool fitted) {
 
 std::string category_json(const CategoryStats& s) {
   return fmt::format(
-      R"({{"name":{:?},"requests":{},"block_accesses":{},"reused":{},"hits":{},)"
+      R"({{"name":{},"requests":{},"block_accesses":{},"reused":{},"hits":{},)"
       R"("reuse_share":{},"reuse_time_s":{},"fit":{{"samples":{},"mean_s":{},"rate_per_s":{},)"
       R"("ks":{}}},"reuse_cdf":{}}})",
-      s.name, s.requests, s.block_accesses, s.reused, s.hits, num(s.reuse_share),
+      json_string(s.name), s.requests, s.block_accesses, s.reused, s.hits, num(s.reuse_share),
       quantiles_json(s.reuse_time_s), s.fit.samples, num(s.fit.mean_s), num(s.fit.rate_per_s),
       num(s.fit.ks), cdf_json(s.reuse_cdf, true));
 }
@@ -42,7 +43,7 @@ std::string category_json(const CategoryStats& s) {
 
 std::string to_json(const Characterization& c) {
   std::string s = fmt::format(
-      R"({{"trace":{:?},"block_tokens":{},"kv_bytes_per_token":{},"requests":{},)"
+      R"({{"trace":{},"block_tokens":{},"kv_bytes_per_token":{},"requests":{},)"
       R"("block_accesses":{},"unique_blocks":{},"prompt_tokens":{},"duration_s":{},)"
       R"("has_sessions":{},"ideal_hit_rate":{},"ideal_token_hit_rate":{},)"
       R"("top10_reuse_share":{},"reused_block_share":{},"users":{},"top10_user_hit_share":{},)"
@@ -50,7 +51,7 @@ std::string to_json(const Characterization& c) {
       R"("single_turn_hits":{},"multi_turn_hits":{},"multi_turn_hit_share":{},"sessions":{},)"
       R"("turns_per_session":{},"lifespan_s":{},"peak_live_blocks":{},"peak_live_gb":{},)"
       R"("mean_live_blocks":{},)",
-      c.trace, c.block_tokens, num(c.kv_bytes_per_token), c.requests, c.block_accesses,
+      json_string(c.trace), c.block_tokens, num(c.kv_bytes_per_token), c.requests, c.block_accesses,
       c.unique_blocks, c.prompt_tokens, num(c.duration_s), c.has_sessions, num(c.ideal_hit_rate),
       num(c.ideal_token_hit_rate), num(c.top10_reuse_share), num(c.reused_block_share), c.users,
       num(c.top10_user_hit_share), num(c.cross_user_hit_share), c.single_turn_requests,
@@ -63,8 +64,8 @@ std::string to_json(const Characterization& c) {
                      num(c.skew_curve[i].second));
   s += R"(],"types":[)";
   for (size_t i = 0; i < c.types.size(); ++i)
-    s += fmt::format(R"({}{{"name":{:?},"request_share":{},"multi_turn_share":{},"hit_share":{}}})",
-                     i ? "," : "", c.types[i].name, num(c.types[i].request_share),
+    s += fmt::format(R"({}{{"name":{},"request_share":{},"multi_turn_share":{},"hit_share":{}}})",
+                     i ? "," : "", json_string(c.types[i].name), num(c.types[i].request_share),
                      num(c.types[i].multi_turn_share), num(c.types[i].hit_share));
   s += R"(],"all":)" + category_json(c.all) + R"(,"categories":[)";
   for (size_t i = 0; i < c.categories.size(); ++i)

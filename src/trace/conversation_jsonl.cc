@@ -7,6 +7,7 @@
 
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/trace/text_trace.h"
 
 namespace kvpolicy {
@@ -34,9 +35,9 @@ void write_conversation_jsonl(const Trace& trace, const std::string& path,
   for (size_t r = 0; r < n; ++r) {
     line = fmt::format(
         R"({{"chat_id":{},"parent_chat_id":{},"timestamp":{:.6f},"input_length":{},)"
-        R"("output_length":{},"type":{:?},"turn":{},"session":{},"continues":{},"hash_ids":[)",
+        R"("output_length":{},"type":{},"turn":{},"session":{},"continues":{},"hash_ids":[)",
         r, prev[r], double(trace.time[r]) / kMicrosPerSecond, trace.prompt_tokens[r],
-        trace.output_tokens[r], type, trace.turn[r],
+        trace.output_tokens[r], json_string(type), trace.turn[r],
         trace.session[r] == kNoSession ? int64_t{-1} : int64_t{trace.session[r]},
         continues[r] ? "true" : "false");
     for (uint64_t a = trace.block_offset[r]; a < trace.block_offset[r + 1]; ++a)

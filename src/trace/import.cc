@@ -17,6 +17,7 @@
 #include "formats/jsonl.h"
 #include "import_time.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/strings.h"
 
 namespace kvpolicy {
@@ -39,6 +40,18 @@ constexpr Target kTargets[] = {
     {"turn", &ImportMapping::turn},     {"category", &ImportMapping::category},
     {"user", &ImportMapping::user},
 };
+
+// Why a log of prompt lengths alone cannot be imported, for the errors that meet one.
+constexpr const char* kLengthsAreNotPrompts =
+    "a prefix cache hits when requests share a prompt prefix, and token counts cannot say "
+    "which requests do. Map the prompts' content: text=COLUMN (the prompt text), tokens=COLUMN "
+    "(a list of token ids per row) or hashes=COLUMN (the engine's block hashes); a log of "
+    "lengths only (such as Azure's LLM inference trace) cannot be replayed without an "
+    "assumption about what its prompts share, which trace import does not make";
+
+constexpr const char* kNotChained =
+    "these are not chained block hashes (each block's hash must cover the blocks before it, as "
+    "vLLM's and SGLang's do); chain them, or map the prompts' tokens or text instead";
 
 // --- Cells ---------------------------------------------------------------------------------
 
@@ -174,6 +187,9 @@ class JsonRow : public RowSource {
       return;
     }
     simdjson::dom::array arr;
+    if (v.is_number())
+      fail(column, std::string("one number, not a list: if it is the prompt's length, ") +
+                       kLengthsAreNotPrompts);
     if (v.get_array().get(arr)) fail(column, "expected an array of integers");
     out.clear();
     for (auto item : arr) {
@@ -244,10 +260,12 @@ class Importer {
     ids_.clear();
     uint64_t prompt_tokens = 0;
     bool keys_as_is = false;
+    bool one_number = false;  // the prompt's whole content is one number: a length?
     if (!m_.hashes.empty()) {
       row.int_list(m_.hashes, true, ids_);
       if (ids_.empty()) row.fail(m_.hashes, "empty prompt: no block hashes");
       keys_as_is = true;
+      one_number = ids_.size() == 1;
       prompt_tokens = ids_.size() * B;
       if (!m_.prompt_tokens.empty()) {
         auto cell = row.scalar(m_.prompt_tokens);
@@ -263,6 +281,7 @@ class Importer {
                                           all != full ? fmt::format(" or {}", all) : "", B));
         prompt_tokens = *n;
       }
+      check_chained(row);
     } else {
       tokens_.clear();
       if (!m_.tokens.empty()) {
@@ -272,9 +291,15 @@ class Importer {
           tokens_.push_back(static_cast<uint32_t>(x));
         }
         ids_.clear();
+        one_number = tokens_.size() == 1;
       } else {
         auto text = row.scalar(m_.text);
-        if (text) opts_.tokenizer->encode(*text, tokens_);
+        if (text) {
+          opts_.tokenizer->encode(*text, tokens_);
+          std::string_view digits = trim(*text);
+          one_number = std::all_of(digits.begin(), digits.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
+        }
       }
       const std::string& column = m_.tokens.empty() ? m_.text : m_.tokens;
       if (tokens_.empty()) row.fail(column, "empty prompt");
@@ -322,6 +347,10 @@ class Importer {
     if (!m_.user.empty()) user = row.scalar(m_.user).value_or("");
 
     // Nothing below throws: the row is whole.
+    one_number_rows_ += one_number;
+    if (keys_as_is)
+      for (size_t i = 0; i < ids_.size(); ++i)
+        place_of_.try_emplace(ids_[i], Place{i ? ids_[i - 1] : 0, i, trace_.size()});
     SessionId s = session ? sessions_.id(*session) : kNoSession;
     CategoryId cat = m_.category.empty() ? 0 : static_cast<CategoryId>(categories_.id(category));
     uint32_t user_id = m_.user.empty() ? 0 : users_.id(user);
@@ -333,15 +362,51 @@ class Importer {
                          static_cast<uint32_t>(output), s, turn, cat, user_id);
   }
 
+  // Engines' chained hashes stand for their whole prefix, so a hash has one place: one position
+  // and one hash before it. Hashes of block contents alone repeat at other places, and taken as
+  // keys they would count as hits that no prefix cache makes (a ceiling no replay reaches).
+  void check_chained(const RowSource& row) {
+    for (size_t i = 0; i < ids_.size(); ++i) {
+      auto it = place_of_.find(ids_[i]);
+      if (it == place_of_.end()) continue;
+      const Place& p = it->second;
+      if (p.position != i || (i && p.before != ids_[i - 1]))
+        row.fail(m_.hashes,
+                 fmt::format("hash {} is block {} here but block {} of request {}: {}", ids_[i],
+                             i + 1, p.position + 1, p.request + 1, kNotChained));
+    }
+    sorted_.assign(ids_.begin(), ids_.end());
+    std::sort(sorted_.begin(), sorted_.end());
+    auto twice = std::adjacent_find(sorted_.begin(), sorted_.end());
+    if (twice != sorted_.end())
+      row.fail(m_.hashes,
+               fmt::format("hash {} is repeated in one prompt: {}", *twice, kNotChained));
+  }
+
   // Sorts by time, counts time from the first request, numbers sessions in order of their first
   // request and gives rows without a turn their place in the session.
-  Trace finish(ImportReport& report) {
+  Trace finish(const std::string& path, ImportReport& report) {
     Trace& t = trace_;
+    // Every prompt one number is a column of lengths (or ids of whole prompts), not content:
+    // imported, each would be a one-token (or one-block) prompt and the hit rates fiction.
+    if (t.size() && one_number_rows_ == t.size()) {
+      const std::string& column = !m_.tokens.empty() ? m_.tokens
+                                  : !m_.text.empty() ? m_.text
+                                                     : m_.hashes;
+      throw InputError(path, 0, column,
+                       fmt::format("every row's prompt is one number, which looks like a "
+                                   "token count rather than the prompt: {}",
+                                   kLengthsAreNotPrompts));
+    }
     if (!m_.category.empty()) t.category_names = categories_.names();
     report.rows = t.size();
     report.sorted = t.sort_by_time();
     if (t.size()) {
       Time first = t.time.front();
+      // Each time is below 2^62 us, but ISO dates before 1970 are negative: the span can pass it.
+      if (t.time.back() - first >= kMaxTime)
+        throw InputError(path, 0, m_.time,
+                         "the times span 2^62 microseconds or more (146,000 years)");
       for (Time& x : t.time) x -= first;
     }
     std::vector<SessionId> renumber(sessions_.size(), kNoSession);
@@ -370,6 +435,15 @@ class Importer {
   Names sessions_, categories_, users_;
   std::vector<uint64_t> ids_;
   std::vector<uint32_t> tokens_, out_tokens_;
+  uint64_t one_number_rows_ = 0;
+  // Where each hash was seen (check_chained): its position, the hash before it, its request.
+  struct Place {
+    uint64_t before;
+    size_t position;
+    size_t request;
+  };
+  std::unordered_map<uint64_t, Place> place_of_;
+  std::vector<uint64_t> sorted_;
 };
 
 void import_csv(const std::string& path, const ImportOptions& opts, Importer& importer,
@@ -419,6 +493,7 @@ void import_jsonl(const std::string& path, const ImportOptions& opts, Importer& 
   ro.skip_bad_lines = opts.skip_bad_lines;
   ReadReport rr;
   jsonl::for_each_record(path, ro, rr, [&](jsonl::object& obj, const jsonl::Where& w) {
+    jsonl::reject_duplicate_keys(obj, w);
     importer.add(JsonRow(obj, w));
   });
   report.lines = rr.lines;
@@ -470,8 +545,11 @@ ImportMapping parse_import_mapping(const std::string& spec) {
   }
   if (m.time.empty()) throw ConfigError("--map: time=COLUMN is required");
   int prompts = !m.tokens.empty() + !m.text.empty() + !m.hashes.empty();
-  if (prompts != 1)
+  if (prompts > 1)
     throw ConfigError("--map: map exactly one of tokens, text and hashes (the prompt)");
+  if (prompts == 0)
+    throw ConfigError(
+        fmt::format("--map: no prompt mapped (tokens, text or hashes): {}", kLengthsAreNotPrompts));
   if (!m.prompt_tokens.empty() && m.hashes.empty())
     throw ConfigError("--map: prompt_tokens goes with hashes (tokens and text are counted)");
   if (!m.output.empty() && !m.output_text.empty())
@@ -481,6 +559,8 @@ ImportMapping parse_import_mapping(const std::string& spec) {
 
 Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report) {
   report = ImportReport{};
+  // Before anything opens it: a FIFO would block the open, /dev/zero would fill memory.
+  require_memory_for_file(path, require_regular_file(path, "logs"), "");
   report.format =
       opts.format.empty() || opts.format == "auto" ? detect_import_format(path) : opts.format;
   if (report.format != "csv" && report.format != "jsonl")
@@ -490,7 +570,7 @@ Trace import_trace(const std::string& path, const ImportOptions& opts, ImportRep
     import_csv(path, opts, importer, report);
   else
     import_jsonl(path, opts, importer, report);
-  Trace t = importer.finish(report);
+  Trace t = importer.finish(path, report);
   if (t.size() == 0) throw InputError(path, 0, "", "no valid rows");
   t.validate();
   return t;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/trace/trace_stats.h"
@@ -70,8 +71,8 @@ TraceStats trace_stats(const Trace& t) {
 std::string TraceStats::to_json(const std::string& extra_json) const {
   std::string cats;
   for (auto& [name, count] : categories)
-    cats +=
-        fmt::format("{}{{\"name\":{:?},\"requests\":{}}}", cats.empty() ? "" : ",", name, count);
+    cats += fmt::format("{}{{\"name\":{},\"requests\":{}}}", cats.empty() ? "" : ",",
+                        json_string(name), count);
   auto share = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   return fmt::format(R"({{"requests":{},"block_tokens":{},"sessions":{},"multi_turn_sessions":{},)"
                      R"("multi_turn_session_share":{:.6f},"later_turn_request_share":{:.6f},)"

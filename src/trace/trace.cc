@@ -9,7 +9,9 @@
 #include <numeric>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/key_map.h"
+#include "kvpolicy/core/time_range.h"
 
 namespace kvpolicy {
 
@@ -112,7 +114,12 @@ void Trace::validate() const {
       throw Error("trace '" + name + "': request " + std::to_string(r) + " has negative length");
     if (r > 0 && time[r] < time[r - 1])
       throw Error("trace '" + name + "': request " + std::to_string(r) + " goes back in time");
+    if (turn[r] == 0)
+      throw Error("trace '" + name + "': request " + std::to_string(r) + " has turn 0");
   }
+  // Times in [0, 2^62) us, as every reader keeps them (types.h): policies add intervals to them.
+  if (n && !(valid_time(time.front()) && valid_time(time.back())))
+    throw Error("trace '" + name + "': times must lie in [0, 2^62) microseconds");
   if (block_tokens == 0) throw Error("trace '" + name + "': block size 0");
 }
 
@@ -238,19 +245,7 @@ const TraceFormat& TraceFormatRegistry::get(const std::string& name) const {
   throw ConfigError("unknown trace format '" + name + "' (known: " + known + ")");
 }
 
-void require_trace_file(const std::string& path) {
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    throw InputError(path, 0, "", "cannot read file: no such file");
-  if (std::filesystem::is_directory(status))
-    throw InputError(path, 0, "", "'" + path + "' is a directory, not a trace file");
-  if (!std::filesystem::is_regular_file(status))
-    throw InputError(path, 0, "",
-                     "'" + path +
-                         "' is not a regular file (a pipe or a device); traces are "
-                         "read from files: save it to one first");
-}
+void require_trace_file(const std::string& path) { require_regular_file(path, "traces"); }
 
 // The first record of a JSONL trace, parsed, if it is a JSON object.
 static bool first_record(const std::string& line, simdjson::dom::parser& parser,

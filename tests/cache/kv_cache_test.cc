@@ -173,6 +173,22 @@ TEST(KvCache, LargeSessionIdsCostNoMemory) {
   EXPECT_EQ(cache.match(k), 3u);
 }
 
+// A time past 2^62 us overflowed WA's refit arithmetic (UBSan); the API refuses it where it
+// enters, before any policy sees it, and the cache stays usable.
+TEST(KvCache, TimesOutsideTheTraceRangeAreRefused) {
+  for (const char* policy : {"wa", "lru"}) {
+    KvCache cache({policy, ""}, 8, 1);
+    std::vector<BlockKey> k = {1, 2};
+    cache.insert(k, {.time = 5});
+    EXPECT_THROW(cache.insert(k, {.time = INT64_MAX - 5}), Error) << policy;
+    EXPECT_THROW(cache.insert(k, {.time = kMaxTime}), Error) << policy;
+    EXPECT_EQ(cache.insert(k, {.time = kMaxTime - 1}).hit_blocks, 2u) << policy;
+  }
+  PolicyTree t({"lru", ""}, 3);
+  EXPECT_THROW(t.begin_request({.time = -1}), Error);
+  EXPECT_FALSE(t.in_request());
+}
+
 // PolicyTree driven as an engine's radix cache drives it: node ids as keys, explicit cycles.
 TEST(PolicyTree, ExternalTreeWithRequestCycles) {
   PolicyTree t({"lru", ""}, 3);

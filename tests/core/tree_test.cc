@@ -64,3 +64,30 @@ TEST(PrefixTree, HashTableSurvivesChurnAndGrowth) {
 
 }  // namespace
 }  // namespace kvpolicy
+
+namespace kvpolicy {
+namespace {
+
+// PrefixTree is public (libkvpolicy): a node id it never handed out is one clear error, not a
+// write past its arrays, and the tree is unchanged.
+TEST(PrefixTree, NodeIdsAreRangeChecked) {
+  PrefixTree t;
+  NodeId a = t.insert(10, kNoNode);
+  const NodeId bad = a + 1000;
+  EXPECT_THROW(t.insert(11, bad), Error);
+  EXPECT_THROW(t.pin(bad), Error);
+  EXPECT_THROW(t.unpin(bad), Error);
+  EXPECT_THROW(t.remove(bad), Error);
+  EXPECT_THROW(t.demote(bad), Error);
+  EXPECT_THROW(t.promote(bad), Error);
+  EXPECT_THROW(t.key(bad), Error);
+  EXPECT_THROW(t.parent(kNoNode), Error);
+  EXPECT_THROW(t.is_evictable(bad), Error);
+  EXPECT_FALSE(t.contains(bad));
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.check_invariants(), "");
+  EXPECT_EQ(t.key(a), 10u);
+}
+
+}  // namespace
+}  // namespace kvpolicy

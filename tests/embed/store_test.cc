@@ -420,6 +420,57 @@ TEST_F(RedisStoreTest, ServerKilledWithRetriesFailsInBoundedTimeAndSaysItRetried
   EXPECT_LT(elapsed, std::chrono::seconds(5));
 }
 
+TEST(RedisAddress, HostPortAndUrlsWithCredentials) {
+  RedisOptions o = parse_redis_address("10.0.0.7:6380", "--redis");
+  EXPECT_EQ(o.host, "10.0.0.7");
+  EXPECT_EQ(o.port, 6380);
+  EXPECT_TRUE(o.password.empty());
+  o = parse_redis_address("redis://cache.local", "--redis");
+  EXPECT_EQ(o.host, "cache.local");
+  EXPECT_EQ(o.port, 6379);
+  o = parse_redis_address("redis://:p%40ss%3Aword@127.0.0.1:7000/", "--redis");
+  EXPECT_EQ(o.host, "127.0.0.1");
+  EXPECT_EQ(o.port, 7000);
+  EXPECT_EQ(o.username, "");
+  EXPECT_EQ(o.password, "p@ss:word");
+  o = parse_redis_address("redis://reader:secret@h:1/0", "--redis");
+  EXPECT_EQ(o.username, "reader");
+  EXPECT_EQ(o.password, "secret");
+  for (const char* bad : {"redis://:secret@h:1/3", "h", "h:0", "h:x", "redis://:secret@:1",
+                          "redis://:%4@h:1", "redis://reader@h:1"}) {
+    std::string what = error_of([&] { parse_redis_address(bad, "--redis"); });
+    EXPECT_TRUE(contains(what, "--redis: ")) << bad;
+    EXPECT_FALSE(contains(what, "secret")) << "the message shows the password: " << what;
+  }
+}
+
+// A server with requirepass on loopback TCP: the store sends AUTH with the URL's password; a
+// wrong password is one error that does not show it, and no password fails on the first fetch.
+TEST(RedisStoreAuth, PasswordFromTheUrlAuthenticates) {
+  if (!RedisServer::available())
+    GTEST_SKIP() << kRedisServerPath << " is absent: install redis-server to run this test";
+  RedisServer server({.password = "s3cr@t", .loopback_tcp = true});
+  ASSERT_GT(server.port(), 0);
+  const std::string at = "127.0.0.1:" + std::to_string(server.port());
+  auto keys = spread_keys(100);
+  {
+    RedisStore store(parse_redis_address("redis://:s3cr%40t@" + at + "/", "--redis"), 8);
+    load_synthetic(store, keys);
+    std::vector<float> out(keys.size() * 8);
+    store.fetch(keys, out);
+    EXPECT_TRUE(same_bits(out, synthetic_rows(keys, 8)));
+  }
+  RedisOptions wrong = parse_redis_address("redis://:guess@" + at, "--redis");
+  std::string what = error_of([&] { RedisStore store(wrong, 8); });
+  EXPECT_TRUE(contains(what, "AUTH refused"));
+  EXPECT_FALSE(contains(what, "guess"));
+  RedisStore anonymous(parse_redis_address(at, "--redis"), 8);
+  std::vector<float> out(8);
+  std::string anonymous_error =
+      error_of([&] { anonymous.fetch(std::span<const EmbKey>(keys).first(1), out); });
+  EXPECT_TRUE(contains(anonymous_error, "NOAUTH")) << anonymous_error;
+}
+
 TEST(RedisStoreServer, StopsReapsAndRemovesItsDirectory) {
   if (!RedisServer::available())
     GTEST_SKIP() << kRedisServerPath << " is absent: install redis-server to run this test";

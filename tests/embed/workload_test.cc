@@ -1,6 +1,7 @@
 #include "kvpolicy/embed/workload.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -118,6 +119,23 @@ TEST(LocalityStats, ReadsAWrittenFile) {
   EXPECT_DOUBLE_EQ(blocks[1].key_share[1], 0.25);
   EXPECT_DOUBLE_EQ(blocks[1].lookup_share[2], 0.5);
   EXPECT_DOUBLE_EQ(blocks[1].key_share[16], 0.0);
+}
+
+// A FIFO blocked the reader until someone wrote to it, and /dev/zero is one line that never
+// ends: both are refused before they are opened.
+TEST(LocalityStats, FifosAndDevicesAreRefused) {
+  std::string fifo = temp_path("stats.fifo");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    EXPECT_NE(std::string(input_error([&] { read_locality_stats(path); }).what())
+                  .find("not a regular file"),
+              std::string::npos);
+    EXPECT_NE(std::string(input_error([&] { read_embedding_csv(path); }).what())
+                  .find("not a regular file"),
+              std::string::npos);
+  }
+  std::filesystem::remove(fifo);
 }
 
 TEST(LocalityStats, TruncatedBlockNamesLineAndField) {

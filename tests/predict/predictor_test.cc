@@ -41,6 +41,20 @@ TEST(StrictTimes, SharedTimestampsBecomeDistinctInRequestOrder) {
   EXPECT_EQ(s, (std::vector<Time>{0, 1, 2, 5'000'000, 5'000'001}));
 }
 
+// The noisy oracle adds up to 1e17 us to a true next time: a view holding a time near 2^63
+// (built through the C++ API, not read) overflowed; it is refused when the predictor is built.
+TEST(StrictTimes, TimesPast2To62AreRefused) {
+  std::vector<Time> late = {0, INT64_MAX - 5};
+  EXPECT_THROW(strict_request_times(late), Error);
+  std::vector<Time> negative = {-1};
+  EXPECT_THROW(strict_request_times(negative), Error);
+  Trace t = flat({{0, 1}, {1, 1}});
+  t.time[1] = INT64_MAX - 5;
+  Oracle o = compute_oracle(t);
+  EXPECT_THROW(NoisyPredictor(o.view(t), 1.0, NoiseKind::kLogNormal, 3, 1, NoiseRedraw::kPerAccess),
+               Error);
+}
+
 TEST(OraclePredictor, AnswersTheNextRequestOfTheKey) {
   // Items 1 and 2 are next used by two requests sharing a timestamp; the earlier request must
   // still look sooner (Belady's order).

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <random>
 
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/trace.h"
 #include "kvpolicy/trace/trace_io.h"
+#include "kvpolicy/trace/trace_stream.h"
 #include "trace_test_util.h"
 
 namespace kvpolicy {
@@ -154,6 +156,81 @@ TEST(Native, TruncatedOrCorruptFilesGiveClearErrors) {
   EXPECT_NE(
       std::string(input_error([&] { read_trace(none, "auto", {}); }).what()).find("cannot read"),
       std::string::npos);
+}
+
+// A native file with a valid checksum but a time past 2^62 us or a turn 0 is refused alike by
+// the whole-trace reader and the stream: a stream that let one through fed WA's refit and the
+// noisy oracle times whose sums overflow (issue 32).
+TEST(Native, TheStreamChecksRequestsAsTheWholeReaderDoes) {
+  Trace t;
+  t.name = "x";
+  t.add_request(0, std::vector<uint64_t>{1, 2}, 32, 4);
+  t.add_request(1, std::vector<uint64_t>{1, 3}, 32, 4);
+  std::string good = temp_path("good.kvtrace");
+  write_native(t, good);
+  const std::string bytes = read_bytes(good);
+  const size_t n = 2, time_at = 48 + t.name.size(), turn_at = time_at + n * 12;
+  // `bytes` with `value` at `at` and the checksum sealed again, as a file.
+  auto crafted = [&](size_t at, auto value, const std::string& name) {
+    std::string b = bytes;
+    std::memcpy(b.data() + at, &value, sizeof value);
+    std::string path = write_file(name, b);
+    std::optional<uint64_t> sum = native_trace_checksum(path);
+    EXPECT_TRUE(sum);
+    std::memcpy(b.data() + kNativeChecksumOffset, &*sum, 8);
+    return write_file(name, b);
+  };
+  struct Case {
+    std::string path, field, what;
+  };
+  const Case cases[] = {
+      {crafted(time_at + 8, Time{INT64_MAX - 5}, "late.kvtrace"), "time", "past 2^62"},
+      {crafted(time_at, Time{-1}, "negative.kvtrace"), "time", "times go back"},
+      {crafted(turn_at + 4, uint32_t{0}, "turn0.kvtrace"), "turn", "turn 0"},
+  };
+  for (const Case& c : cases) {
+    InputError whole = input_error([&] { read_trace(c.path, "native", {}); });
+    EXPECT_EQ(whole.field(), c.field) << whole.what();
+    EXPECT_NE(std::string(whole.what()).find(c.what), std::string::npos) << whole.what();
+    InputError streamed = input_error([&] {
+      auto stream = open_trace_stream(c.path, "native", {});
+      Trace chunk;
+      while (stream->next(chunk, 1)) {
+      }
+    });
+    EXPECT_EQ(std::string(streamed.what()), std::string(whole.what()));
+  }
+}
+
+// A sparse file whose header claims more blocks than memory holds (the file's size matching
+// them) made the whole-trace reader allocate it all: an out-of-memory "internal error".
+TEST(Native, ASparseFileLargerThanMemoryIsRefused) {
+  const uint64_t blocks = (physical_memory_bytes() + (uint64_t{1} << 30)) / 8;
+  unsigned char h[48] = {'K', 'V', 'P', 'T', 'R', 'A', 'C', 'E'};
+  const uint32_t version = 1, block_tokens = 16;
+  const uint64_t requests = 1;
+  std::memcpy(h + 8, &version, 4);
+  std::memcpy(h + 12, &block_tokens, 4);
+  std::memcpy(h + 16, &requests, 8);
+  std::memcpy(h + 24, &blocks, 8);
+  std::string path = write_file("sparse.kvtrace", std::string(reinterpret_cast<char*>(h), 48));
+  std::filesystem::resize_file(path, 48 + 30 + 2 * 8 + blocks * 8);  // the columns exactly
+  std::string what = input_error([&] { read_trace(path, "native", {}); }).what();
+  EXPECT_NE(what.find("more than this machine's"), std::string::npos) << what;
+  EXPECT_NE(what.find("simulate --stream"), std::string::npos) << what;
+  std::filesystem::remove(path);
+}
+
+// Times from outside the readers (a trace built through the C++ API) are checked where they
+// enter: a trace's validate, as the readers keep them.
+TEST(Native, TracesHoldTimesBelow2To62AndTurnsFrom1) {
+  Trace t;
+  t.add_request(kMaxTime, std::vector<uint64_t>{1}, 16, 0);
+  EXPECT_THROW(t.validate(), Error);
+  EXPECT_THROW(write_native(t, temp_path("late.kvtrace")), Error);
+  Trace turn0;
+  turn0.add_request(0, std::vector<uint64_t>{1}, 16, 0, kNoSession, 0);
+  EXPECT_THROW(turn0.validate(), Error);
 }
 
 // The optional continuation column: written as version 2 only when present, read back exactly,

@@ -12,6 +12,7 @@
 namespace kvpolicy {
 namespace {
 
+using testing::data_file;
 using testing::input_error;
 using testing::write_file;
 
@@ -460,7 +461,8 @@ TEST(LmBench, NanosecondStringsSortedAndRawHashesChained) {
   Trace t = read_trace(path, "auto", {}, &rep);  // detected by the string timestamp
   ASSERT_EQ(t.size(), 3u);
   EXPECT_TRUE(rep.sorted);
-  EXPECT_EQ(t.block_tokens, 256u);
+  // 377 tokens in 1 hash id, 3650 and 2101 in 2: blocks of 1825 to 2100 tokens; 2048.
+  EXPECT_EQ(t.block_tokens, 2048u);
   // 24,256,743,233 ns and 24,318,294,603 ns after the first request, rounded to microseconds.
   EXPECT_EQ(t.time, (std::vector<Time>{0, 24'256'743, 24'318'295}));
   EXPECT_EQ(t.prompt_tokens, (std::vector<uint32_t>{377, 3650, 2101}));
@@ -482,6 +484,33 @@ TEST(LmBench, NanosecondStringsSortedAndRawHashesChained) {
   EXPECT_EQ(e.field(), "timestamp");
 }
 
+// The block size is inferred from input_length and the hash ids (it was fixed at 256, so a
+// trace of 16-token blocks counted 16 times the tokens per block, and tlru, wa and gdsf chose
+// otherwise).
+TEST(LmBench, BlockSizeIsInferredFromLengthsAndHashCounts) {
+  auto read_with = [](const std::vector<std::pair<int, int>>& records, uint32_t flag = 0) {
+    std::string text;
+    for (size_t i = 0; i < records.size(); ++i) {
+      text += "{\"timestamp\": \"17537806075503" + std::to_string(10000 + i) +
+              "\", \"input_length\": " + std::to_string(records[i].first) +
+              ", \"output_length\": 1, \"hash_ids\": [";
+      for (int h = 0; h < records[i].second; ++h) text += (h ? ", " : "") + std::to_string(h + 1);
+      text += "]}\n";
+    }
+    ReadOptions o;
+    o.block_tokens = flag;
+    return read_trace(write_file("lmbench-bs.jsonl", text), "lmbench", o).block_tokens;
+  };
+  // 16-token blocks with a partial last one: 40 tokens in 3, 32 in 2, 17 in 2.
+  EXPECT_EQ(read_with({{40, 3}, {32, 2}, {17, 2}}), 16u);
+  EXPECT_EQ(read_with({{512, 2}, {300, 2}, {600, 3}}), 256u);
+  // No power of two fits 3 hash ids for 30 tokens and 1 for 10: the smallest size that does.
+  EXPECT_EQ(read_with({{30, 3}, {10, 1}}), 10u);
+  // No size fits every record (LMBench's samples): the mean tokens per hash id.
+  EXPECT_EQ(read_with({{36, 1}, {18, 2}, {27, 1}}), 20u);  // 81 tokens in 4 hash ids
+  EXPECT_EQ(read_with({{40, 3}}, 64), 64u);                // --block-tokens decides
+}
+
 TEST(LmBench, BadTimestamps) {
   for (std::string ts : {"\"12a\"", "\"\"", "\"-5\"", "1.5", "-7", "\"1e9\""}) {
     std::string path = write_file(
@@ -491,13 +520,6 @@ TEST(LmBench, BadTimestamps) {
     EXPECT_EQ(e.line(), 1u) << ts;
     EXPECT_EQ(e.field(), "timestamp") << ts;
   }
-}
-
-std::string data_file(const std::string& rel) {
-  const char* dir = std::getenv("KVPOLICY_DATA");
-  if (!dir || !*dir) return "";
-  std::string path = std::string(dir) + "/" + rel;
-  return std::filesystem::exists(path) ? path : "";
 }
 
 TEST(Mooncake, RealTraceCounts) {

@@ -316,6 +316,34 @@ TEST(Zipf, CountsUniquenessAndSkew) {
 
 // --- By name ---------------------------------------------------------------------------------
 
+// Parameters that ask for more than the machine holds, or for more requests than a trace can
+// hold, or times past 2^62 us, are one ConfigError naming them before anything is allocated
+// (they ended in an out-of-memory "internal error").
+TEST(WorkloadGenerators, HugeParametersAreRefusedUpFront) {
+  auto refusal = [](const std::string& kind, const std::string& params) {
+    try {
+      generate_workload(kind, params, 1);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(generated)");
+  };
+  EXPECT_NE(refusal("gsp", "groups=4000000000,prompts=4000000000")
+                .find("groups=4000000000 x "
+                      "prompts=4000000000"),
+            std::string::npos);
+  EXPECT_NE(refusal("gsp", "groups=60000,prompts=60000,lengths=100000").find("of memory"),
+            std::string::npos);
+  EXPECT_NE(refusal("conversation", "sessions=4000000000,turns=60").find("sessions=4000000000"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal("zipf", "requests=1,prefixes=1000000000,prefix_blocks=1000000").find("prefixes="),
+      std::string::npos);
+  EXPECT_NE(refusal("gsp", "groups=2,prompts=2,rate=1e-300").find("raise the rate"),
+            std::string::npos);
+  EXPECT_NE(refusal("zipf", "requests=10,rate=1e-300").find("raise the rate"), std::string::npos);
+}
+
 TEST(WorkloadGenerators, ByNameWithParams) {
   GspParams p;
   p.groups = 2;

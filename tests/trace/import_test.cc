@@ -1,8 +1,10 @@
 #include "kvpolicy/trace/import.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/text_trace.h"
 #include "trace/trace_test_util.h"
 
@@ -198,8 +200,8 @@ TEST(Import, TimeUnitsAndIsoDates) {
     std::string csv = "t,ids\n";
     size_t start = 0;
     for (size_t end; (end = cells.find(';', start)) != std::string::npos; start = end + 1)
-      csv += cells.substr(start, end - start) + ",1\n";
-    csv += cells.substr(start) + ",1\n";
+      csv += cells.substr(start, end - start) + ",1 2\n";
+    csv += cells.substr(start) + ",1 2\n";
     return import(write_file("times.csv", csv), "time=t,tokens=ids", nullptr, unit).time;
   };
   using V = std::vector<Time>;
@@ -289,7 +291,7 @@ TEST(Import, SkipBadLinesCountsAndKeepsTheFirstError) {
 TEST(Import, UnsortedRowsAreSortedStably) {
   // Row order: s2 at 3, s1 at 1, s2 at 2, s1 at 1 (tie: file order kept).
   std::string path =
-      write_file("unsorted.csv", "ts,conv,ids\n3,s2,30\n1,s1,10\n2,s2,20\n1,s1,11\n");
+      write_file("unsorted.csv", "ts,conv,ids\n3,s2,30 0\n1,s1,10 0\n2,s2,20 0\n1,s1,11 0\n");
   ImportReport rep;
   Trace t = import(path, "time=ts,session=conv,tokens=ids", &rep);
   EXPECT_TRUE(rep.sorted);
@@ -298,14 +300,15 @@ TEST(Import, UnsortedRowsAreSortedStably) {
   EXPECT_EQ(t.turn, (std::vector<uint32_t>{1, 2, 1, 2}));      // counted after sorting
   Trace expect;
   for (uint64_t token : {10, 11, 20, 30}) {
-    std::vector<uint32_t> one{static_cast<uint32_t>(token)};
+    std::vector<uint32_t> two{static_cast<uint32_t>(token), 0};
     std::vector<uint64_t> ids;
-    text_block_ids(one.data(), 1, 16, ids);
-    expect.add_request(0, ids, 1, 0);
+    text_block_ids(two.data(), 2, 16, ids);
+    expect.add_request(0, ids, 2, 0);
   }
   EXPECT_EQ(t.blocks, expect.blocks);
   ImportReport sorted_rep;
-  import(write_file("sorted.csv", "ts,ids\n1,1\n1,2\n2,3\n"), "time=ts,tokens=ids", &sorted_rep);
+  import(write_file("sorted.csv", "ts,ids\n1,1 0\n1,2 0\n2,3 0\n"), "time=ts,tokens=ids",
+         &sorted_rep);
   EXPECT_FALSE(sorted_rep.sorted);
 }
 
@@ -313,8 +316,8 @@ TEST(Import, OutputLengthsFromCountsOrText) {
   auto tok = make_approx_tokenizer();
   std::string path =
       write_file("out.jsonl",
-                 "{\"t\": 0, \"ids\": [1], \"n\": 12, \"a\": \"Sure, here it is.\"}\n"
-                 "{\"t\": 1, \"ids\": [2], \"n\": null, \"a\": null}\n");
+                 "{\"t\": 0, \"ids\": [1, 0], \"n\": 12, \"a\": \"Sure, here it is.\"}\n"
+                 "{\"t\": 1, \"ids\": [2, 0], \"n\": null, \"a\": null}\n");
   EXPECT_EQ(import(path, "time=t,tokens=ids,output=n").output_tokens,
             (std::vector<uint32_t>{12, 0}));
   std::vector<uint32_t> answer;
@@ -328,6 +331,118 @@ TEST(Import, OutputLengthsFromCountsOrText) {
   o.map = parse_import_mapping("time=t,tokens=ids,output_text=a");
   ImportReport rep;
   EXPECT_THROW(import_trace(path, o, rep), ConfigError);
+}
+
+}  // namespace
+}  // namespace kvpolicy
+
+namespace kvpolicy {
+namespace {
+
+using testing::input_error;
+using testing::write_file;
+
+// A log of token counts (Azure's LLM inference trace: TIMESTAMP, ContextTokens,
+// GeneratedTokens) has no prompt content: mapped as tokens, text or hashes, each count would
+// become a one-token prompt and every hit rate fiction, so the import is refused and says why.
+void expect_lengths_refused(const std::string& path, const std::string& map,
+                            const Tokenizer* tok = nullptr) {
+  std::string what = input_error([&] { import(path, map, nullptr, "s", tok); }).what();
+  EXPECT_NE(what.find("field 'ContextTokens': every row's prompt is one number"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("token counts cannot say which requests do"), std::string::npos) << what;
+  EXPECT_NE(what.find("text=COLUMN"), std::string::npos) << what;
+}
+
+const char* kAzureHead =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2023-11-16 18:15:46.6805900,374,44\n"
+    "2023-11-16 18:15:50.9951690,396,109\n"
+    "2023-11-16 18:15:51.2000000,374,12\n";
+
+TEST(Import, ALogOfLengthsOnlyIsRefused) {
+  std::string path = write_file("azure.csv", kAzureHead);
+  expect_lengths_refused(path, "time=TIMESTAMP,tokens=ContextTokens,output=GeneratedTokens");
+  expect_lengths_refused(path, "time=TIMESTAMP,hashes=ContextTokens");
+  auto tok = make_approx_tokenizer();
+  expect_lengths_refused(path, "time=TIMESTAMP,text=ContextTokens", tok.get());
+  // The mapping such a log allows (a length, no content) is refused with the same reason.
+  try {
+    parse_import_mapping("time=TIMESTAMP,prompt_tokens=ContextTokens,output=GeneratedTokens");
+    ADD_FAILURE() << "a mapping without a prompt was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("token counts cannot say which requests do"),
+              std::string::npos)
+        << e.what();
+  }
+  // In JSONL a number where the prompt's list belongs says so on its line.
+  std::string jsonl = write_file("lengths.jsonl", "{\"t\": 0, \"n\": 374}\n");
+  std::string what = input_error([&] { import(jsonl, "time=t,tokens=n"); }).what();
+  EXPECT_NE(what.find(jsonl + ":1: field 'n': one number, not a list"), std::string::npos) << what;
+  // One-token rows among longer prompts are prompts, not lengths.
+  Trace mixed = import(write_file("mixed.csv", "t,ids\n0,5\n1,5 6 7\n"), "time=t,tokens=ids");
+  EXPECT_EQ(mixed.prompt_tokens, (std::vector<uint32_t>{1, 3}));
+}
+
+TEST(Import, TheAzureTraceIsRefused) {
+  std::string path = testing::data_file("azure-2023/AzureLLMInferenceTrace_conv.csv");
+  if (path.empty()) GTEST_SKIP() << "KVPOLICY_DATA unset or the Azure trace is absent";
+  expect_lengths_refused(path, "time=TIMESTAMP,tokens=ContextTokens,output=GeneratedTokens");
+}
+
+// Repeated hashes of block contents (not chained) would count hits no prefix cache makes: an
+// infinite cache of "1 1 1 1" hits 75 % of blocks that a replay never reaches.
+TEST(Import, HashesThatAreNotChainedAreRefused) {
+  std::string repeated = write_file("repeated.csv", "t,h\n0,1 1 1 1\n1,5 6\n");
+  EXPECT_EQ(std::string(input_error([&] { import(repeated, "time=t,hashes=h"); }).what()),
+            repeated +
+                ":2: column 'h': hash 1 is repeated in one prompt: these are not chained block "
+                "hashes (each block's hash must cover the blocks before it, as vLLM's and "
+                "SGLang's do); chain them, or map the prompts' tokens or text instead");
+  std::string moved = write_file("moved.csv", "t,h\n0,1 2\n1,3 2\n");
+  std::string what = input_error([&] { import(moved, "time=t,hashes=h"); }).what();
+  EXPECT_NE(what.find(moved + ":3: column 'h': hash 2 is block 2 here but block 2 of request 1"),
+            std::string::npos)
+      << what;
+  std::string shifted = write_file("shifted.csv", "t,h\n0,1 2\n1,2 4\n");
+  what = input_error([&] { import(shifted, "time=t,hashes=h"); }).what();
+  EXPECT_NE(what.find(":3: column 'h': hash 2 is block 1 here but block 2 of request 1"),
+            std::string::npos)
+      << what;
+  // A skipped row leaves no trace of its hashes.
+  ImportReport rep;
+  Trace t = import(write_file("skipped.csv", "t,h\n0,1 1\n1,1 2\n"), "time=t,hashes=h", &rep, "s",
+                   nullptr, true);
+  EXPECT_EQ(rep.skipped_rows, 1u);
+  EXPECT_EQ(keys(t, 0), (std::vector<BlockKey>{1, 2}));
+}
+
+// A FIFO hung the import (the open waits for a writer), /dev/zero filled memory: both are
+// refused before anything opens them, as is a sparse file larger than memory.
+TEST(Import, FifosDevicesAndHugeFilesAreRefused) {
+  std::string fifo = testing::temp_path("log.csv");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    std::string what = input_error([&] { import(path, "time=t,tokens=ids"); }).what();
+    EXPECT_NE(what.find("not a regular file (a pipe or a device); logs are read from files"),
+              std::string::npos)
+        << what;
+  }
+  std::filesystem::remove(fifo);
+  std::string sparse = testing::temp_path("sparse.csv");
+  { std::ofstream(sparse) << "t,ids\n"; }
+  std::filesystem::resize_file(sparse, physical_memory_bytes() + (uint64_t{1} << 30));
+  std::string what = input_error([&] { import(sparse, "time=t,tokens=ids"); }).what();
+  EXPECT_NE(what.find("more than this machine's"), std::string::npos) << what;
+  std::filesystem::remove(sparse);
+}
+
+TEST(Import, JsonlDuplicateKeysAreAnError) {
+  std::string path = write_file(
+      "dup.jsonl", "{\"t\": 0, \"ids\": [1, 2]}\n{\"t\": 1, \"ids\": [1, 2], \"t\": 9}\n");
+  EXPECT_EQ(std::string(input_error([&] { import(path, "time=t,tokens=ids"); }).what()),
+            path + ":2: field 't': duplicate key");
 }
 
 }  // namespace

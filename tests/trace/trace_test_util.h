@@ -60,6 +60,14 @@ inline std::string read_bytes(const std::string& path) {
   return ss.str();
 }
 
+// `rel` under $KVPOLICY_DATA (the shared real traces), or "" when it is unset or lacks the file.
+inline std::string data_file(const std::string& rel) {
+  const char* dir = std::getenv("KVPOLICY_DATA");
+  if (!dir || !*dir) return "";
+  std::string path = std::string(dir) + "/" + rel;
+  return std::filesystem::exists(path) ? path : "";
+}
+
 // The InputError that `f` throws; fails the test if it throws nothing or something else.
 inline InputError input_error(const std::function<void()>& f) {
   try {

@@ -52,7 +52,7 @@ class PrefixTree {
   // reads the node, so that is best in cache already (a victim just chosen, or a block fetched
   // earlier with prefetch_node_id).
   [[gnu::always_inline]] void prefetch_removal(NodeId node) const {
-    const Node& n = nodes_[node];
+    const Node& n = at(node);
     __builtin_prefetch(&slots_[home_of_tag(tag_of(n.key))]);
     if (n.parent != kNoNode) __builtin_prefetch(&nodes_[n.parent]);
   }
@@ -78,32 +78,32 @@ class PrefixTree {
   // Pin returns true if the node was evictable and no longer is; unpin returns true if it
   // became evictable.
   bool pin(NodeId node) {
-    Node& n = nodes_[node];
+    Node& n = at(node);
     if (n.pins == kMaxPins) throw_too_many_pins(node);
     bool was_evictable = n.pins == 0 && tier_children(n) == 0;
     ++n.pins;
     return was_evictable;
   }
   bool unpin(NodeId node) {
-    Node& n = nodes_[node];
+    Node& n = at(node);
     --n.pins;
     return n.pins == 0 && tier_children(n) == 0;
   }
 
   bool contains(NodeId n) const { return n < nodes_.size() && nodes_[n].depth != kFree; }
-  bool is_leaf(NodeId n) const { return nodes_[n].children == 0; }
+  bool is_leaf(NodeId n) const { return at(n).children == 0; }
   // An unpinned node with no child in its own tier (see the class comment).
-  bool is_evictable(NodeId n) const { return nodes_[n].pins == 0 && tier_children(nodes_[n]) == 0; }
-  bool is_pinned(NodeId n) const { return nodes_[n].pins != 0; }
+  bool is_evictable(NodeId n) const { return at(n).pins == 0 && tier_children(at(n)) == 0; }
+  bool is_pinned(NodeId n) const { return at(n).pins != 0; }
   // No child in its own tier: evictable whenever it is unpinned.
-  bool is_tier_leaf(NodeId n) const { return tier_children(nodes_[n]) == 0; }
-  BlockKey key(NodeId n) const { return nodes_[n].key; }
-  NodeId parent(NodeId n) const { return nodes_[n].parent; }
-  uint32_t depth(NodeId n) const { return nodes_[n].depth; }  // 0 = first block of a prompt
-  uint32_t child_count(NodeId n) const { return nodes_[n].children; }
-  uint32_t pin_count(NodeId n) const { return nodes_[n].pins; }
-  uint32_t hbm_child_count(NodeId n) const { return nodes_[n].hbm_children; }
-  Tier tier(NodeId n) const { return tier_of(nodes_[n]); }
+  bool is_tier_leaf(NodeId n) const { return tier_children(at(n)) == 0; }
+  BlockKey key(NodeId n) const { return at(n).key; }
+  NodeId parent(NodeId n) const { return at(n).parent; }
+  uint32_t depth(NodeId n) const { return at(n).depth; }  // 0 = first block of a prompt
+  uint32_t child_count(NodeId n) const { return at(n).children; }
+  uint32_t pin_count(NodeId n) const { return at(n).pins; }
+  uint32_t hbm_child_count(NodeId n) const { return at(n).hbm_children; }
+  Tier tier(NodeId n) const { return tier_of(at(n)); }
 
   size_t size() const { return size_; }
   // An upper bound on node ids, growing geometrically with the tree's own storage: policies
@@ -134,7 +134,20 @@ class PrefixTree {
   static_assert(sizeof(Node) == 24);
   static Tier tier_of(const Node& n) { return n.in_dram ? Tier::kDram : Tier::kHbm; }
   static uint32_t tier_children(const Node& n) { return n.in_dram ? n.children : n.hbm_children; }
+  // Node ids come from callers of a public class: each is range-checked, one compare that a
+  // replay never fails (its ids come from the tree), so it costs a predicted branch.
+  const Node& at(NodeId n) const {
+    if (n >= nodes_.size()) [[unlikely]]
+      throw_bad_node(n);
+    return nodes_[n];
+  }
+  Node& at(NodeId n) {
+    if (n >= nodes_.size()) [[unlikely]]
+      throw_bad_node(n);
+    return nodes_[n];
+  }
   // Out of line: the hot paths stay small.
+  [[noreturn]] void throw_bad_node(NodeId node) const;
   [[noreturn]] static void throw_too_deep();
   [[noreturn]] static void throw_too_many_pins(NodeId node);
   // A slot keeps the upper half of the key's hash beside the id: probes and backward shifts
@@ -163,7 +176,7 @@ class PrefixTree {
 
 // The replay's hot path, inline so that the cache's loop compiles into one body.
 inline NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
-  uint32_t depth = parent == kNoNode ? 0 : nodes_[parent].depth + 1;
+  uint32_t depth = parent == kNoNode ? 0 : at(parent).depth + 1;
   if (depth > kMaxDepth) throw_too_deep();
   NodeId id;
   if (!free_ids_.empty()) {
@@ -189,9 +202,9 @@ inline NodeId PrefixTree::insert(BlockKey key, NodeId parent) {
 }
 
 inline NodeId PrefixTree::remove(NodeId node) {
+  Node& n = at(node);
   table_erase(node);
   --size_;
-  Node& n = nodes_[node];
   n.depth = kFree;
   free_ids_.push_back(node);
   NodeId parent = n.parent;

@@ -16,9 +16,14 @@ class RedisServer {
   // Whether kRedisServerPath can be run (Debian's redis-server, scripts/install-deps.sh).
   static bool available();
 
+  struct Options {
+    std::string password;       // --requirepass: clients must AUTH (empty: none)
+    bool loopback_tcp = false;  // also listen on 127.0.0.1 at a free port (port())
+  };
   // Starts the server and waits (at most 5 s) until its socket answers PING; throws
   // kvpolicy::Error, leaving no process or directory behind, when it does not.
-  RedisServer();
+  RedisServer() : RedisServer(Options{}) {}
+  explicit RedisServer(const Options& options);
   // Stops the server if it runs (SIGTERM, then SIGKILL after 5 s), reaps it, removes the
   // directory.
   ~RedisServer();
@@ -26,6 +31,7 @@ class RedisServer {
   RedisServer& operator=(const RedisServer&) = delete;
 
   const std::string& socket() const { return socket_; }
+  int port() const { return port_; }  // 0 without loopback_tcp
   const std::string& directory() const { return dir_; }
   // The server's process id, -1 once it is stopped and reaped.
   pid_t pid() const { return pid_; }
@@ -39,6 +45,7 @@ class RedisServer {
   std::string dir_;
   std::string socket_;
   pid_t pid_ = -1;
+  int port_ = 0;
 };
 
 }  // namespace kvpolicy::embed

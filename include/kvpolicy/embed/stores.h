@@ -45,7 +45,16 @@ struct RedisOptions {
   // the data's fault, so they are never retried.
   uint32_t retries = 0;
   std::string prefix = "emb:";  // the Redis key of a row is prefix + decimal EmbKey
+  // Sent with AUTH on every connection when not empty (a server with requirepass or ACL users);
+  // never part of a message or name().
+  std::string username;
+  std::string password;
 };
+
+// A Redis address as HOST:PORT or a URL redis://[[USER]:PASSWORD@]HOST[:PORT][/0] (port 6379 by
+// default; %XX escapes in the user and password, as URLs write '@' or ':'); ConfigError naming
+// `flag` otherwise. Databases other than 0 are refused (the store does not SELECT).
+RedisOptions parse_redis_address(const std::string& address, const std::string& flag);
 
 // Rows in Redis, each a binary string of dim little-endian floats. One connection, so one
 // thread at a time; SIGPIPE from a dead server is blocked and discarded during its I/O rather

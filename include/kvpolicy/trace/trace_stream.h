@@ -22,6 +22,14 @@ class TraceStream {
   virtual const ReadReport& report() const = 0;
 };
 
+// Bytes a request holds in a whole Trace's columns besides its blocks, and per block: what a
+// reader or generator checks against the machine's memory before it makes a trace.
+inline constexpr uint64_t kTraceBytesPerRequest = 38, kTraceBytesPerBlock = 8;
+
+// What to do with a trace too large to read whole, for the whole-trace readers' errors.
+inline constexpr const char* kStreamHint =
+    "simulate --stream reads mooncake, native and oracle-general traces a chunk at a time";
+
 // Opens `path` as a stream (format "auto" detects it as read_trace does). Throws ConfigError
 // for a format that cannot be streamed, InputError for a file that cannot be read.
 std::unique_ptr<TraceStream> open_trace_stream(const std::string& path, const std::string& format,

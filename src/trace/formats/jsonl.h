@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/trace.h"
+#include "kvpolicy/trace/trace_stream.h"
 
 namespace kvpolicy::jsonl {
 
@@ -146,7 +148,7 @@ inline void get_uint_array(object& obj, std::string_view name, const Where& w,
 template <typename OnRecord>
 void for_each_record(const std::string& path, const ReadOptions& opts, ReadReport& report,
                      OnRecord&& on_record) {
-  require_trace_file(path);
+  require_memory_for_file(path, require_regular_file(path, "traces"), kStreamHint);
   simdjson::padded_string data;
   if (simdjson::padded_string::load(path).get(data))
     throw InputError(path, 0, "", "cannot read file");

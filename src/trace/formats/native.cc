@@ -18,6 +18,7 @@
 
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/trace_io.h"
 #include "kvpolicy/trace/trace_stream.h"
 #include "native_layout.h"
@@ -42,6 +43,8 @@ struct Unchecked {
 Unchecked read_columns(const std::string& path) {
   uint64_t size;
   File f = open_binary_trace(path, size);
+  // The columns fill the file (read_native_header checks it): a sparse file claims them all.
+  require_memory_for_file(path, size, kStreamHint);
   Reader in(f.get(), path, size);
 
   Trace t;
@@ -68,30 +71,13 @@ Trace read_native(const std::string& path, const ReadOptions& opts, ReadReport& 
   const bool with_continuation = columns.with_continuation;
   if (columns.stored != columns.computed)
     throw InputError(path, 0, "checksum", "corrupt native trace: checksum mismatch");
-  const uint64_t n = t.size(), nb = t.blocks.size(), categories = t.category_names.size();
+  const uint64_t n = t.size(), nb = t.blocks.size();
 
   // Structure, in case a file was written by something else.
   if (t.block_offset[0] != 0 || t.block_offset[n] != nb)
     throw InputError(path, 0, "block_offset", "corrupt native trace: offsets do not cover blocks");
-  for (uint64_t r = 0; r < n; ++r) {
-    if (t.block_offset[r] > t.block_offset[r + 1])
-      throw InputError(path, 0, "block_offset", "corrupt native trace: decreasing offsets");
-    if (r ? t.time[r] < t.time[r - 1] : t.time[0] < 0)
-      throw InputError(path, 0, "time", "corrupt native trace: times go back");
-    if (t.turn[r] == 0) throw InputError(path, 0, "turn", "corrupt native trace: turn 0");
-    if (t.time[r] >= kMaxTime)
-      throw InputError(path, 0, "time", "corrupt native trace: a time past 2^62 microseconds");
-    // Every reader numbers sessions densely, and whole-trace passes size arrays by them.
-    if (t.session[r] != kNoSession && t.session[r] >= n)
-      throw InputError(path, 0, "session",
-                       "corrupt native trace: session id " + std::to_string(t.session[r]) +
-                           " of request " + std::to_string(r) + " is not below the " +
-                           std::to_string(n) + " requests");
-    if (categories && t.category[r] >= categories)
-      throw InputError(path, 0, "category", "corrupt native trace: unknown category");
-    if (with_continuation && !(t.continuation[r] >= 0 && t.continuation[r] <= 1))
-      throw InputError(path, 0, "continuation", "corrupt native trace: not a probability");
-  }
+  for (uint64_t r = 0; r < n; ++r)
+    check_request(path, t, r, r ? t.time[r - 1] : 0, n, with_continuation, r);
   report.lines = n;
   if (opts.block_tokens) t.block_tokens = opts.block_tokens;
   if (opts.max_requests && opts.max_requests < n) {

@@ -193,6 +193,29 @@ inline NativeHeader read_native_header(Reader& in, const std::string& path, Trac
   return out;
 }
 
+// The checks of request r of `t` (a whole trace or a streamed chunk) that need no other request:
+// every native reader, whole or streamed, makes the same ones. `before` is the previous
+// request's time (0 for the first), `n` the file's requests, `index` r's place in the file.
+inline void check_request(const std::string& path, const Trace& t, size_t r, Time before,
+                          uint64_t n, bool with_continuation, uint64_t index) {
+  auto fail = [&](const char* field, const std::string& what) {
+    throw InputError(path, 0, field, "corrupt native trace: " + what);
+  };
+  if (t.block_offset[r] > t.block_offset[r + 1]) fail("block_offset", "decreasing offsets");
+  if (t.time[r] < before) fail("time", "times go back");
+  if (t.time[r] >= kMaxTime) fail("time", "a time past 2^62 microseconds");
+  if (t.turn[r] == 0) fail("turn", "turn 0");
+  // Every reader numbers sessions densely, and whole-trace passes size arrays by them.
+  if (t.session[r] != kNoSession && t.session[r] >= n)
+    fail("session", "session id " + std::to_string(t.session[r]) + " of request " +
+                        std::to_string(index) + " is not below the " + std::to_string(n) +
+                        " requests");
+  const size_t categories = t.category_names.size();
+  if (categories && t.category[r] >= categories) fail("category", "unknown category");
+  if (with_continuation && !(t.continuation[r] >= 0 && t.continuation[r] <= 1))
+    fail("continuation", "not a probability");
+}
+
 // The stream reader (native_stream.cc), registered with the format in native.cc.
 std::unique_ptr<TraceStream> open_stream(const std::string& path, const ReadOptions& opts);
 

@@ -76,21 +76,10 @@ class NativeStream final : public TraceStream {
       fail("block_offset", "corrupt native trace: offsets do not cover blocks");
     chunk.blocks.resize(last - first);
     pread_all(chunk.blocks.data(), (last - first) * 8, c.blocks + first * 8, "blocks");
-    const size_t categories = header_.category_names.size();
     for (uint64_t& o : chunk.block_offset) o -= first;  // a wrapped one fails the check below
     for (uint64_t r = 0; r < k; ++r) {
-      if (chunk.block_offset[r] > chunk.block_offset[r + 1])
-        fail("block_offset", "corrupt native trace: decreasing offsets");
-      if (chunk.time[r] < last_time_) fail("time", "corrupt native trace: times go back");
+      check_request(path_, chunk, r, last_time_, n_, with_continuation_, done_ + r);
       last_time_ = chunk.time[r];
-      if (chunk.session[r] != kNoSession && chunk.session[r] >= n_)
-        fail("session", "corrupt native trace: session id " + std::to_string(chunk.session[r]) +
-                            " of request " + std::to_string(done_ + r) + " is not below the " +
-                            std::to_string(n_) + " requests");
-      if (categories && chunk.category[r] >= categories)
-        fail("category", "corrupt native trace: unknown category");
-      if (with_continuation_ && !(chunk.continuation[r] >= 0 && chunk.continuation[r] <= 1))
-        fail("continuation", "corrupt native trace: not a probability");
     }
     next_block_ = last;
     done_ += k;

@@ -11,6 +11,7 @@
 #include "binary_file.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/trace/trace_io.h"
 #include "kvpolicy/trace/trace_stream.h"
@@ -33,6 +34,9 @@ Trace read_oracle_general(const std::string& path, const ReadOptions& opts, Read
   uint64_t size;
   File f = open_binary_trace(path, size);
   uint64_t records = size / kOracleGeneralRecordBytes;
+  if (!opts.max_requests || opts.max_requests > records)
+    require_memory_for_file(path, records * (kTraceBytesPerRequest + kTraceBytesPerBlock),
+                            kStreamHint);
   if (uint64_t tail = size % kOracleGeneralRecordBytes) {
     // "Line" is the 1-based record number in binary formats.
     InputError e(path, records + 1, "",

@@ -6,6 +6,7 @@
 #include <functional>
 #include <queue>
 
+#include "generator_limits.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/generators.h"
 
@@ -42,6 +43,16 @@ Trace generate_conversation(const ConversationParams& p, uint64_t seed) {
       p.prompt_tokens_sigma < 0 || p.answer_tokens_sigma < 0)
     throw ConfigError("conversation: parameters out of range (see `kvpolicy trace generate`)");
   const uint32_t B = p.block_tokens;
+  // Expected sizes: turn k's context is the system prompt and k earlier turns plus its prompt.
+  const double turns = std::min<double>(p.turns_mean, p.max_turns);
+  const double context = p.system_tokens_mean + p.prompt_tokens_mean +
+                         (turns - 1) / 2 * (p.prompt_tokens_mean + p.answer_tokens_mean);
+  check_generator_size(
+      "conversation",
+      fmt::format("sessions={} x turns={} of about {:.0f} tokens", p.sessions, p.turns_mean,
+                  context),
+      double(p.sessions) * turns, std::ceil(context / B),
+      double(p.system_prompts) * p.system_tokens_mean * 4 + double(p.sessions) * turns * 40);
 
   // The shared system prompts, from their own stream so the pool does not depend on timing.
   Rng pool_rng(mix64(seed ^ 0x73797374656d0000ULL));
@@ -90,8 +101,7 @@ Trace generate_conversation(const ConversationParams& p, uint64_t seed) {
   events.reserve(total_turns);
   for (uint32_t s = 0; s < p.sessions; ++s)
     for (uint32_t k = 0; k < plans[s].turns.size(); ++k)
-      events.push_back(
-          {static_cast<Time>(std::llround(plans[s].turns[k].time_s * kMicrosPerSecond)), s, k});
+      events.push_back({generated_time(plans[s].turns[k].time_s, "conversation"), s, k});
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return a.time != b.time         ? a.time < b.time
            : a.session != b.session ? a.session < b.session

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "generator_limits.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/generators.h"
@@ -22,8 +23,16 @@ Trace generate_gsp(const GspParams& p, uint64_t seed) {
     throw ConfigError(
         "gsp: groups, prompts, lengths, block_tokens and rate must be positive, "
         "shared_fraction in [0, 1]");
-  Rng rng(seed);
   const uint32_t B = p.block_tokens;
+  double mean_blocks = 0, prefix_tokens = 0;
+  for (uint32_t len : p.lengths) mean_blocks += std::ceil(double(len) / B) / p.lengths.size();
+  for (uint32_t g = 0; g < std::min<size_t>(p.groups, p.lengths.size()); ++g)
+    prefix_tokens += p.shared_fraction * p.lengths[g];
+  const double requests = double(p.groups) * p.prompts_per_group;
+  check_generator_size("gsp", fmt::format("groups={} x prompts={}", p.groups, p.prompts_per_group),
+                       requests, mean_blocks,
+                       requests * 8 + prefix_tokens * 4 * (double(p.groups) / p.lengths.size()));
+  Rng rng(seed);
 
   // Shared prefixes, drawn once per group.
   std::vector<std::vector<uint32_t>> prefix(p.groups);
@@ -62,8 +71,7 @@ Trace generate_gsp(const GspParams& p, uint64_t seed) {
     ids.clear();
     for (size_t b = 0; b < tokens.size(); b += B)
       ids.push_back(hash_tokens(tokens.data() + b, std::min<size_t>(B, tokens.size() - b)));
-    Time now = static_cast<Time>(std::llround(now_s * kMicrosPerSecond));
-    t.add_request(now, ids, len, p.output_tokens, g, ++issued[g], 0);
+    t.add_request(generated_time(now_s, "gsp"), ids, len, p.output_tokens, g, ++issued[g], 0);
   }
   return t;
 }

@@ -1,6 +1,13 @@
 // The workload generators by name, for `kvpolicy trace generate`.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "generator_limits.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/trace_stream.h"
 
 namespace kvpolicy {
 
@@ -19,6 +26,27 @@ const std::vector<GeneratorInfo>& workload_generators() {
        [](const Params& p, uint64_t seed) { return generate_zipf(zipf_params(p), seed); }},
   };
   return all;
+}
+
+Time generated_time(double seconds, std::string_view generator) {
+  double micros = seconds * kMicrosPerSecond;
+  if (!(micros < double(kMaxTime)))
+    throw ConfigError(
+        fmt::format("{}: arrival times pass 2^62 microseconds (146,000 years): "
+                    "raise the rate",
+                    generator));
+  return static_cast<Time>(std::llround(micros));
+}
+
+void check_generator_size(std::string_view generator, const std::string& params, double requests,
+                          double blocks_per_request, double extra_bytes) {
+  if (requests >= double(UINT32_MAX))
+    throw ConfigError(fmt::format("{}: {} make {:.3g} requests; a trace holds at most 2^32 - 1",
+                                  generator, params, requests));
+  double bytes =
+      requests * (kTraceBytesPerRequest + blocks_per_request * kTraceBytesPerBlock) + extra_bytes;
+  require_memory(bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes),
+                 fmt::format("{}: {}", generator, params));
 }
 
 Trace generate_workload(const std::string& kind, const std::string& params, uint64_t seed) {

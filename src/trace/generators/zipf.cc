@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "generator_limits.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/generators.h"
 
@@ -25,6 +26,11 @@ void generate_zipf_requests(const ZipfParams& p, uint64_t seed, const ZipfSink& 
   if (p.requests == 0 || p.requests > UINT32_MAX || p.prefixes == 0 || p.alpha < 0 ||
       p.prefix_blocks + uint64_t{p.suffix_blocks} == 0 || p.rate <= 0 || p.block_tokens == 0)
     throw ConfigError("zipf: parameters out of range (see `kvpolicy trace generate`)");
+  // The prefixes' keys and their popularity are held; the requests go to `emit`.
+  generated_time(double(p.requests - 1) / p.rate, "zipf");
+  check_generator_size("zipf",
+                       fmt::format("prefixes={} x prefix_blocks={}", p.prefixes, p.prefix_blocks),
+                       0, 0, double(p.prefixes) * (p.prefix_blocks + 1) * 8);
   Rng rng(seed);
   ZipfSampler pick(p.prefixes, p.alpha);
 
@@ -47,8 +53,7 @@ void generate_zipf_requests(const ZipfParams& p, uint64_t seed, const ZipfSink& 
     BlockKey k = p.prefix_blocks ? keys[p.prefix_blocks - 1] : kRootKey;
     for (uint32_t j = 0; j < p.suffix_blocks; ++j)  // the request index makes them unique
       keys[p.prefix_blocks + j] = k = chain_key(k, ~salt ^ (r << 16 | j));
-    Time now = static_cast<Time>(std::llround(double(r) / p.rate * kMicrosPerSecond));
-    emit(now, keys, tokens);
+    emit(generated_time(double(r) / p.rate, "zipf"), keys, tokens);
   }
 }
 
@@ -57,7 +62,9 @@ Trace generate_zipf(const ZipfParams& p, uint64_t seed) {
   t.name = fmt::format("zipf(seed={})", seed);
   t.block_tokens = p.block_tokens;
   const uint64_t n_blocks = uint64_t{p.prefix_blocks} + p.suffix_blocks;
-  if (p.requests <= UINT32_MAX) t.reserve(p.requests, p.requests * n_blocks);
+  check_generator_size("zipf", fmt::format("requests={} of {} blocks", p.requests, n_blocks),
+                       double(p.requests), double(n_blocks), 0);
+  t.reserve(p.requests, p.requests * n_blocks);
   generate_zipf_requests(p, seed, [&](Time now, std::span<const BlockKey> keys, uint32_t tokens) {
     t.add_request_keys(now, keys, tokens, 1);
   });
