@@ -168,7 +168,9 @@ PYBIND11_MODULE(_kvpolicy, m) {
 
   // Registered base first: pybind11 tries the latest registered translator first.
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
-  static py::exception<ConfigError> config_error(m, "ConfigError", PyExc_ValueError);
+  // A ConfigError is a kvpolicy Error (as in C++) and a ValueError (a bad argument).
+  static py::exception<ConfigError> config_error(
+      m, "ConfigError", py::make_tuple(error, py::handle(PyExc_ValueError)));
   static py::exception<InputError> input_error(m, "InputError", error.ptr());
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -200,6 +200,7 @@ def test_errors_become_python_exceptions_with_the_same_messages(tmp_path):
     with pytest.raises(kvpolicy.ConfigError, match="nope") as e:
         kvpolicy.Cache("nope", 8)
     assert isinstance(e.value, ValueError)
+    assert isinstance(e.value, kvpolicy.Error)  # one base catches every kvpolicy error, as in C++
     path = tmp_path / "t.jsonl"
     write_mooncake(path, requests=20)
     binary = os.environ.get("KVPOLICY_BINARY")
