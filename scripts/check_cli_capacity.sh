@@ -7,15 +7,7 @@
 set -uo pipefail
 K=${1:?usage: check_cli_capacity.sh KVPOLICY_BINARY [PYTHON_MODULE_DIR]}
 PYDIR=${2:-}
-[[ $K = /* ]] || K=$PWD/$K
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-fail() {
-  echo "FAILED: $*"
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/cli_checks.sh"
 # 2,240 unique blocks: 2 % of them is 44.8, so rounding and flooring differ.
 "$K" trace generate --kind zipf --params requests=400,prefixes=40 --out t.kvtrace > /dev/null ||
   exit 1

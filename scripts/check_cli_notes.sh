@@ -6,15 +6,7 @@
 # --plot's file name; GB columns carry no exponent. Usage: check_cli_notes.sh KVPOLICY_BINARY
 set -uo pipefail
 K=${1:?usage: check_cli_notes.sh KVPOLICY_BINARY}
-[[ $K = /* ]] || K=$PWD/$K
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-fail() {
-  echo "FAILED: $*"
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/cli_checks.sh"
 # Generated traces carry no continuation scores, as Mooncake's does not.
 "$K" trace generate --kind zipf --params requests=300,prefixes=30 --out t.kvtrace > /dev/null ||
   exit 1

@@ -1,5 +1,6 @@
 # Sourced by the CLI check scripts: a scratch directory (removed at exit) as the working one, and
 # the checks they share. Needs K (the kvpolicy binary) set first.
+[[ $K = /* ]] || K=$PWD/$K
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1

@@ -243,12 +243,14 @@ void run(const CompareArgs& args) {
   GridOptions grid = args.grid;
   grid.cost_model = &cost;
 
-  // One grid per policy, so one failing policy is reported without losing the others.
+  // One grid per policy, so one failing policy is reported without losing the others. The first
+  // grid that succeeds starts the results file afresh (unless --resume); the others append to it.
   std::vector<Row> rows;
   for (auto& spec : specs) {
     Row row{spec, needs_future(spec), {}, {}};
     try {
       row.results = run_grid(trace, {spec}, grid_caps, args.seed, grid);
+      grid.resume = true;
       warn_unfitted_models(row.results);
     } catch (const Error& e) {
       row.error = e.what();
