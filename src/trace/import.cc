@@ -15,6 +15,7 @@
 
 #include "csv_records.h"
 #include "formats/jsonl.h"
+#include "import_cells.h"
 #include "import_time.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/input_file.h"
@@ -23,6 +24,8 @@
 namespace kvpolicy {
 namespace {
 
+using import_cells::parse_int_list;
+using import_cells::parse_uint;
 using import_time::parse_time;
 using import_time::parse_unit;
 using import_time::Unit;
@@ -52,63 +55,6 @@ constexpr const char* kLengthsAreNotPrompts =
 constexpr const char* kNotChained =
     "these are not chained block hashes (each block's hash must cover the blocks before it, as "
     "vLLM's and SGLang's do); chain them, or map the prompts' tokens or text instead";
-
-// --- Cells ---------------------------------------------------------------------------------
-
-// A non-negative integer cell; integral decimals (12.0) are accepted.
-std::optional<uint64_t> parse_uint(std::string_view s) {
-  s = trim(s);
-  uint64_t v;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec == std::errc() && p == s.data() + s.size()) return v;
-  double d;
-  auto [q, ec2] = std::from_chars(s.data(), s.data() + s.size(), d);
-  if (ec2 == std::errc() && q == s.data() + s.size() && d >= 0 && d == std::floor(d) && d < 1.8e19)
-    return static_cast<uint64_t>(d);
-  return std::nullopt;
-}
-
-// A list of integers as a JSON array ("[1, 2, 3]") or separated by spaces or commas ("1 2 3");
-// with `signed_ok`, negative 64-bit values are kept as their two's complement (Python's hash()).
-std::string parse_int_list(std::string_view s, bool signed_ok, std::vector<uint64_t>& out) {
-  out.clear();
-  s = trim(s);
-  if (!s.empty() && s.front() == '[') {
-    if (s.back() != ']') return "a list that opens with '[' must close with ']'";
-    s = s.substr(1, s.size() - 2);
-  }
-  size_t i = 0;
-  while (i < s.size()) {
-    char c = s[i];
-    if (c == ' ' || c == ',' || c == '\t' || c == '\n' || c == '\r') {
-      ++i;
-      continue;
-    }
-    const char* begin = s.data() + i;
-    const char* end = s.data() + s.size();
-    const char* p;
-    std::errc ec;
-    uint64_t v = 0;
-    if (c == '-' && signed_ok) {
-      int64_t neg = 0;  // from_chars leaves it unset on an error, which is checked below
-      auto r = std::from_chars(begin, end, neg);
-      p = r.ptr;
-      ec = r.ec;
-      v = static_cast<uint64_t>(neg);
-    } else {
-      auto r = std::from_chars(begin, end, v);
-      p = r.ptr;
-      ec = r.ec;
-    }
-    if (ec != std::errc() ||
-        (p < end && *p != ' ' && *p != ',' && *p != '\t' && *p != '\n' && *p != '\r'))
-      return fmt::format("item {}: expected {}", out.size() + 1,
-                         signed_ok ? "a 64-bit integer" : "a non-negative integer");
-    out.push_back(v);
-    i = static_cast<size_t>(p - s.data());
-  }
-  return "";
-}
 
 // One row's cells, whatever the file's format: the row parser below asks it for the mapped
 // columns by target.
