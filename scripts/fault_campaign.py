@@ -95,14 +95,15 @@ class Campaign:
             self.failures.append(f"{cls}: {case}: {outcome} {detail}".strip())
 
     def judge_error(self, cls, case, rc, err, file):
-        """A bad input: a failing exit whose message names the file."""
+        """A bad input: a failing exit whose message names the file (any message, for None)."""
         if rc == "hang":
             self.record(cls, "FAIL hang", case)
         elif rc < 0 or rc >= 128:
             self.record(cls, "FAIL crash", case, f"(exit {rc})")
         elif rc == 0:
             self.record(cls, "FAIL accepted a bad input", case)
-        elif "internal error" in err or os.path.basename(file) not in err:
+        elif "internal error" in err or not err.strip() or (
+                file is not None and os.path.basename(file) not in err):
             self.record(cls, "FAIL unclear error", case, err.strip()[:200])
         else:
             self.record(cls, "clear error", case)
@@ -361,16 +362,8 @@ class Campaign:
         """A refused command: a failing exit with a message, and every input byte kept."""
         if not kept:
             self.record(cls, "FAIL input destroyed", case, err.strip()[:200])
-        elif rc == "hang":
-            self.record(cls, "FAIL hang", case)
-        elif rc < 0 or rc >= 128:
-            self.record(cls, "FAIL crash", case, f"(exit {rc})")
-        elif rc == 0:
-            self.record(cls, "FAIL accepted", case)
-        elif "internal error" in err or not err.strip():
-            self.record(cls, "FAIL unclear error", case, err.strip()[:200])
         else:
-            self.record(cls, "clear error", case)
+            self.judge_error(cls, case, rc, err, None)
 
     def aliasing(self):
         """Every output flag pointed at an input file by another spelling: a short option glued
