@@ -63,11 +63,15 @@ class Campaign:
         self.n = 0
 
     def path(self, name, data):
-        self.n += 1
-        p = os.path.join(self.work, f"{self.n:05d}-{name}")
+        p = self.fresh(name)
         with open(p, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
         return p
+
+    def fresh(self, name):
+        """A path no file has yet, in the work directory."""
+        self.n += 1
+        return os.path.join(self.work, f"{self.n:05d}-{name}")
 
     def run(self, args, timeout_s=TIMEOUT_S, **kw):
         try:
@@ -441,8 +445,7 @@ class Campaign:
                 ("mrc --json", ["mrc", "-p", "lru", "--points", "3", "--json"]),
                 ("lpc-study --json", ["lpc-study", "-p", "lru", "-c", "5%", "--json"]),
                 ("serve --json", ["serve", "-p", "lru", "-c", "5%", "--json"])):
-            out = self.path("done.jsonl", b"")
-            os.remove(out)
+            out = self.fresh("done.jsonl")
             rc, err = self.run(argv[:1] + ["-t", t] + argv[1:] + [out])
             if rc != 0 or not os.path.exists(out):
                 self.record(cls, "FAIL the first run failed", name, err.strip()[:200])
@@ -480,8 +483,7 @@ class Campaign:
             t2 = os.path.join(self.work, "changing.jsonl")
             with open(t2, "w") as f:
                 f.write("".join(json.dumps(r) + "\n" for r in moon))
-            out = self.path("resume.jsonl", b"")
-            os.remove(out)
+            out = self.fresh("resume.jsonl")
             sweep = ["simulate", "-t", t2, "-p", "lru,fifo", "-c", "1,2", "--jobs", "1"]
             self.run(sweep + ["--json", out])
             before = self.digest(out)
@@ -493,15 +495,13 @@ class Campaign:
         t2 = self.path("changing.kvtrace", b"")
         self.run(["trace", "generate", "--kind", "zipf", "--params", "requests=500,prefixes=30",
                   "--out", t2])
-        out = self.path("resume.jsonl", b"")
-        os.remove(out)
+        out = self.fresh("resume.jsonl")
         sweep = ["simulate", "-t", t2, "-p", "lru,fifo", "-c", "5%,10%", "--jobs", "1"]
         self.run(sweep + ["--json", out])
         self.run(["trace", "generate", "--kind", "zipf", "--params", "requests=5000,prefixes=30",
                   "--seed", "7", "--out", t2 + ".new.kvtrace"])
         os.replace(t2 + ".new.kvtrace", t2)
-        fresh = self.path("fresh.jsonl", b"")
-        os.remove(fresh)
+        fresh = self.fresh("fresh.jsonl")
         self.run(sweep + ["--json", fresh])
         rc, err = self.run(sweep + ["--json", out, "--resume"])
         names = {json.loads(r)["trace"] for r in rows(fresh)}
@@ -528,8 +528,7 @@ class Campaign:
                 ("robustness", ["robustness", "-t", t, "--noise", "0"]),
                 ("serve (1 worker)", ["serve", "-t", t, "-p", "lru", "--workers", "1"])):
             for share, scale in (("100%", 1.0), ("150%", 1.5)):
-                out = self.path("v.jsonl", b"")
-                os.remove(out)
+                out = self.fresh("v.jsonl")
                 rc, err = self.run(argv + ["-c", share, "--json", out])
                 records = []
                 if rc == 0 and os.path.exists(out):
@@ -553,8 +552,7 @@ class Campaign:
         for name, argv in (("simulate", ["simulate", "-t", t, "-p", "lru"]),
                            ("lpc-study", ["lpc-study", "-t", t, "-p", "lru"]),
                            ("tail", ["tail", "-t", t])):
-            out = self.path("b.jsonl", b"")
-            os.remove(out)
+            out = self.fresh("b.jsonl")
             self.run(argv + ["-c", shares, "--json", out])
             if os.path.exists(out):
                 counts[name] = sorted(set(field_values([json.loads(line) for line in open(out)],
@@ -566,8 +564,7 @@ class Campaign:
     # --- importing users' logs -------------------------------------------------------------
     def imports(self):
         cls = "trace import: a log that cannot make a prefix trace"
-        d = self.path("imp", b"")
-        os.remove(d)
+        d = self.fresh("imp")
         os.makedirs(d)
         length_only = os.path.join(d, "azure.csv")
         with open(length_only, "w") as f:
@@ -623,8 +620,7 @@ class Campaign:
         if rc != 0:
             self.judge_error(cls, "[7, 7, 7]", rc, err, f)
         else:
-            sim = self.path("unchained.out.jsonl", b"")
-            os.remove(sim)
+            sim = self.fresh("unchained.out.jsonl")
             self.run(["simulate", "-t", f, "-p", "lru", "-c", "100%", "--json", sim])
             hit = None
             if os.path.exists(sim):
