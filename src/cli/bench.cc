@@ -163,6 +163,23 @@ uint64_t trace_memory(const Trace& t) {
          column_bytes(t.continuation);
 }
 
+// A policy that reads the trace's continuation scores by default (LPC) runs its oracle variant
+// on a trace without them, and says so on stderr: `bench` times policies, it does not rank them.
+void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs) {
+  if (trace.has_continuation()) return;
+  for (auto& spec : specs) {
+    if (spec.params.find("predictor") != std::string::npos) continue;
+    for (auto& p : PolicyRegistry::instance().get(spec.name).params) {
+      if (p.name != "predictor" || p.default_value != "trace") continue;
+      spec.params = "predictor=oracle";
+      fmt::print(stderr,
+                 "kvpolicy: {}: this trace carries no continuation scores (build one with "
+                 "`kvpolicy trace build --classifier MODEL`); showing {}\n",
+                 spec.name, spec.label());
+    }
+  }
+}
+
 // `one_copy`: the trace `trace` repeats with fresh keys, or null; its hit rates are reported.
 WorkloadBench bench_workload(const std::string& label, const std::string& name, const Trace& trace,
                              size_t capacity, std::vector<PolicySpec> specs, const BenchArgs& args,

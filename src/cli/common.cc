@@ -123,21 +123,6 @@ std::vector<bool> first_of_each(const std::vector<std::string>& keys,
   return keep;
 }
 
-void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs) {
-  if (trace.has_continuation()) return;
-  for (auto& spec : specs) {
-    if (spec.params.find("predictor") != std::string::npos) continue;
-    for (auto& p : PolicyRegistry::instance().get(spec.name).params) {
-      if (p.name != "predictor" || p.default_value != "trace") continue;
-      spec.params = "predictor=oracle";
-      fmt::print(stderr,
-                 "kvpolicy: {}: this trace carries no continuation scores (build one with "
-                 "`kvpolicy trace build --classifier MODEL`); showing {}\n",
-                 spec.name, spec.label());
-    }
-  }
-}
-
 void add_deprecated_option(CLI::App* cmd, const std::string& old_name, const std::string& new_name,
                            std::string& target) {
   cmd->add_option_function<std::string>(

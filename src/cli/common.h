@@ -107,7 +107,8 @@ void add_policy_option(CLI::App* cmd, std::string& target, const std::string& he
 // brought that it cannot; or, given `skipped`, leaving that line to the caller (a table's note).
 std::vector<PolicySpec> policies_the_trace_feeds(const std::string& text, const Trace& trace,
                                                  std::string* skipped = nullptr);
-// The same, written back as a list parse_policy_list reads (for options that take text).
+// The sets of `text` expanded (expand_policy_sets), written back as a list parse_policy_list
+// reads (for options that take text).
 std::string expand_policy_sets_text(const std::string& text);
 
 // The built-in default workload `compare` and `make run` use when no trace is given.
@@ -154,9 +155,5 @@ void drop_repeated_configs(std::vector<Config>& configs, KeyFn key, LabelFn labe
   }
   configs.resize(kept);
 }
-
-// A policy that reads the trace's continuation scores by default (LPC) runs its oracle variant
-// on a trace without them, and says so on stderr: `bench` times policies, it does not rank them.
-void oracle_scores_without_continuation(const Trace& trace, std::vector<PolicySpec>& specs);
 
 }  // namespace kvpolicy::cli
