@@ -9,13 +9,12 @@ source "$(dirname "$0")/lib.sh"
 need_data mooncake-conversation/conversation_trace.jsonl
 DATA=$data
 TRACE=$DATA/mooncake-conversation/conversation_trace.jsonl
-tmp=$work
 
-"$K" bench --quick -p sieve --data "$DATA" --json "$tmp/bench.json" > "$tmp/bench.txt"
-grep -q "hit % x1" "$tmp/bench.txt"
-cap=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["workloads"][0]["capacity_blocks"])' "$tmp/bench.json")
-"$K" simulate -p sieve -c "$cap" --trace "$TRACE" --json "$tmp/one.jsonl" > /dev/null
-python3 - "$tmp/bench.json" "$tmp/one.jsonl" <<'PY'
+"$K" bench --quick -p sieve --data "$DATA" --json "$work/bench.json" > "$work/bench.txt"
+grep -q "hit % x1" "$work/bench.txt"
+cap=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["workloads"][0]["capacity_blocks"])' "$work/bench.json")
+"$K" simulate -p sieve -c "$cap" --trace "$TRACE" --json "$work/one.jsonl" > /dev/null
+python3 - "$work/bench.json" "$work/one.jsonl" <<'PY'
 import json
 import sys
 

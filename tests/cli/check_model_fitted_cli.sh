@@ -5,16 +5,15 @@
 set -euo pipefail
 K=$1
 source "$(dirname "$0")/lib.sh"
-tmp=$work
-"$K" trace generate --kind conversation --params sessions=40 --seed 3 -o "$tmp/t.kvtrace" > /dev/null
-"$K" simulate -p lru,wa:refit_s=1000000000,wa:refit_s=0.001 -c 10% --trace "$tmp/t.kvtrace" \
-  --json "$tmp/rows.jsonl" > /dev/null 2> "$tmp/err.txt"
-grep -q "warning: wa:refit_s=1000000000 .*never fitted" "$tmp/err.txt"
-if grep -q "warning: wa:refit_s=0.001" "$tmp/err.txt"; then
+"$K" trace generate --kind conversation --params sessions=40 --seed 3 -o "$work/t.kvtrace" > /dev/null
+"$K" simulate -p lru,wa:refit_s=1000000000,wa:refit_s=0.001 -c 10% --trace "$work/t.kvtrace" \
+  --json "$work/rows.jsonl" > /dev/null 2> "$work/err.txt"
+grep -q "warning: wa:refit_s=1000000000 .*never fitted" "$work/err.txt"
+if grep -q "warning: wa:refit_s=0.001" "$work/err.txt"; then
   echo "CliModelFitted: a fitted row was flagged" >&2
   exit 1
 fi
-python3 - "$tmp/rows.jsonl" <<'PY'
+python3 - "$work/rows.jsonl" <<'PY'
 import json
 import sys
 
