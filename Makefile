@@ -6,7 +6,7 @@ DATA ?= $(abspath ../shared/traces)
 .PHONY: deps build run test test-sanitize test-tsan fuzz test-fuzz bench format clean
 
 deps:
-	@bash scripts/install-deps.sh
+	@bash tools/install-deps.sh
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -37,14 +37,14 @@ test-tsan: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tsan_tests
 	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|KeyGbm|Sweep' -E '^Cli'
 
-# libFuzzer (clang) on every reader, parser and policy spec, FUZZ_SECONDS each (scripts/fuzz.sh);
+# libFuzzer (clang) on every reader, parser and policy spec, FUZZ_SECONDS each (tools/fuzz.sh);
 # CI runs `make test-fuzz`: each target over its corpus and a few seconds of fuzzing.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKVPOLICY_FUZZ=ON \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
 	cmake --build $(BUILD)-fuzz -j $(JOBS)
-	bash scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(BUILD)-fuzz/fuzz-table.md
+	bash tools/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(BUILD)-fuzz/fuzz-table.md
 
 test-fuzz:
 	$(MAKE) fuzz FUZZ_SECONDS=4

@@ -44,7 +44,7 @@ install(FILES ${CMAKE_BINARY_DIR}/package/kvpolicy.pc
 # examples/ built and run against an installed copy (find_package, static, pkg-config).
 if(KVPOLICY_SANITIZE STREQUAL "")
   add_test(NAME InstalledLibrary
-           COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check_install.sh ${CMAKE_BINARY_DIR}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/check_install.sh ${CMAKE_BINARY_DIR}
                    ${CMAKE_SOURCE_DIR})
   set_tests_properties(InstalledLibrary PROPERTIES TIMEOUT 600)
 endif()

@@ -10,7 +10,7 @@
 
 namespace {
 const kvpolicy::fuzz::FuzzTarget* target = nullptr;
-// Verdicts, printed at exit for scripts/fuzz.sh's table: how many inputs read, how many were
+// Verdicts, printed at exit for tools/fuzz.sh's table: how many inputs read, how many were
 // rejected with a message.
 size_t accepted = 0, rejected = 0;
 void print_verdicts() {

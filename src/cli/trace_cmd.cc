@@ -146,7 +146,7 @@ void add(CLI::App& app) {
                "also characterize reuse: skew, single- vs multi-turn hits, reuse times per "
                "category with exponential fits, lifespans, the capacity an ideal policy needs");
   st->add_option("--csv-dir", sargs->csv_dir,
-                 "--deep: CSV files for scripts/plot_characterization.py");
+                 "--deep: CSV files for studies/plot_characterization.py");
   st->add_option("--turn-buckets", sargs->turn_buckets,
                  "--deep: category = request type x turn bucket 1, 2, ..., n+")
       ->check(CLI::Range(1, 64))

@@ -391,7 +391,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, std::string* 
   constexpr const char* kHint =
       "the cl100k_base vocabulary is not installed (looked in $KVPOLICY_TOKENIZER if set, else "
       "/usr/local/share/kvpolicy/cl100k_base.json and /usr/share/kvpolicy/cl100k_base.json); "
-      "scripts/install-deps.sh installs it from the npm package tiktoken";
+      "tools/install-deps.sh installs it from the npm package tiktoken";
   if (spec == "approx") return make_approx_tokenizer();
   if (spec.rfind("approx:", 0) == 0) {
     std::optional<double> chars = read_number(std::string_view(spec).substr(7));

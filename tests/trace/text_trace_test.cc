@@ -53,7 +53,7 @@ std::unique_ptr<Tokenizer> cl100k_or_skip() {
 // Reference ids from js-tiktoken 1.0.21 (an independent implementation), encoding cl100k_base.
 TEST(Tokenizer, Cl100kMatchesTheReferenceImplementation) {
   auto tok = cl100k_or_skip();
-  if (!tok) GTEST_SKIP() << "the cl100k_base vocabulary is not installed (scripts/install-deps.sh)";
+  if (!tok) GTEST_SKIP() << "the cl100k_base vocabulary is not installed (tools/install-deps.sh)";
   struct Case {
     const char* text;
     std::vector<uint32_t> ids;
@@ -143,7 +143,7 @@ class NaiveBpe {
 // letter, repeated pairs), on ordinary text and on words of a few thousand bytes.
 TEST(Tokenizer, Cl100kHeapMergeMatchesTheRescanningMerge) {
   auto tok = cl100k_or_skip();
-  if (!tok) GTEST_SKIP() << "the cl100k_base vocabulary is not installed (scripts/install-deps.sh)";
+  if (!tok) GTEST_SKIP() << "the cl100k_base vocabulary is not installed (tools/install-deps.sh)";
   NaiveBpe naive(find_bpe_vocabulary());
   std::mt19937 rng(7);
   auto random_word = [&](size_t n, std::string_view alphabet) {

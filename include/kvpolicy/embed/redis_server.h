@@ -13,7 +13,7 @@ inline constexpr const char* kRedisServerPath = "/usr/bin/redis-server";
 
 class RedisServer {
  public:
-  // Whether kRedisServerPath can be run (Debian's redis-server, scripts/install-deps.sh).
+  // Whether kRedisServerPath can be run (Debian's redis-server, tools/install-deps.sh).
   static bool available();
 
   struct Options {
