@@ -30,7 +30,7 @@ log() { echo "+ $*" >&2; "$@" > /dev/null; }
 
 # ---- (a) GSP, round-robin order, one worker -------------------------------------------------
 # The RLT paper's single-worker setting (its Table 3): 64 groups x 32 prompts, other GSP
-# parameters at KVRouting's defaults (ALGORITHMS.md section 5).
+# parameters at KVRouting's defaults.
 log "$K" trace generate --kind gsp --params groups=64,prompts=32,order=round_robin --seed 1 \
     -o gsp-rr.kvtrace
 log "$K" trace stats -t gsp-rr.kvtrace --json a-gsp-stats.json

@@ -1,5 +1,5 @@
 // Belady: evicts the evictable leaf whose next use is furthest in the future (offline OPT).
-// Source: Belady 1966; ALGORITHMS.md section 1. Reads the trace's future through the oracle.
+// Source: Belady 1966; docs/policies.md. Reads the trace's future through the oracle.
 // Cost: O(1) per access, O(log n) per eviction and per leaf change (indexed heap of leaves).
 #include "belady.h"
 

@@ -1,5 +1,5 @@
 // FIFO: evicts the evictable leaf inserted earliest, deeper first on ties.
-// Source: classic; a baseline of the WA paper (ALGORITHMS.md section 1).
+// Source: classic; a baseline of the WA paper (docs/policies.md).
 // Cost: O(1) per access; O(log n) per eviction and per leaf change, O(1) down a chain.
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/policy/walk.h"

@@ -1,6 +1,6 @@
 // Guarded: any policy (the inner one, typically score-based: LPC, WA, FPB) behind a guard that
 // falls back to LRU's victim when the inner's choices go wrong. Source: a rule made here, after
-// LARU (LCR paper, Algorithm 1; ALGORITHMS.md section 2); docs/policies.md states it in full.
+// LARU (LCR paper, Algorithm 1); docs/policies.md states it in full.
 // Cost: the inner's, plus O(log n) per eviction and per leaf transition (the recency treap) and
 // O(1) hash lookups per block (the shadow LRU).
 //

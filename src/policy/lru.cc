@@ -1,5 +1,5 @@
 // LRU: evicts the least recently accessed evictable leaf, deeper first on ties.
-// Source: the default of vLLM, SGLang and Dynamo (ALGORITHMS.md section 1).
+// Source: the default of vLLM, SGLang and Dynamo (docs/policies.md).
 // Cost: O(1) per access; O(1) per eviction in replay (see victim()).
 #include "kvpolicy/core/order/intrusive_list.h"
 #include "kvpolicy/policy/policy.h"

@@ -1,7 +1,7 @@
 // T-LRU family: evicts TEL-safe blocks first (blocks a conversation's next turn does not need to
 // meet the latency threshold xi), then by LRU (tlru, tlru_end, tlru_length, threshold_lru) or
 // Belady (tail_belady).
-// Source: "Tail-Optimized Caching for LLM Inference" (ALGORITHMS.md section 3).
+// Source: "Tail-Optimized Caching for LLM Inference" (docs/policies.md).
 // Cost: O(1) per access; O(1) per eviction (LRU variants), O(log n) (tail_belady); marking is
 // O(marked blocks) per request.
 #include <algorithm>

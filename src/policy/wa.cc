@@ -1,5 +1,5 @@
 // WA: evicts the evictable block least likely to be reused within its category's lifespan.
-// Source: Wang et al., "KVCache Cache in the Wild" (USENIX ATC'25), section 4.2 (ALGORITHMS.md 4).
+// Source: Wang et al., "KVCache Cache in the Wild" (USENIX ATC'25), section 4.2 (docs/policies.md).
 // Cost: O(1) amortized per access, O(W) per eviction (W = categories), O(W * 64) per refit.
 //
 // ReuseProb_w(t) = pi_w (e^{-lambda_w t} - e^{-lambda_w (t + Life_w)}), t = age, fitted online

@@ -1,4 +1,4 @@
-// LARU, FPB and HF (ALGORITHMS.md section 2): consistency with Belady under perfect
+// LARU, FPB and HF (docs/policies.md): consistency with Belady under perfect
 // predictions, robustness under adversarial ones, and the phase / lambda rules on hand-made
 // sequences whose decisions are worked out below.
 #include <gtest/gtest.h>

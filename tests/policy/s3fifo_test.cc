@@ -162,7 +162,7 @@ TEST(S3FifoGhost, DisabledGhostHoldsNothing) {
   EXPECT_EQ(ghost.size(), 0u);
 }
 
-// DESIGN.md section 7: at most 64 bytes per cached block, tree included. The queues cost LRU's
+// docs/architecture.md's budget: at most 64 bytes per cached block, tree included. The queues cost LRU's
 // list (8 bytes) and main's candidate link (4), and the ghost (0.9 keys per block) at most 12
 // bytes a key.
 TEST(S3Fifo, FitsTheMemoryBudget) {

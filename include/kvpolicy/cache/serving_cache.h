@@ -1,5 +1,5 @@
 // ServingCache: a worker's KV memory in serve mode, shared between the prefix cache and the
-// requests it runs (DESIGN.md section 6, ALGORITHMS.md section 10). Every block a running request
+// requests it runs (docs/serve.md). Every block a running request
 // holds is either a node of the prefix tree, pinned while the request runs, or a private block
 // (output being generated, or a recomputed answer) that joins the tree when the request
 // completes. The policy hears each prompt block once, at admission, as in replay mode, and each

@@ -1,4 +1,4 @@
-// Embedding-lookup workloads for the DLRM embedding cache (ALGORITHMS.md section 8): Meta's
+// Embedding-lookup workloads for the DLRM embedding cache (docs/results/embed.md): Meta's
 // reuse-factor histograms (traces/dlrm-locality), a generator whose trace matches one of them, a
 // Zipf generator for tests, and a CSV format for bringing one's own lookups.
 #pragma once

@@ -2,7 +2,7 @@
 // tells it when the request completes. A router sees what it would see in production: the
 // cluster's per-worker load, and either the workers' exact cached prefixes (KV events, as
 // NVIDIA Dynamo and llm-d's precise scorer get them) or only what it routed itself (its own
-// approximate tree, as SGLang's router and LBGR keep). ALGORITHMS.md sections 5 and 10.
+// approximate tree, as SGLang's router and LBGR keep). docs/routers.md states each.
 #pragma once
 
 #include <cstdint>

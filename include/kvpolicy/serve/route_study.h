@@ -1,4 +1,4 @@
-// The RLT paper's routing study (ALGORITHMS.md sections 5 and 10): routers x eviction policies
+// The RLT paper's routing study (docs/routers.md): routers x eviction policies
 // on a cluster, over GSP in its three orders, multi-turn conversations and long-document QA.
 #pragma once
 
@@ -16,7 +16,7 @@ struct StudyWorkload {
 };
 
 struct RouteStudyWorkloadOptions {
-  std::string data_dir;    // ../shared/traces layout; text workloads are skipped without it
+  std::string data_dir;    // KVPOLICY_DATA's layout; text workloads are skipped without it
   std::string gsp_params;  // extra "key=value,..." for the GSP generator
   std::string tokenizer = "auto";
   uint64_t seed = 1;

@@ -1,6 +1,6 @@
 // Serve mode: a deterministic discrete-event simulation of a cluster of workers, each one GPU (or
 // a tensor-parallel group) running vLLM-style continuous batching over its own prefix cache,
-// with a router in front (ALGORITHMS.md section 10, DESIGN.md section 6).
+// with a router in front (docs/serve.md).
 #pragma once
 
 #include <cstdint>

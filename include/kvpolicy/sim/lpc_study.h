@@ -1,4 +1,4 @@
-// The LPC paper's evaluation (ALGORITHMS.md section 6): hit rate against capacity for LRU, LPC
+// The LPC paper's evaluation (docs/policies.md, lpc): hit rate against capacity for LRU, LPC
 // and its oracle, Belady and other policies on a conversation trace, and from those curves the
 // cache each policy needs for LRU's hit rate and the share of the LRU-to-oracle gap it closes.
 #pragma once

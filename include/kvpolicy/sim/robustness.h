@@ -1,4 +1,4 @@
-// The robustness experiment of the LCR paper (Figures 5 and 13, ALGORITHMS.md section 2):
+// The robustness experiment of the LCR paper (Figures 5 and 13):
 // hit rate of each policy as the noisy oracle's corruption probability p goes from 0 to 1.
 #pragma once
 

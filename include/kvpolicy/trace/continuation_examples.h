@@ -1,4 +1,4 @@
-// The continuation classifier's examples from text conversations (LPC, ALGORITHMS.md section 6):
+// The continuation classifier's examples from text conversations (LPC, docs/policies.md):
 // one per user turn, with the prompts it may look at and whether the conversation goes on, and
 // the train/test split by conversation. The text stays here and in the classifier: a trace
 // carries only the score (Trace::continuation).

@@ -1,5 +1,5 @@
 // GSP: groups of prompts sharing a prefix (SGLang's generated-shared-prefix benchmark, with the
-// KVRouting defaults of ALGORITHMS.md section 5).
+// KVRouting defaults; `kvpolicy trace generate --help` lists them).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Order-statistic treap over dense NodeIds, keyed by a 64-bit recency sequence (smaller = older),
 // each subtree holding its size and the member with the largest value P. It answers "the member
 // with the largest P among the l oldest" in O(log n), which LARU, FPB and HF need
-// (ALGORITHMS.md section 2). Links live in arrays indexed by NodeId: no allocation per operation.
+// (docs/policies.md). Links live in arrays indexed by NodeId: no allocation per operation.
 #pragma once
 
 #include <cstddef>
