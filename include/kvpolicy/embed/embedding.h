@@ -1,7 +1,7 @@
 // The embedding cache of DLRM inference (the LCR paper's second GPU cache,
-// docs/results/embed.md): its vocabulary. A lookup names a row (`index`) of an embedding table; an SLS sample pools
-// the rows of its lookups; a batch of samples is one SLS query. Keys put table and index in one
-// 64-bit id.
+// docs/results/embed.md): its vocabulary. A lookup names a row (`index`) of an embedding table; an
+// SLS sample pools the rows of its lookups; a batch of samples is one SLS query. Keys put table and
+// index in one 64-bit id.
 #pragma once
 
 #include <cstdint>
