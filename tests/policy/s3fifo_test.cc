@@ -162,8 +162,8 @@ TEST(S3FifoGhost, DisabledGhostHoldsNothing) {
   EXPECT_EQ(ghost.size(), 0u);
 }
 
-// docs/architecture.md's budget: at most 64 bytes per cached block, tree included. The queues cost LRU's
-// list (8 bytes) and main's candidate link (4), and the ghost (0.9 keys per block) at most 12
+// docs/architecture.md's budget: at most 64 bytes per cached block, tree included. The queues cost
+// LRU's list (8 bytes) and main's candidate link (4), and the ghost (0.9 keys per block) at most 12
 // bytes a key.
 TEST(S3Fifo, FitsTheMemoryBudget) {
   for (size_t cap : {1000, 16451, 200000}) {
