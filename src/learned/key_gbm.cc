@@ -227,4 +227,11 @@ PolicyStats KeyGbm::stats() const {
           {"predictor_task_seconds", impl_->task_seconds}};
 }
 
+namespace {
+
+const bool registered = register_key_gbm(
+    [](const KeyGbmConfig& c) -> std::unique_ptr<KeyModel> { return std::make_unique<KeyGbm>(c); });
+
+}  // namespace
+
 }  // namespace kvpolicy

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/predict/key_gbm.h"
 
 namespace kvpolicy {
 
@@ -49,6 +50,23 @@ std::string learned_predictor_absent(const std::string& name) {
   if (std::find(names.begin(), names.end(), name) == names.end()) return "";
   return "predictor '" + name +
          "' needs XGBoost: this kvpolicy was built with -DKVPOLICY_LEARNED=OFF";
+}
+
+namespace {
+std::unique_ptr<KeyModel> (*key_gbm_factory)(const KeyGbmConfig&) = nullptr;
+}  // namespace
+
+bool register_key_gbm(std::unique_ptr<KeyModel> (*make)(const KeyGbmConfig&)) {
+  key_gbm_factory = make;
+  return true;
+}
+
+std::unique_ptr<KeyModel> make_key_gbm(const KeyGbmConfig& config) {
+  if (!key_gbm_factory)
+    throw ConfigError(
+        "the embedding cache's GBM needs XGBoost: this kvpolicy was built with "
+        "-DKVPOLICY_LEARNED=OFF");
+  return key_gbm_factory(config);
 }
 
 std::vector<NestedChoice> predictor_choices() {
