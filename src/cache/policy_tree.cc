@@ -49,7 +49,7 @@ void PolicyTree::reserve_ids() {
   policy_->reserve_ids(ids_told_);
   holders_.resize(ids_told_, 0);
   external_.resize(ids_told_, 0);
-  held_in_.resize(ids_told_, 0);
+  held_.resize(ids_told_);
 }
 
 NodeId PolicyTree::require(BlockKey key, const char* what) const {
@@ -61,8 +61,7 @@ NodeId PolicyTree::require(BlockKey key, const char* what) const {
 
 void PolicyTree::hold_for_request(NodeId n) {
   hold(n);
-  held_.push_back(n);
-  held_in_[n] = counts_.requests;
+  held_.add(n);
 }
 
 void PolicyTree::hold(NodeId n) {
@@ -120,7 +119,7 @@ void PolicyTree::begin_request(const RequestInfo& info) {
   }
   now_ = t;
   path_.clear();
-  held_.clear();
+  held_.begin();
   open_ = true;
   ++counts_.requests;
 }
@@ -128,7 +127,7 @@ void PolicyTree::begin_request(const RequestInfo& info) {
 void PolicyTree::end_request() {
   if (!open_) throw Error("end_request: no request is open");
   policy_->on_request_end(view_, path_);
-  for (size_t j = held_.size(); j-- > 0;) release(held_[j]);
+  held_.release_all([this](NodeId n) { release(n); });
   next_access_ = view_.first_access + std::max<size_t>(info_.blocks.size(), path_.size());
   open_ = false;
 }
@@ -159,7 +158,7 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   NodeId parent = parent_key ? require(*parent_key, "insert (the parent)") : kNoNode;
   ImplicitRequest cycle(*this);
   // The parent is held for the rest of the request, so the eviction below cannot take it.
-  if (parent != kNoNode && held_in_[parent] != counts_.requests) hold_for_request(parent);
+  if (parent != kNoNode && !held_.holds(parent)) hold_for_request(parent);
   if (tree_->size() >= capacity_ && !(make_room && evict_one())) {
     ++counts_.refused;
     return false;
@@ -169,8 +168,7 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   holders_[n] = 1;
   external_[n] = 0;
   ++pinned_;
-  held_.push_back(n);
-  held_in_[n] = counts_.requests;
+  held_.add(n);
   policy_->on_access(n, access_info(n, AccessKind::kInserted));
   path_.push_back(n);
   ++counts_.inserted;

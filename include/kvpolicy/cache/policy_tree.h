@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/cache/held_blocks.h"
 #include "kvpolicy/core/access.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
@@ -87,6 +88,8 @@ class PolicyTree {
   PolicyStats policy_stats() const { return policy_->stats(); }
   const PrefixTree& tree() const { return *tree_; }
   const std::string& policy_label() const { return label_; }
+  // Entries the held-blocks bookkeeping wrote, looked up or released so far (HeldBlocks).
+  uint64_t held_steps() const { return held_.steps(); }
 
  private:
   NodeId require(BlockKey key, const char* what) const;
@@ -112,10 +115,7 @@ class PolicyTree {
   RequestView view_;
   RequestInfo info_;
   std::vector<NodeId> path_;  // blocks it accessed, in order
-  std::vector<NodeId> held_;  // blocks it holds (path_ and parents it inserted under)
-  // Per node: the number (counts_.requests) of the last request that held it, so that a parent
-  // is found in held_ without searching it (a long prompt would make insert quadratic).
-  std::vector<uint64_t> held_in_;
+  HeldBlocks held_;           // blocks it holds (path_ and parents it inserted under)
   Time now_ = 0;
   uint64_t next_access_ = 0;
   PolicyTreeStats counts_;
