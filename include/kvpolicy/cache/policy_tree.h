@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kvpolicy/cache/held_blocks.h"
+#include "kvpolicy/cache/policy_driver.h"
 #include "kvpolicy/core/access.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
@@ -100,15 +101,13 @@ class PolicyTree {
   std::optional<BlockKey> evict_one();  // the key it dropped
   AccessInfo access_info(NodeId n, AccessKind kind);
 
-  std::unique_ptr<PrefixTree> tree_;
-  std::unique_ptr<Policy> policy_;
+  std::unique_ptr<PolicyDriver> driver_;  // the tree, its policy, holds and eviction
+  PrefixTree* tree_ = nullptr;            // driver_'s
+  Policy* policy_ = nullptr;              // driver_'s
   std::string label_;
   size_t capacity_;
   uint32_t block_tokens_;
-  size_t ids_told_ = 0;
-  std::vector<uint32_t> holders_;   // per node: pins plus the open request's hold
-  std::vector<uint32_t> external_;  // per node: pins by the owner
-  size_t pinned_ = 0;
+  std::vector<uint32_t> external_;  // per node: pins by the owner (holds: pins + the request's)
 
   // The open request cycle.
   bool open_ = false;
