@@ -123,17 +123,12 @@ std::vector<ParamSpec> predictor_param_specs() {
 
 namespace {
 
-// The predictor that alone reads a flat parameter ("" = every predictor).
+// The predictor that alone reads a flat parameter ("" = every predictor): the one that
+// declares it as an alias.
 std::string only_predictor_reading(const std::string& name) {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> kOwn = {
-      {"noisy", {"p", "noise", "redraw", "sigma"}},
-      {"gbm", {"mode", "max_lag", "window", "retrain", "trees", "depth", "eta"}},
-      {"reuse",
-       {"horizon", "horizon_x", "bonus_x", "sample", "key_table", "session_table", "reuse_window",
-        "first_fit", "reuse_retrain", "reuse_trees", "reuse_eta", "reuse_depth", "load_model",
-        "save_model"}}};
-  for (auto& [kind, names] : kOwn)
-    if (std::find(names.begin(), names.end(), name) != names.end()) return kind;
+  for (auto& info : PredictorRegistry::instance().all())
+    for (auto& [flat, own] : info.flat_aliases)
+      if (flat == name) return info.name;
   return "";
 }
 
