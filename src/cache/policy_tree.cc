@@ -31,25 +31,21 @@ PolicyTree::PolicyTree(const PolicySpec& spec, size_t capacity_blocks, uint32_t 
   if (needs_future(spec))
     throw ConfigError("policy '" + spec.label() +
                       "' reads the trace's future (offline): it can run only in replay");
-  tree_ = std::make_unique<PrefixTree>(std::min<size_t>(capacity_blocks, size_t{1} << 22));
   PolicyContext ctx;
-  ctx.tree = tree_.get();
-  ctx.capacity_blocks = capacity_blocks;
   ctx.block_tokens = block_tokens;
   ctx.seed = seed;
-  policy_ = make_policy(spec, ctx);
+  driver_ = std::make_unique<PolicyDriver>(capacity_blocks, spec, ctx);
+  tree_ = &driver_->tree();
+  policy_ = &driver_->policy();
   reserve_ids();
 }
 
 PolicyTree::~PolicyTree() = default;
 
 void PolicyTree::reserve_ids() {
-  if (tree_->id_limit() == ids_told_) return;
-  ids_told_ = tree_->id_limit();
-  policy_->reserve_ids(ids_told_);
-  holders_.resize(ids_told_, 0);
-  external_.resize(ids_told_, 0);
-  held_in_.resize(ids_told_, 0);
+  if (driver_->ids() == external_.size()) return;
+  external_.resize(driver_->ids(), 0);
+  held_.resize(driver_->ids());
 }
 
 NodeId PolicyTree::require(BlockKey key, const char* what) const {
@@ -61,21 +57,12 @@ NodeId PolicyTree::require(BlockKey key, const char* what) const {
 
 void PolicyTree::hold_for_request(NodeId n) {
   hold(n);
-  held_.push_back(n);
-  held_in_[n] = counts_.requests;
+  held_.add(n);
 }
 
-void PolicyTree::hold(NodeId n) {
-  if (holders_[n]++ > 0) return;
-  ++pinned_;
-  if (tree_->pin(n)) policy_->on_unevictable(n);
-}
+void PolicyTree::hold(NodeId n) { driver_->hold(n); }
 
-void PolicyTree::release(NodeId n) {
-  if (--holders_[n] > 0) return;
-  --pinned_;
-  if (tree_->unpin(n)) policy_->on_evictable(n);
-}
+void PolicyTree::release(NodeId n) { driver_->release(n); }
 
 // A caller's time outside [0, 2^62) us would overflow the intervals policies add to it (WA's
 // refit period, T-LRU's lifetimes); the trace readers never give one.
@@ -120,7 +107,7 @@ void PolicyTree::begin_request(const RequestInfo& info) {
   }
   now_ = t;
   path_.clear();
-  held_.clear();
+  held_.begin();
   open_ = true;
   ++counts_.requests;
 }
@@ -128,7 +115,7 @@ void PolicyTree::begin_request(const RequestInfo& info) {
 void PolicyTree::end_request() {
   if (!open_) throw Error("end_request: no request is open");
   policy_->on_request_end(view_, path_);
-  for (size_t j = held_.size(); j-- > 0;) release(held_[j]);
+  held_.release_all([this](NodeId n) { release(n); });
   next_access_ = view_.first_access + std::max<size_t>(info_.blocks.size(), path_.size());
   open_ = false;
 }
@@ -159,18 +146,15 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   NodeId parent = parent_key ? require(*parent_key, "insert (the parent)") : kNoNode;
   ImplicitRequest cycle(*this);
   // The parent is held for the rest of the request, so the eviction below cannot take it.
-  if (parent != kNoNode && held_in_[parent] != counts_.requests) hold_for_request(parent);
+  if (parent != kNoNode && !held_.holds(parent)) hold_for_request(parent);
   if (tree_->size() >= capacity_ && !(make_room && evict_one())) {
     ++counts_.refused;
     return false;
   }
-  NodeId n = tree_->insert(key, parent);  // pinned by the tree: the request's hold
+  NodeId n = driver_->insert_held(key, parent);  // the request's hold
   reserve_ids();
-  holders_[n] = 1;
   external_[n] = 0;
-  ++pinned_;
-  held_.push_back(n);
-  held_in_[n] = counts_.requests;
+  held_.add(n);
   policy_->on_access(n, access_info(n, AccessKind::kInserted));
   path_.push_back(n);
   ++counts_.inserted;
@@ -191,17 +175,10 @@ void PolicyTree::unpin(BlockKey key) {
 }
 
 std::optional<BlockKey> PolicyTree::evict_one() {
-  NodeId v = policy_->victim(now_);
-  if (v == kNoNode) return std::nullopt;
-  if (!tree_->contains(v) || !tree_->is_evictable(v))
-    throw Error("policy '" + label_ + "' named node " + std::to_string(v) +
-                " as its victim, which is not an evictable block (a policy bug)");
-  BlockKey key = tree_->key(v);
-  policy_->on_removed(v, Removal::kEvicted);
-  NodeId parent = tree_->remove(v);
-  if (parent != kNoNode) policy_->on_evictable(parent);
+  PolicyDriver::Evicted e = driver_->evict(now_, /*check=*/true, /*ask_twice=*/false);
+  if (e.node == kNoNode) return std::nullopt;
   ++counts_.evictions;
-  return key;
+  return e.key;
 }
 
 std::vector<BlockKey> PolicyTree::evict(size_t n) {
@@ -218,7 +195,7 @@ PolicyTreeStats PolicyTree::stats() const {
   PolicyTreeStats s = counts_;
   s.size = tree_->size();
   s.capacity = capacity_;
-  s.pinned = pinned_;
+  s.pinned = driver_->pinned();
   return s;
 }
 

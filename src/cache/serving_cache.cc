@@ -10,32 +10,17 @@ namespace kvpolicy {
 ServingCache::ServingCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx)
     : capacity_(capacity_blocks) {
   if (capacity_blocks == 0) throw ConfigError("a worker needs at least one KV block");
-  tree_ = std::make_unique<PrefixTree>(std::min<size_t>(capacity_blocks, size_t{1} << 22));
-  ctx.tree = tree_.get();
-  ctx.capacity_blocks = capacity_blocks;
-  policy_ = make_policy(spec, ctx);
+  driver_ = std::make_unique<PolicyDriver>(capacity_blocks, spec, ctx);
+  tree_ = &driver_->tree();
+  policy_ = &driver_->policy();
   reserve_ids();
 }
 
-void ServingCache::reserve_ids() {
-  if (tree_->id_limit() == ids_told_) return;
-  ids_told_ = tree_->id_limit();
-  policy_->reserve_ids(ids_told_);
-  holders_.resize(ids_told_, 0);
-  computed_.resize(ids_told_, 0);
-}
+void ServingCache::reserve_ids() { computed_.resize(driver_->ids(), 0); }
 
-void ServingCache::pin(NodeId n) {
-  if (holders_[n]++ > 0) return;
-  ++pinned_;
-  if (tree_->pin(n)) policy_->on_unevictable(n);
-}
+void ServingCache::pin(NodeId n) { driver_->hold(n); }
 
-void ServingCache::unpin(NodeId n) {
-  if (--holders_[n] > 0) return;
-  --pinned_;
-  if (tree_->unpin(n)) policy_->on_evictable(n);
-}
+void ServingCache::unpin(NodeId n) { driver_->release(n); }
 
 uint32_t ServingCache::computed_prefix(std::span<const BlockKey> keys) const {
   uint32_t i = 0;
@@ -54,29 +39,18 @@ bool ServingCache::fits(std::span<const BlockKey> prompt, size_t private_blocks)
     NodeId n = tree_->find(key);
     if (n == kNoNode) {
       ++missing;
-    } else if (holders_[n] == 0) {
+    } else if (driver_->holders(n) == 0) {
       ++unpinned_on_path;
     }
   }
-  size_t available = free_blocks() + (tree_->size() - pinned_) - unpinned_on_path;
+  size_t available = free_blocks() + (tree_->size() - driver_->pinned()) - unpinned_on_path;
   return missing + private_blocks <= available;
 }
 
 bool ServingCache::evict_one(Time now) {
-  NodeId v = policy_->victim(now);
+  NodeId v = driver_->evict(now, checking_, /*ask_twice=*/true).node;
   if (v == kNoNode) return false;
-  if (checking_) {
-    if (!tree_->contains(v) || !tree_->is_evictable(v))
-      throw Error("policy returned victim node " + std::to_string(v) +
-                  ", which is not an evictable block");
-    if (policy_->victim(now) != v)
-      throw Error("policy returned victim node " + std::to_string(v) +
-                  ", which was not named again when asked twice");
-  }
-  policy_->on_removed(v, Removal::kEvicted);
   computed_[v] = 0;
-  NodeId parent = tree_->remove(v);
-  if (parent != kNoNode) policy_->on_evictable(parent);
   ++evictions_;
   return true;
 }
@@ -90,11 +64,9 @@ NodeId ServingCache::place(BlockKey key, NodeId parent, const AccessInfo& info) 
     policy_->on_access(n, reused);
     return n;
   }
-  n = tree_->insert(key, parent);  // pinned by the tree
+  n = driver_->insert_held(key, parent);
   reserve_ids();
-  holders_[n] = 1;
   computed_[n] = 0;
-  ++pinned_;
   policy_->on_access(n, info);
   return n;
 }

@@ -62,6 +62,8 @@ std::string ParamSpec::type_name() const {
       return "string";
     case ParamKind::kChoice:
       return "choice";
+    case ParamKind::kNested:
+      return "name(key=value,...)";
   }
   return "?";
 }
@@ -82,8 +84,63 @@ std::string ParamSpec::allowed() const {
       if (range) out += ", or " + number_text("a number", *range);
       return out;
     }
+    case ParamKind::kNested: {
+      std::string out = "one of ";
+      std::vector<NestedChoice> all = nested ? nested() : std::vector<NestedChoice>{};
+      for (size_t i = 0; i < all.size(); ++i) out += (i ? ", " : "") + all[i].name;
+      return out + ", each optionally with its parameters: name(key=value,...)";
+    }
   }
   return "?";
+}
+
+std::string ParamSpec::problem(const std::string& value) const {
+  if (kind != ParamKind::kNested) return accepts(value) ? "" : "must be " + allowed();
+  std::pair<std::string, std::string> parts;
+  try {
+    parts = split_nested(value);
+  } catch (const ConfigError& e) {
+    return std::string("is invalid: ") + e.what();
+  }
+  for (const NestedChoice& c : nested ? nested() : std::vector<NestedChoice>{}) {
+    if (c.name != parts.first) continue;
+    if (!c.unavailable.empty()) return "is unavailable: " + c.unavailable;
+    try {
+      Params::parse(parts.second, c.params, name + " " + c.name);
+    } catch (const ConfigError& e) {
+      return std::string("is invalid: ") + e.what();
+    }
+    return "";
+  }
+  return "must be " + allowed();
+}
+
+std::pair<std::string, std::string> split_nested(const std::string& value) {
+  size_t open = value.find('(');
+  if (open == std::string::npos) {
+    if (value.find(')') != std::string::npos)
+      throw ConfigError("'" + value + "' has a ')' without a '('");
+    return {value, ""};
+  }
+  if (value.back() != ')' || value.find('(', open + 1) != std::string::npos ||
+      value.find(')') != value.size() - 1)
+    throw ConfigError("'" + value + "' must be name(key=value,...) with one pair of parentheses");
+  return {value.substr(0, open), value.substr(open + 1, value.size() - open - 2)};
+}
+
+std::vector<std::string> split_top_level(const std::string& text) {
+  std::vector<std::string> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] == '(') ++depth;
+    if (i < text.size() && text[i] == ')') --depth;
+    if (i == text.size() || (text[i] == ',' && depth <= 0)) {
+      if (i > start) out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
 }
 
 bool ParamSpec::accepts(const std::string& value) const {
@@ -101,6 +158,8 @@ bool ParamSpec::accepts(const std::string& value) const {
       return to_bool(value).has_value();
     case ParamKind::kString:
       return true;
+    case ParamKind::kNested:
+      return problem(value).empty();
     case ParamKind::kChoice: {
       for (auto& c : choices)
         if (value == c) return true;
@@ -137,12 +196,24 @@ ParamSpec param_choice(std::string name, std::string default_value,
           std::move(help), std::move(or_number), std::move(choices)};
 }
 
+ParamSpec param_nested(std::string name, std::string default_value,
+                       std::function<std::vector<NestedChoice>()> choices, std::string help) {
+  ParamSpec s{std::move(name), ParamKind::kNested, std::move(default_value), std::move(help)};
+  s.nested = std::move(choices);
+  return s;
+}
+
+ParamSpec deprecated(ParamSpec spec) {
+  spec.deprecated = true;
+  return spec;
+}
+
 Params Params::parse(const std::string& text, const std::vector<ParamSpec>& spec,
                      const std::string& owner) {
   Params p;
   p.owner_ = owner;
   for (auto& s : spec) p.values_[s.name] = s.default_value;
-  for (const std::string& item : split_list(text)) {
+  for (const std::string& item : split_top_level(text)) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw ConfigError(owner + ": parameter '" + item + "' is not key=value");
@@ -151,10 +222,11 @@ Params Params::parse(const std::string& text, const std::vector<ParamSpec>& spec
     std::string problem;
     if (it == spec.end()) {
       std::string known;
-      for (auto& s : spec) known += (known.empty() ? "" : ", ") + s.name;
+      for (auto& s : spec)
+        if (!s.deprecated) known += (known.empty() ? "" : ", ") + s.name;
       problem = known.empty() ? "is unknown (it takes none)" : "is unknown (known: " + known + ")";
-    } else if (!it->accepts(value)) {
-      problem = "must be " + it->allowed();
+    } else {
+      problem = it->problem(value);
     }
     if (!problem.empty())
       throw ConfigError(owner + ": parameter " + key + " = '" + value + "' " + problem);

@@ -119,7 +119,7 @@ SlsResult run_sls(const EmbeddingTrace& trace, EmbeddingStore& store, const SlsO
   std::vector<uint64_t> next = learned ? next_lookup(trace) : std::vector<uint64_t>{};
   // (predicted, true) interval to the next access from when it was asked, for a sample of keys.
   std::vector<std::pair<double, double>> scored;
-  std::unique_ptr<KeyGbm> gbm;
+  std::unique_ptr<KeyModel> gbm;
   // GBM: each key's last lookup and the time, when last asked (to score the answer).
   std::unordered_map<EmbKey, std::pair<uint64_t, double>> asked;
   if (learned && !oracle) {
@@ -127,7 +127,7 @@ SlsResult run_sls(const EmbeddingTrace& trace, EmbeddingStore& store, const SlsO
     g.async = o.async;
     g.seed = o.seed;
     if (o.predictor == PredictorKind::kWeak) g.features = 1, g.trees = 1;
-    gbm = std::make_unique<KeyGbm>(g);
+    gbm = make_key_gbm(g);
   }
   std::mt19937_64 rng(o.seed);
 

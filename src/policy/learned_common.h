@@ -20,14 +20,16 @@
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/predict/predictor.h"
+#include "kvpolicy/predict/registry.h"
 
 namespace kvpolicy::learned {
 
 inline std::vector<ParamSpec> common_params() { return predictor_param_specs(); }
 // The oracle and noisy predictors and the audit read the trace's future; the GBM does not.
 inline bool predictor_needs_future(const Params& p) {
-  const std::string kind = p.get_string("predictor");
-  return kind == "oracle" || kind == "noisy" || p.get_bool("audit");
+  const PredictorInfo* info =
+      PredictorRegistry::instance().find(split_nested(p.get_string("predictor")).first);
+  return (info && info->reads_future) || p.get_bool("audit");
 }
 
 inline std::vector<ParamSpec> with(std::vector<ParamSpec> a, std::vector<ParamSpec> b) {

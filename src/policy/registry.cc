@@ -68,9 +68,27 @@ std::string policy_listing() {
     out += p.name + "\n  " + p.summary + "\n  source: " + p.paper + offline_note(p) +
            (p.randomized ? "\n  randomized: --seed sets its choices" : "") + "\n";
     // From each declaration: name, type, default, what it accepts, then the help.
-    for (auto& s : p.params)
+    std::string flat;
+    for (auto& s : p.params) {
+      if (s.deprecated) {
+        flat += (flat.empty() ? "" : ", ") + s.name;
+        continue;
+      }
       out += "  " + s.name + " (" + s.type_name() + ", default " + s.default_value +
              "): " + s.allowed() + "\n      " + s.help + "\n";
+      if (s.kind != ParamKind::kNested || !s.nested) continue;
+      // A nested component's own parameters, under its name: name(key=value,...).
+      for (const NestedChoice& c : s.nested()) {
+        out += "    " + s.name + "=" + c.name + (c.params.empty() ? "" : "(...)") + ": " +
+               (c.unavailable.empty() ? c.summary : c.unavailable) + "\n";
+        for (auto& n : c.params)
+          out += "      " + n.name + " (" + n.type_name() + ", default " + n.default_value +
+                 "): " + n.allowed() + "\n          " + n.help + "\n";
+      }
+    }
+    if (!flat.empty())
+      out += "  deprecated flat spellings of the predictor's parameters (" + flat +
+             "): predictor=reuse,reuse_trees=50 is predictor=reuse(trees=50)\n";
     out += "\n";
   }
   return out;
@@ -84,7 +102,7 @@ PolicySpec parse_policy_spec(const std::string& text) {
 
 std::vector<PolicySpec> parse_policy_list(const std::string& text) {
   std::vector<PolicySpec> out;
-  for (const std::string& item : split_list(text)) {
+  for (const std::string& item : split_top_level(text)) {
     if (item.find('=') != std::string::npos && item.find(':') == std::string::npos &&
         !out.empty()) {
       out.back().params += (out.back().params.empty() ? "" : ",") + item;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/predictor.h"
+#include "kvpolicy/predict/registry.h"
 
 namespace kvpolicy {
 
@@ -60,5 +62,45 @@ PolicyStats NoisyPredictor::stats() const {
   s.push_back({"corrupted_predictions", double(corrupted_)});
   return s;
 }
+
+namespace {
+
+const bool registered = register_predictor({
+    .name = "noisy",
+    .summary = "the oracle, corrupted with probability p per draw (offline: reads the future)",
+    .params =
+        {
+            param_double("p", 0, {.min = 0, .max = 1},
+                         "probability that a prediction is corrupted (per draw, see redraw)"),
+            param_choice("noise", "adversarial", {"adversarial", "lognormal"},
+                         "adversarial = negated true next time, lognormal = next + noise"),
+            param_choice("redraw", "request", {"request", "access"},
+                         "draw the corruption afresh at every request (the paper's sync mode: "
+                         "each eviction call predicts anew) or only at each access of the block "
+                         "(a persistent adversary: a corrupted prediction stays until the block "
+                         "is used)"),
+            param_double("sigma", 1, {.min = 0}, "lognormal: next + LogNormal(0, sigma) seconds"),
+        },
+    .flat_aliases = {{"p", "p"}, {"noise", "noise"}, {"redraw", "redraw"}, {"sigma", "sigma"}},
+    .reads_future = true,
+    .configure =
+        [](const Params& p, PredictorConfig& c) {
+          c.p = p.get_double("p");
+          c.noise = p.get_string("noise") == "lognormal" ? NoiseKind::kLogNormal
+                                                         : NoiseKind::kAdversarial;
+          c.redraw = p.get_string("redraw") == "access" ? NoiseRedraw::kPerAccess
+                                                        : NoiseRedraw::kPerRequest;
+          c.sigma = p.get_double("sigma");
+        },
+    .make = [](const PredictorConfig& c,
+               const PredictorContext& ctx) -> std::unique_ptr<NextAccessPredictor> {
+      if (!(c.p >= 0 && c.p <= 1)) throw ConfigError("noise probability p must be in [0, 1]");
+      if (!(c.sigma >= 0)) throw ConfigError("sigma must be >= 0");
+      return std::make_unique<NoisyPredictor>(*ctx.future, c.p, c.noise, c.sigma, ctx.seed,
+                                              c.redraw);
+    },
+});
+
+}  // namespace
 
 }  // namespace kvpolicy

@@ -4,6 +4,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/time_range.h"
 #include "kvpolicy/predict/predictor.h"
+#include "kvpolicy/predict/registry.h"
 
 namespace kvpolicy {
 
@@ -36,5 +37,19 @@ Time OraclePredictor::true_next(NodeId n) const {
 void OraclePredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> out) {
   for (size_t i = 0; i < nodes.size(); ++i) out[i] = true_next(nodes[i]);
 }
+
+namespace {
+
+const bool registered = register_predictor({
+    .name = "oracle",
+    .summary = "the trace's true next use of each block (offline: reads the future)",
+    .reads_future = true,
+    .make = [](const PredictorConfig&,
+               const PredictorContext& ctx) -> std::unique_ptr<NextAccessPredictor> {
+      return std::make_unique<OraclePredictor>(*ctx.future);
+    },
+});
+
+}  // namespace
 
 }  // namespace kvpolicy

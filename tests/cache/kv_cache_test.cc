@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kvpolicy/cache/cache.h"
+#include "kvpolicy/cache/held_blocks.h"
+#include "kvpolicy/cache/policy_tree.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/text_trace.h"
 #include "support/random_workload.h"
@@ -256,6 +259,48 @@ TEST(PolicyTree, OneVeryLongRequestIsLinear) {
   EXPECT_EQ(cache.insert(keys).hit_blocks, kBlocks);
   EXPECT_EQ(cache.stats().pinned, 0u);
   EXPECT_EQ(cache.stats().evictions, 0u);
+}
+
+// The same by counting: the held-blocks bookkeeping of a request of n blocks (each inserted under
+// the previous one, then all hit again) takes a few steps per block, whatever n is; scanning the
+// held list for each parent took n^2 / 2.
+TEST(PolicyTree, HeldBlocksBookkeepingIsLinearInTheRequest) {
+  auto steps_per_block = [](size_t blocks) {
+    PolicyTree t({"lru", ""}, blocks);
+    t.begin_request();
+    std::optional<BlockKey> parent;
+    for (size_t b = 0; b < blocks; ++b) {
+      EXPECT_TRUE(t.insert(1000 + b, parent));
+      parent = 1000 + b;
+    }
+    t.end_request();
+    t.begin_request();
+    for (size_t b = 0; b < blocks; ++b) t.hit(1000 + b);
+    t.end_request();
+    EXPECT_EQ(t.stats().pinned, 0u);
+    return double(t.held_steps()) / double(blocks);
+  };
+  double small = steps_per_block(1000), large = steps_per_block(100'000);
+  EXPECT_LE(small, 5.0);
+  EXPECT_LE(large, 5.0);
+  EXPECT_NEAR(large, small, 0.01);
+}
+
+TEST(HeldBlocks, AStampPerRequest) {
+  HeldBlocks h;
+  h.resize(4);
+  h.begin();
+  EXPECT_FALSE(h.holds(2));
+  h.add(2);
+  h.add(2);  // a block hit twice is held twice
+  EXPECT_TRUE(h.holds(2));
+  EXPECT_FALSE(h.holds(3));
+  std::vector<NodeId> released;
+  h.release_all([&](NodeId n) { released.push_back(n); });
+  EXPECT_EQ(released, (std::vector<NodeId>{2, 2}));
+  h.begin();
+  EXPECT_FALSE(h.holds(2));  // the next request holds nothing yet
+  EXPECT_EQ(h.size(), 0u);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/cache/held_blocks.h"
+#include "kvpolicy/cache/policy_driver.h"
 #include "kvpolicy/core/access.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
@@ -87,6 +89,8 @@ class PolicyTree {
   PolicyStats policy_stats() const { return policy_->stats(); }
   const PrefixTree& tree() const { return *tree_; }
   const std::string& policy_label() const { return label_; }
+  // Entries the held-blocks bookkeeping wrote, looked up or released so far (HeldBlocks).
+  uint64_t held_steps() const { return held_.steps(); }
 
  private:
   NodeId require(BlockKey key, const char* what) const;
@@ -97,25 +101,20 @@ class PolicyTree {
   std::optional<BlockKey> evict_one();  // the key it dropped
   AccessInfo access_info(NodeId n, AccessKind kind);
 
-  std::unique_ptr<PrefixTree> tree_;
-  std::unique_ptr<Policy> policy_;
+  std::unique_ptr<PolicyDriver> driver_;  // the tree, its policy, holds and eviction
+  PrefixTree* tree_ = nullptr;            // driver_'s
+  Policy* policy_ = nullptr;              // driver_'s
   std::string label_;
   size_t capacity_;
   uint32_t block_tokens_;
-  size_t ids_told_ = 0;
-  std::vector<uint32_t> holders_;   // per node: pins plus the open request's hold
-  std::vector<uint32_t> external_;  // per node: pins by the owner
-  size_t pinned_ = 0;
+  std::vector<uint32_t> external_;  // per node: pins by the owner (holds: pins + the request's)
 
   // The open request cycle.
   bool open_ = false;
   RequestView view_;
   RequestInfo info_;
   std::vector<NodeId> path_;  // blocks it accessed, in order
-  std::vector<NodeId> held_;  // blocks it holds (path_ and parents it inserted under)
-  // Per node: the number (counts_.requests) of the last request that held it, so that a parent
-  // is found in held_ without searching it (a long prompt would make insert quadratic).
-  std::vector<uint64_t> held_in_;
+  HeldBlocks held_;           // blocks it holds (path_ and parents it inserted under)
   Time now_ = 0;
   uint64_t next_access_ = 0;
   PolicyTreeStats counts_;

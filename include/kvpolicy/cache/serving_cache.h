@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "kvpolicy/cache/policy_driver.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
 
@@ -47,7 +48,7 @@ class ServingCache {
   size_t capacity() const { return capacity_; }
   size_t cached_blocks() const { return tree_->size(); }
   size_t private_blocks() const { return private_; }
-  size_t pinned_blocks() const { return pinned_; }
+  size_t pinned_blocks() const { return driver_->pinned(); }
   size_t free_blocks() const { return capacity_ - tree_->size() - private_; }
   uint64_t evictions() const { return evictions_; }
   const PrefixTree& tree() const { return *tree_; }
@@ -63,13 +64,11 @@ class ServingCache {
   // Inserts `key` under `parent` (told to the policy as kind), or pins the cached block.
   NodeId place(BlockKey key, NodeId parent, const AccessInfo& info);
 
-  std::unique_ptr<PrefixTree> tree_;
-  std::unique_ptr<Policy> policy_;
+  std::unique_ptr<PolicyDriver> driver_;  // the tree, its policy, holds and eviction
+  PrefixTree* tree_ = nullptr;            // driver_'s
+  Policy* policy_ = nullptr;              // driver_'s
   size_t capacity_;
   size_t private_ = 0;
-  size_t pinned_ = 0;              // nodes held by at least one running request
-  size_t ids_told_ = 0;            // the tree's id limit the policy was last told of
-  std::vector<uint32_t> holders_;  // per node: running requests holding it (the tree pins once)
   std::vector<uint8_t> computed_;  // per node: its KV has been computed
   uint64_t evictions_ = 0;
   bool checking_ = false;

@@ -36,25 +36,41 @@ struct KeyGbmConfig {
   uint64_t seed = 1;
 };
 
-class KeyGbm {
+// What the embedding cache asks of its learned key predictor. KeyGbm (src/learned/, on
+// XGBoost) is the one; callers outside src/learned/ build it through make_key_gbm.
+class KeyModel {
+ public:
+  virtual ~KeyModel() = default;
+  // `keys` (distinct) were accessed at `now` (non-decreasing): their history is updated and
+  // each earlier access of theirs becomes a training sample labelled with its interval.
+  virtual void observe(std::span<const uint64_t> keys, double now) = 0;
+  // Asks for the predicted next access of `keys` as of `now`. Sync: answered at once. Async:
+  // starts a task if none is running (else the request is dropped, as in the paper).
+  virtual void request(std::span<const uint64_t> keys, double now) = 0;
+  // Answers of finished tasks: (key, predicted absolute next-access time). Empty until a
+  // model exists.
+  virtual std::vector<std::pair<uint64_t, double>> take_results() = 0;
+  virtual bool has_model() const = 0;
+  virtual PolicyStats stats() const = 0;  // fits, predictions, requests dropped, task seconds
+};
+
+// A KeyGbm; throws ConfigError naming -DKVPOLICY_LEARNED=OFF in a build without XGBoost.
+std::unique_ptr<KeyModel> make_key_gbm(const KeyGbmConfig& config);
+// How src/learned/key_gbm.cc makes itself available to make_key_gbm.
+bool register_key_gbm(std::unique_ptr<KeyModel> (*make)(const KeyGbmConfig&));
+
+class KeyGbm : public KeyModel {
  public:
   explicit KeyGbm(const KeyGbmConfig& config);
-  ~KeyGbm();  // waits for a running task
+  ~KeyGbm() override;  // waits for a running task
   KeyGbm(const KeyGbm&) = delete;
   KeyGbm& operator=(const KeyGbm&) = delete;
 
-  // `keys` (distinct) were accessed at `now` (non-decreasing): their history is updated and
-  // each earlier access of theirs becomes a training sample labelled with its interval.
-  void observe(std::span<const uint64_t> keys, double now);
-  // Asks for the predicted next access of `keys` as of `now`. Sync: answered at once. Async:
-  // starts a task if none is running (else the request is dropped, as in the paper).
-  void request(std::span<const uint64_t> keys, double now);
-  // Answers of finished tasks: (key, predicted absolute next-access time). Empty until a
-  // model exists.
-  std::vector<std::pair<uint64_t, double>> take_results();
-
-  bool has_model() const;
-  PolicyStats stats() const;  // fits, predictions, requests dropped, task seconds
+  void observe(std::span<const uint64_t> keys, double now) override;
+  void request(std::span<const uint64_t> keys, double now) override;
+  std::vector<std::pair<uint64_t, double>> take_results() override;
+  bool has_model() const override;
+  PolicyStats stats() const override;
 
  private:
   struct Impl;

@@ -277,13 +277,15 @@ struct PredictorConfig {
   ReuseConfig reuse;
 };
 
-// The predictor parameters every learned policy takes (predictor, p, noise, redraw, sigma, mode,
-// window, retrain, trees, depth, eta, audit, and the reuse predictor's), and their parsing into a
-// config (throws ConfigError).
+// The predictor parameters every learned policy takes: `predictor`, the registered predictor's
+// name with its own parameters nested (`predictor=reuse(window=20000,trees=50)`, see
+// registry.h), `audit`, and the flat spellings of the predictors' parameters from before they
+// were nested (deprecated); and their parsing into a config (throws ConfigError).
 std::vector<ParamSpec> predictor_param_specs();
 PredictorConfig predictor_config(const Params& params);
 
-// Builds a predictor; throws ConfigError on an unknown kind or a missing oracle.
+// Builds the registered predictor `config.kind`; throws ConfigError on an unknown kind, a learned
+// one this build lacks, or a missing oracle.
 std::unique_ptr<NextAccessPredictor> make_predictor(const PredictorConfig& config,
                                                     const PredictorContext& ctx);
 

@@ -17,6 +17,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/types.h"
+#include "trainer.h"
 #include "xgboost_handles.h"
 
 namespace kvpolicy {
@@ -50,13 +51,7 @@ void features(double time, uint64_t key, uint32_t count, double interval, uint32
   out[3] = interval < 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(interval);
 }
 
-// A trained booster with the matrix it was trained on, which the booster may keep references
-// to (declared first, so it is freed last).
-struct Model {
-  std::unique_ptr<xgb::Matrix> train;
-  xgb::Booster booster;
-  int trees = 0;
-};
+using Model = learned::Boosted;
 
 }  // namespace
 
@@ -72,9 +67,8 @@ struct KeyGbm::Impl {
   uint64_t pending_base = 0;  // absolute index of pending.front()
   double mean_interval = 0;   // exponential average of the intervals seen; horizon = 4x it
   bool has_interval = false;
-  // Resolved samples, a ring of `window`.
-  std::vector<float> X, y;
-  size_t head = 0, count = 0, fresh = 0;
+  // Resolved samples, a ring of `window`, kMaxFeatures wide (packed nf wide for a fit).
+  learned::SampleWindow window;
 
   std::shared_ptr<const Model> model;  // the task's, swapped in when a fit finishes
   std::future<void> task;
@@ -85,25 +79,23 @@ struct KeyGbm::Impl {
 
   void add_sample(const Pending& access, double label);
 
-  explicit Impl(const KeyGbmConfig& c) : cfg(c), nf(c.features == 1 ? 1 : 4) {
+  explicit Impl(const KeyGbmConfig& c)
+      : cfg(c), nf(c.features == 1 ? 1 : 4), window(std::max<size_t>(c.window, 1), kMaxFeatures) {
     if (c.features != 1 && c.features != 4) throw ConfigError("key gbm: features must be 1 or 4");
     if (c.trees < 1 || c.max_depth < 1 || !(c.eta > 0) || c.window < 2 || c.min_samples < 2)
       throw ConfigError("key gbm: trees, depth, eta, window and min_samples must be positive");
     if (!(c.sample > 0 && c.sample <= 1)) throw ConfigError("key gbm: sample must be in (0, 1]");
-    X.assign(c.window * kMaxFeatures, 0);
-    y.assign(c.window, 0);
   }
 
+  // A fixed number of rounds on every sample, no hold-out (the paper's setting).
   static std::shared_ptr<const Model> fit(const std::vector<float>& X, const std::vector<float>& y,
                                           size_t n, uint32_t nf, const KeyGbmConfig& c) {
-    auto model = std::make_shared<Model>();
-    model->train = std::make_unique<xgb::Matrix>(X.data(), y.data(), n, nf);
-    xgb::check(XGBoosterCreate(&model->train->h, 1, &model->booster.h), "booster");
-    xgb::set_params(model->booster.h, "reg:squarederror", c.max_depth, c.eta, c.seed);
-    for (int it = 0; it < c.trees; ++it)
-      xgb::check(XGBoosterUpdateOneIter(model->booster.h, it, model->train->h), "update");
-    model->trees = c.trees;
-    return model;
+    learned::BoostSettings s{.objective = "reg:squarederror",
+                             .max_rounds = c.trees,
+                             .max_depth = c.max_depth,
+                             .eta = c.eta,
+                             .seed = c.seed};
+    return learned::boost(X.data(), y.data(), n, nf, s);
   }
 
   // One task: a fit on a snapshot of the window when due, then the answers for `keys`.
@@ -124,7 +116,7 @@ struct KeyGbm::Impl {
     std::vector<std::pair<uint64_t, double>> out;
     if (m && !keys.empty()) {
       std::vector<float> p(keys.size());
-      xgb::predict_dense(m->booster.h, rows.data(), keys.size(), nf, m->trees, p.data());
+      xgb::predict_dense(m->booster.h, rows.data(), keys.size(), nf, m->rounds, p.data());
       out.reserve(keys.size());
       for (size_t i = 0; i < keys.size(); ++i)
         out.emplace_back(keys[i], now[i] + std::expm1(std::max(0.0f, p[i])));
@@ -146,12 +138,8 @@ void KeyGbm::Impl::add_sample(const Pending& a, double label) {
   // A deterministic share of the accesses, so the window spans many batches.
   if (double(mix64(a.key ^ std::bit_cast<uint64_t>(a.time)) >> 11) * 0x1.0p-53 >= cfg.sample)
     return;
-  // Rows are kept kMaxFeatures wide and packed nf wide when a fit takes them.
-  features(a.time, a.key, a.count, a.interval, nf, &X[head * kMaxFeatures]);
-  y[head] = static_cast<float>(std::log1p(label));
-  head = (head + 1) % cfg.window;
-  count = std::min(count + 1, cfg.window);
-  ++fresh;
+  features(a.time, a.key, a.count, a.interval, nf, window.next_row());
+  window.commit(static_cast<float>(std::log1p(label)));
 }
 
 void KeyGbm::observe(std::span<const uint64_t> keys, double now) {
@@ -191,20 +179,13 @@ void KeyGbm::request(std::span<const uint64_t> keys, double now) {
     m.task.get();  // rethrows a failed task's error
   }
   // Snapshot what the task needs, so it never touches state this thread changes.
-  bool refit = m.count >= m.cfg.min_samples && (m.fresh >= m.cfg.retrain_after || !has_model());
+  bool refit = m.window.size() >= m.cfg.min_samples &&
+               (m.window.fresh() >= m.cfg.retrain_after || !has_model());
   std::vector<float> tx, ty;
   size_t n = 0;
   if (refit) {
-    n = m.count;
-    tx.resize(n * m.nf);
-    ty.resize(n);
-    size_t start = (m.head + m.cfg.window - n) % m.cfg.window;  // oldest first
-    for (size_t i = 0; i < n; ++i) {
-      size_t r = (start + i) % m.cfg.window;
-      std::copy_n(&m.X[r * kMaxFeatures], m.nf, &tx[i * m.nf]);
-      ty[i] = m.y[r];
-    }
-    m.fresh = 0;
+    m.window.take(tx, ty, m.nf);
+    n = ty.size();
   }
   std::vector<uint64_t> ks(keys.begin(), keys.end());
   std::vector<float> rows(ks.size() * m.nf);
@@ -245,5 +226,12 @@ PolicyStats KeyGbm::stats() const {
           {"requests_dropped", double(impl_->dropped)},
           {"predictor_task_seconds", impl_->task_seconds}};
 }
+
+namespace {
+
+const bool registered = register_key_gbm(
+    [](const KeyGbmConfig& c) -> std::unique_ptr<KeyModel> { return std::make_unique<KeyGbm>(c); });
+
+}  // namespace
 
 }  // namespace kvpolicy

@@ -1,5 +1,5 @@
 // XGBoost's C API as the predictors use it: a checked call, and handles freed with their owner.
-// Internal to src/predict.
+// Internal to src/learned.
 #pragma once
 
 #include <fmt/format.h>

@@ -10,13 +10,13 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <deque>
 #include <limits>
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/binary_metrics.h"
-#include "xgboost_handles.h"
+#include "kvpolicy/predict/registry.h"
+#include "trainer.h"
 
 namespace kvpolicy {
 namespace {
@@ -27,105 +27,49 @@ constexpr float kMissing = ReuseFeatures::kMissing;
 constexpr Time kPriorityOrigin = Time{1} << 62;
 using Row = std::array<float, kF>;
 
-using xgb::Booster;
 using xgb::check;
 
 double seconds(Time us) { return double(us) / double(kMicrosPerSecond); }
 
-// A training matrix of kF feature columns.
-struct Matrix : xgb::Matrix {
-  Matrix(const float* X, const float* y, size_t n) : xgb::Matrix(X, y, n, kF) {}
-};
-
-double parse_after(const char* s, const char* key) {
-  const char* p = std::strstr(s, key);
-  return p ? std::strtod(p + std::strlen(key), nullptr) : std::numeric_limits<double>::quiet_NaN();
-}
-
 // A model: the booster (for saving, importance and the equality check) and its compiled copy.
 struct Model {
-  Booster booster;
-  CompiledForest forest;
-  int rounds = 0;
-  double valid_logloss = 0;
-  std::vector<std::pair<std::string, double>> gain;
+  xgb::Booster booster;
+  learned::Compiled compiled;
 };
 
-// Compiles a trained booster: its trees from the text dump, its base score from its config.
-void compile(Model& m) {
-  bst_ulong len = 0;
-  const char** dump = nullptr;
-  check(XGBoosterDumpModelEx(m.booster.h, "", 0, "text", &len, &dump), "dump");
-  std::vector<std::string> trees(dump, dump + len);
-  bst_ulong clen = 0;
-  const char* config = nullptr;
-  check(XGBoosterSaveJsonConfig(m.booster.h, &clen, &config), "config");
-  std::string cfg(config, clen);
-  double base = parse_after(cfg.c_str(), "\"base_score\":\"");
-  if (!(base > 0 && base < 1)) throw Error("xgboost: no usable base_score in the model config");
-  m.forest = CompiledForest(trees, float(std::log(base / (1 - base))));
-  m.rounds = int(len);
-  // Total gain per feature, as shares.
-  bst_ulong nf = 0, dim = 0;
-  const char** names = nullptr;
-  const bst_ulong* shape = nullptr;
-  const float* scores = nullptr;
-  check(XGBoosterFeatureScore(m.booster.h, R"({"importance_type": "total_gain"})", &nf, &names,
-                              &dim, &shape, &scores),
-        "feature score");
-  double total = 0;
-  for (bst_ulong i = 0; i < nf; ++i) total += scores[i];
-  m.gain.clear();
-  for (bst_ulong i = 0; i < nf; ++i) {
-    int f = names[i][0] == 'f' ? std::atoi(names[i] + 1) : -1;
-    m.gain.emplace_back(f >= 0 && f < kF ? ReuseFeatures::name(f) : names[i],
-                        total > 0 ? scores[i] / total : 0);
-  }
-  std::sort(m.gain.begin(), m.gain.end(),
-            [](const auto& a, const auto& b) { return a.second > b.second; });
-}
+std::string feature_name(int f) { return f < kF ? ReuseFeatures::name(f) : ""; }
 
-// Fits on n rows in chronological order; the newest `holdout` share stops the boosting.
+// Fits on n rows in chronological order; the newest `holdout` share stops the boosting, and the
+// model keeps the rounds up to the best one.
 std::unique_ptr<Model> fit(const float* X, const float* y, size_t n, const ReuseConfig& c) {
-  size_t n_valid = std::clamp<size_t>(size_t(double(n) * c.holdout), 1, n - 1);
-  size_t n_train = n - n_valid;
-  Matrix train(X, y, n_train), valid(X + n_train * kF, y + n_train, n_valid);
-  double positive = 0;
-  for (size_t i = 0; i < n_train; ++i) positive += y[i];
-  positive = std::clamp(positive / double(n_train), 0.01, 0.99);
-  Booster b;
-  check(XGBoosterCreate(&train.h, 1, &b.h), "booster");
-  xgb::set_params(b.h, "binary:logistic", c.max_depth, c.eta, c.seed,
-                  {{"eval_metric", "logloss"},
-                   {"max_bin", "64"},  // coarse bins: fits are the predictor's main cost
-                   {"base_score", fmt::format("{}", positive)}});
-  const char* names[] = {"valid"};
-  double best = std::numeric_limits<double>::infinity();
-  int best_round = 0;
-  for (int it = 0; it < c.max_rounds; ++it) {
-    check(XGBoosterUpdateOneIter(b.h, it, train.h), "update");
-    const char* res = nullptr;
-    check(XGBoosterEvalOneIter(b.h, it, &valid.h, names, 1, &res), "eval");
-    double loss = parse_after(res, "logloss:");
-    if (loss < best) {
-      best = loss;
-      best_round = it;
-    } else if (it - best_round >= c.patience) {
-      break;
-    }
-  }
+  learned::BoostSettings s{
+      .objective = "binary:logistic",
+      .max_rounds = c.max_rounds,
+      .max_depth = c.max_depth,
+      .eta = c.eta,
+      .seed = c.seed,
+      .metric = "logloss",
+      .holdout = c.holdout,
+      .patience = c.patience,
+      .params = {{"max_bin", "64"}},  // coarse bins: fits are the predictor's main cost
+      .base_score = [](const float* y, size_t n) {
+        double positive = 0;
+        for (size_t i = 0; i < n; ++i) positive += y[i];
+        return fmt::format("{}", std::clamp(positive / double(n), 0.01, 0.99));
+      }};
+  std::unique_ptr<learned::Boosted> b = learned::boost(X, y, n, kF, s);
   auto m = std::make_unique<Model>();
-  check(XGBoosterSlice(b.h, 0, best_round + 1, 1, &m->booster.h), "slice");
-  m->valid_logloss = best;
-  compile(*m);
+  check(XGBoosterSlice(b->booster.h, 0, b->rounds, 1, &m->booster.h), "slice");
+  m->compiled = learned::compile(m->booster.h, feature_name);
   return m;
 }
 
+// A saved model, frozen (load_model).
 std::unique_ptr<Model> load(const std::string& path) {
   auto m = std::make_unique<Model>();
   check(XGBoosterCreate(nullptr, 0, &m->booster.h), "booster");
   check(XGBoosterLoadModel(m->booster.h, path.c_str()), ("load " + path).c_str());
-  compile(*m);
+  m->compiled = learned::compile(m->booster.h, feature_name);
   return m;
 }
 
@@ -136,15 +80,6 @@ double auc_of(const std::vector<float>& margin, const std::vector<uint8_t>& labe
 }
 
 }  // namespace
-
-const char* ReuseFeatures::name(int f) {
-  static const char* names[kCount] = {
-      "depth_tokens",     "blocks_to_end",    "ends_prompt",  "key_accesses",   "since_previous",
-      "previous_gap",     "key_age",          "key_sessions", "session_turns",  "trace_turn",
-      "session_last_gap", "session_mean_gap", "session_age",  "session_growth", "prompt_tokens",
-      "output_tokens",    "prompt_blocks",    "category",     "horizon"};
-  return f >= 0 && f < kCount ? names[f] : "?";
-}
 
 struct ReusePredictor::Impl {
   ReuseConfig cfg;
@@ -196,8 +131,8 @@ struct ReusePredictor::Impl {
   uint64_t first_seq = 1;
 
   // Resolved samples, a ring (unbounded when a model is to be saved).
-  std::vector<float> X, y;
-  size_t head = 0, count = 0, since_fit = 0, next_fit;
+  learned::SampleWindow window;
+  learned::RetrainSchedule schedule;
   uint64_t positives = 0, negatives_timeout = 0, negatives_late = 0, samples_dropped = 0;
 
   // Out-of-sample quality: each resolved sample's label and the answer the model of its time
@@ -217,15 +152,12 @@ struct ReusePredictor::Impl {
         block_tokens(bt),
         keys(c.key_table),
         sessions(c.session_table),
-        next_fit(c.first_fit) {
+        window(c.save_model.empty() ? c.window : 0, kF),
+        schedule(c.first_fit, c.retrain_every) {
     if (!cfg.load_model.empty()) {
       model = load(cfg.load_model);
       published = 1;
       frozen = true;
-    }
-    if (cfg.save_model.empty()) {
-      X.resize(cfg.window * kF);
-      y.resize(cfg.window);
     }
   }
 
@@ -239,17 +171,7 @@ struct ReusePredictor::Impl {
       scored_margin.push_back(margin);
       scored_label.push_back(label > 0 ? 1 : 0);
     }
-    if (cfg.save_model.empty()) {
-      std::copy(row.begin(), row.end(), X.begin() + head * kF);
-      y[head] = label;
-      head = (head + 1) % cfg.window;
-      count = std::min(count + 1, cfg.window);
-    } else {
-      X.insert(X.end(), row.begin(), row.end());
-      y.push_back(label);
-      count = y.size();
-    }
-    ++since_fit;
+    window.add(row.data(), label);
   }
 
   // Samples whose horizon has passed unreused are negatives: the censored class.
@@ -275,27 +197,10 @@ struct ReusePredictor::Impl {
     ++(reused ? positives : negatives_late);
   }
 
-  void snapshot(std::vector<float>& sx, std::vector<float>& sy) const {
-    if (!cfg.save_model.empty()) {
-      sx = X;
-      sy = y;
-      return;
-    }
-    sx.resize(count * kF);
-    sy.resize(count);
-    size_t start = (head + cfg.window - count) % cfg.window;
-    for (size_t i = 0; i < count; ++i) {
-      size_t j = (start + i) % cfg.window;
-      std::copy(X.begin() + j * kF, X.begin() + (j + 1) * kF, sx.begin() + i * kF);
-      sy[i] = y[j];
-    }
-  }
-
   void refit() {
     std::vector<float> sx, sy;
-    snapshot(sx, sy);
-    since_fit = 0;
-    next_fit = std::min(next_fit * 2, cfg.retrain_every);
+    window.take(sx, sy, kF);
+    schedule.fitted();
     float pos = 0;
     for (float v : sy) pos += v;
     if (pos == 0 || pos == float(sy.size())) return;  // one class only: nothing to learn yet
@@ -319,7 +224,7 @@ struct ReusePredictor::Impl {
     blocks = r.blocks;
     now = std::max(now, r.time);
     expire(now);
-    if (!frozen && since_fit >= next_fit && count >= 10) refit();
+    if (!frozen && schedule.due(window.fresh()) && window.size() >= 10) refit();
     Row& q = request_row;
     q.fill(kMissing);
     q[ReuseFeatures::kTraceTurn] = float(r.turn);
@@ -385,8 +290,8 @@ struct ReusePredictor::Impl {
     if (!frozen && double(mix64(info.access ^ mix64(cfg.seed)) >> 11) * 0x1.0p-53 < cfg.sample) {
       pending.push_back(
           {row, now, Time(double(row[ReuseFeatures::kHorizon]) * double(kMicrosPerSecond))});
-      pending.back().margin =
-          model ? model->forest.margin(row.data()) : std::numeric_limits<float>::quiet_NaN();
+      pending.back().margin = model ? model->compiled.forest.margin(row.data())
+                                    : std::numeric_limits<float>::quiet_NaN();
       k.pending = first_seq + pending.size() - 1;
     }
   }
@@ -410,7 +315,7 @@ ReusePredictor::~ReusePredictor() {
   // The offline model: every sample resolved by the end (the still pending ones are dropped,
   // their outcome unknown), one fit, saved for a replay with load_model.
   std::vector<float> sx, sy;
-  m.snapshot(sx, sy);
+  m.window.snapshot(sx, sy, kF);
   try {
     if (sy.size() < 10) throw Error("too few resolved samples to fit");
     auto model = fit(sx.data(), sy.data(), sy.size(), m.cfg);
@@ -443,7 +348,7 @@ void ReusePredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> o
     // is within about H; log-odds fall by one per H), so at any moment the blocks rank by
     // last access + H * log-odds: LRU shifted by the model's confidence. P reverses that
     // keep-score, so the largest P is evicted first and a stale block does not stay forever.
-    float margin = std::clamp(m.model->forest.margin(ns.row.data()), -30.f, 30.f);
+    float margin = std::clamp(m.model->compiled.forest.margin(ns.row.data()), -30.f, 30.f);
     double keep = double(ns.last) + m.cfg.bonus_x * double(ns.row[ReuseFeatures::kHorizon]) *
                                         double(margin) * double(kMicrosPerSecond);
     out[i] = kPriorityOrigin - Time(keep);
@@ -456,9 +361,11 @@ void ReusePredictor::do_predict(std::span<const NodeId> nodes, std::span<Time> o
 
 void ReusePredictor::probabilities(const float* rows, size_t n, float* out) const {
   for (size_t i = 0; i < n; ++i)
-    out[i] = impl_->model
-                 ? float(1 / (1 + std::exp(-double(impl_->model->forest.margin(rows + i * kF)))))
-                 : std::numeric_limits<float>::quiet_NaN();
+    out[i] =
+        impl_->model
+            ? float(1 /
+                    (1 + std::exp(-double(impl_->model->compiled.forest.margin(rows + i * kF)))))
+            : std::numeric_limits<float>::quiet_NaN();
 }
 
 void ReusePredictor::xgboost_probabilities(const float* rows, size_t n, float* out) const {
@@ -484,7 +391,7 @@ size_t ReusePredictor::keys_tracked() const { return impl_->keys.size(); }
 size_t ReusePredictor::key_table_bound() const { return impl_->keys.bound(); }
 
 std::vector<std::pair<std::string, double>> ReusePredictor::feature_gain() const {
-  return impl_->model ? impl_->model->gain : std::vector<std::pair<std::string, double>>{};
+  return impl_->model ? impl_->model->compiled.gain : std::vector<std::pair<std::string, double>>{};
 }
 
 PolicyStats ReusePredictor::stats() const {
@@ -503,12 +410,89 @@ PolicyStats ReusePredictor::stats() const {
       {"reuse_auc", m.scored_label.empty() ? 0.0 : auc_of(m.scored_margin, m.scored_label)});
   s.push_back({"model_rows", double(m.model_rows)});
   s.push_back({"model_seconds", m.model_ns * 1e-9});
-  s.push_back({"model_trees", m.model ? double(m.model->forest.trees()) : 0});
+  s.push_back({"model_trees", m.model ? double(m.model->compiled.forest.trees()) : 0});
   s.push_back({"keys_tracked", double(m.keys.size())});
   s.push_back({"xgboost_failures", m.error.empty() ? 0.0 : 1.0});
   if (m.model)
-    for (auto& [name, share] : m.model->gain) s.push_back({"gain_" + name, share});
+    for (auto& [name, share] : m.model->compiled.gain) s.push_back({"gain_" + name, share});
   return s;
 }
+
+namespace {
+
+const bool registered = register_predictor({
+    .name = "reuse",
+    .summary = "an online XGBoost classifier of reuse within a horizon H (reuse_predictor.h)",
+    .params =
+        {
+            param_double("horizon", 0, {.min = 0},
+                         "label horizon H in seconds (0 = horizon_x times the residence time)"),
+            param_double("horizon_x", 1, {.min = 0, .min_exclusive = true},
+                         "adaptive H as a multiple of the mean age of removed blocks"),
+            param_double("bonus_x", 1, {.min = 0},
+                         "a block ranks as if last used bonus_x * H * log-odds(reuse) later"),
+            param_double("sample", 0.1, {.min = 0, .max = 1, .min_exclusive = true},
+                         "share of accesses that become training samples"),
+            param_int("key_table", 1 << 18, {.min = 2}, "block keys remembered (bounded)"),
+            param_int("session_table", 1 << 16, {.min = 2}, "sessions remembered (bounded)"),
+            param_int("window", 40000, {.min = 10}, "resolved samples kept for training"),
+            param_int("first_fit", 1000, {.min = 10},
+                      "resolved samples before the first fit; the interval then doubles"),
+            param_int("retrain", 20000, {.min = 1}, "largest interval between fits"),
+            param_int("trees", 30, {.min = 1}, "boosting rounds at most"),
+            param_double("eta", 0.2, {.min = 0, .min_exclusive = true}, "learning rate"),
+            param_int("depth", 5, {.min = 1}, "tree depth"),
+            param_string("load_model", "", "replay with this saved model, frozen"),
+            param_string("save_model", "",
+                         "at the end, fit one model on every resolved sample and save it here "
+                         "(the offline upper bound replays it with load_model)"),
+        },
+    .flat_aliases = {{"horizon", "horizon"},
+                     {"horizon_x", "horizon_x"},
+                     {"bonus_x", "bonus_x"},
+                     {"sample", "sample"},
+                     {"key_table", "key_table"},
+                     {"session_table", "session_table"},
+                     {"reuse_window", "window"},
+                     {"first_fit", "first_fit"},
+                     {"reuse_retrain", "retrain"},
+                     {"reuse_trees", "trees"},
+                     {"reuse_eta", "eta"},
+                     {"reuse_depth", "depth"},
+                     {"load_model", "load_model"},
+                     {"save_model", "save_model"}},
+    .configure =
+        [](const Params& p, PredictorConfig& c) {
+          ReuseConfig& r = c.reuse;
+          r.horizon_s = p.get_double("horizon");
+          r.horizon_x = p.get_double("horizon_x");
+          r.sample = p.get_double("sample");
+          r.bonus_x = p.get_double("bonus_x");
+          r.key_table = size_t(p.get_int("key_table"));
+          r.session_table = size_t(p.get_int("session_table"));
+          r.window = size_t(p.get_int("window"));
+          r.first_fit = size_t(p.get_int("first_fit"));
+          r.retrain_every = size_t(p.get_int("retrain"));
+          r.max_rounds = int(p.get_int("trees"));
+          r.max_depth = int(p.get_int("depth"));
+          r.eta = p.get_double("eta");
+          r.load_model = p.get_string("load_model");
+          r.save_model = p.get_string("save_model");
+        },
+    .make = [](const PredictorConfig& c,
+               const PredictorContext& ctx) -> std::unique_ptr<NextAccessPredictor> {
+      ReuseConfig cfg = c.reuse;
+      if (!(cfg.sample > 0 && cfg.sample <= 1)) throw ConfigError("reuse sample must be in (0, 1]");
+      if (cfg.window < 10 || cfg.first_fit < 10 || cfg.retrain_every < 1 || cfg.max_rounds < 1 ||
+          cfg.max_depth < 1 || !(cfg.eta > 0) || !(cfg.horizon_s >= 0) || !(cfg.horizon_x > 0))
+        throw ConfigError("reuse predictor: window and first_fit >= 10, the rest positive");
+      if (!cfg.load_model.empty() && !cfg.save_model.empty())
+        throw ConfigError("reuse predictor: load_model and save_model exclude each other");
+      cfg.seed = ctx.seed;
+      return std::make_unique<ReusePredictor>(cfg, ctx.block_tokens);
+    },
+});
+
+}  // namespace
 
 }  // namespace kvpolicy
