@@ -10,29 +10,31 @@
 
 namespace kvpolicy::cli {
 
-void TraceArgs::add(CLI::App* app, bool required) {
-  auto* opt = input_file(app->add_option("--trace,-t", path, "trace file"));
+void TraceArgs::add(CLI::App* app, bool required) { add_trace_options(app, *this, required); }
+
+void add_trace_options(CLI::App* app, app::TraceOptions& t, bool required) {
+  auto* opt = input_file(app->add_option("--trace,-t", t.path, "trace file"));
   if (required) opt->required();
-  app->add_option("--format,-f", format, "trace format (auto, or see `kvpolicy trace formats`)")
+  app->add_option("--format,-f", t.format, "trace format (auto, or see `kvpolicy trace formats`)")
       ->capture_default_str();
-  app->add_flag("--skip-bad-lines", skip_bad_lines, "skip and count malformed records");
-  app->add_option("--block-tokens", block_tokens, "tokens per block (default: the format's)");
-  app->add_option("--max-requests", max_requests, "read at most this many requests");
-  app->add_option("--sessions", sessions,
+  app->add_flag("--skip-bad-lines", t.skip_bad_lines, "skip and count malformed records");
+  app->add_option("--block-tokens", t.block_tokens, "tokens per block (default: the format's)");
+  app->add_option("--max-requests", t.max_requests, "read at most this many requests");
+  app->add_option("--sessions", t.sessions,
                   "auto: infer sessions from shared prefixes when the trace has none; "
                   "infer: always; keep: as read")
       ->check(CLI::IsMember({"auto", "infer", "keep"}))
       ->capture_default_str();
-  app->add_option("--session-min-blocks", session_min_blocks,
+  app->add_option("--session-min-blocks", t.session_min_blocks,
                   "inference: a request is continued only if it has this many full blocks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   // wa-study's old flag, now `--sessions infer` in every command.
   app->add_flag_callback(
          "--infer-sessions",
-         [this] {
+         [&t] {
            fmt::print(stderr, "kvpolicy: --infer-sessions is deprecated; use --sessions infer\n");
-           sessions = "infer";
+           t.sessions = "infer";
          },
          "")
       ->group("");
@@ -61,22 +63,30 @@ void add_deprecated_option(CLI::App* cmd, const std::string& old_name, const std
       ->group("");  // hidden
 }
 
-void CostArgs::add(CLI::App* cmd) {
-  cmd->add_option("--model", model,
+void CostArgs::add(CLI::App* cmd) { add_cost_options(cmd, *this); }
+
+void add_cost_options(CLI::App* cmd, app::CostOptions& cost) {
+  cmd->add_option("--model", cost.model,
                   "cost model: a model preset or 'linear' (`kvpolicy cost-model --list`)")
       ->capture_default_str();
-  cmd->add_option("--gpu", gpu, "cost model: a GPU preset")->capture_default_str();
-  cmd->add_option("--kv-dtype", kv_dtype,
+  cmd->add_option("--gpu", cost.gpu, "cost model: a GPU preset")->capture_default_str();
+  cmd->add_option("--kv-dtype", cost.kv_dtype,
                   "KV cache dtype: auto (the model's), fp16, bf16, fp8; sets KV bytes per token, "
                   "so what a capacity in GB holds")
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
-  cmd->add_option("--cost-params", cost_params,
+  cmd->add_option("--cost-params", cost.cost_params,
                   "more cost model options, key=value,... (see `kvpolicy cost-model --help`)");
 }
 
 void CapacityArgs::add(CLI::App* cmd, const std::string& default_text, const std::string& what,
                        const std::vector<std::string>& old_names) {
+  add_capacity_option(cmd, text, single, default_text, what, old_names);
+}
+
+void add_capacity_option(CLI::App* cmd, std::string& text, bool single,
+                         const std::string& default_text, const std::string& what,
+                         const std::vector<std::string>& old_names) {
   if (text.empty()) text = default_text;  // a command may have set its own default
   cmd->add_option("--capacity,-c", text,
                   what + (single ? ": " : ", comma-separated: ") +

@@ -31,6 +31,7 @@ using app::with_commas;
 
 // --trace/--format/--skip-bad-lines/--block-tokens/--max-requests/--sessions: app::TraceOptions
 // from flags (--infer-sessions is a deprecated spelling of --sessions infer).
+void add_trace_options(CLI::App* app, app::TraceOptions& trace, bool required);
 struct TraceArgs : app::TraceOptions {
   void add(CLI::App* app, bool required);
   // Loads the trace (app::load_trace), printing what was skipped, sorted or inferred to stderr.
@@ -49,6 +50,7 @@ void add_deprecated_option(CLI::App* cmd, const std::string& old_name, const std
 struct CostArgs : app::CostOptions {
   void add(CLI::App* cmd);
 };
+void add_cost_options(CLI::App* cmd, app::CostOptions& cost);
 
 // -c/--capacity: blocks (4096), a share of the trace's unique blocks (0.05 or 5%), tokens
 // (10000t) or KV memory (40GB, 4.8GiB, through CostArgs). The old --capacities (and any other
@@ -69,6 +71,11 @@ struct CapacityArgs {
     return app::resolve_capacities(text, unique_blocks, cost, single);
   }
 };
+
+// The same option on a capacity list held elsewhere (an app options struct).
+void add_capacity_option(CLI::App* cmd, std::string& text, bool single,
+                         const std::string& default_text, const std::string& what,
+                         const std::vector<std::string>& old_names = {"--capacities"});
 
 // -p/--policy: a list of name[:key=value,...] specs, where the sets "online", "offline" and "all"
 // expand to their members (expand_policy_sets). `old_names` stay as deprecated aliases.
