@@ -96,12 +96,13 @@ std::optional<double> check_mrc_options(const MrcOptions& o) {
   return target;
 }
 
-std::shared_ptr<MrcPlan> make_mrc_plan(const MrcOptions& a, const CostModel& cost) {
+std::shared_ptr<MrcPlan> make_mrc_plan(const MrcOptions& a, const CostModel& cost,
+                                       const Trace* trace) {
   CapacitySpec min_spec = parse_capacity(a.min), max_spec = parse_capacity(a.max);
   auto plan = std::make_shared<MrcPlan>();
   MrcPlan& p = *plan;
   p.cost = cost;
-  p.trace = load_trace(a.trace);
+  p.trace = trace ? *trace : load_trace(a.trace);
   p.specs = policies_the_trace_feeds(a.policies, p.trace);
   p.facts = trace_facts(p.trace);
   p.at_trace = p.cost.with_block_tokens(p.trace.block_tokens);
@@ -171,9 +172,9 @@ void find_mrc_targets(MrcRun& run, double target) {
   }
 }
 
-MrcRun run_mrc(const MrcOptions& o) {
+MrcRun run_mrc(const MrcOptions& o, const Trace* trace) {
   std::optional<double> target = check_mrc_options(o);
-  auto plan = make_mrc_plan(o, mrc_cost_model(o));
+  auto plan = make_mrc_plan(o, mrc_cost_model(o), trace);
   MrcRun run = mrc_curves(plan, run_mrc_replays(*plan, o.jobs));
   if (target) find_mrc_targets(run, *target);
   return run;

@@ -66,16 +66,18 @@ CostModel mrc_cost_model(const MrcOptions& o);
 // Checks what needs no trace (policies, capacities, target, points); returns the target hit rate.
 // Throws ConfigError.
 std::optional<double> check_mrc_options(const MrcOptions& o);
-// Loads the trace and lays out the capacities and replays.
-std::shared_ptr<MrcPlan> make_mrc_plan(const MrcOptions& o, const CostModel& cost);
+// Loads the trace (or copies `trace`, when given) and lays out the capacities and replays.
+std::shared_ptr<MrcPlan> make_mrc_plan(const MrcOptions& o, const CostModel& cost,
+                                       const Trace* trace = nullptr);
 // The plan's replays on `jobs` threads with a progress line; results in configuration order.
 std::vector<ReplayResult> run_mrc_replays(const MrcPlan& plan, unsigned jobs);
 // The curves from LRU's one pass and `replays` (the plan's configs, in order).
 MrcRun mrc_curves(std::shared_ptr<MrcPlan> plan, const std::vector<ReplayResult>& replays);
 // Finds each curve's smallest capacity reaching `target` (exact for LRU, else by bisection).
 void find_mrc_targets(MrcRun& run, double target);
-// The whole curve on one process: check, plan, replays, curves and targets.
-MrcRun run_mrc(const MrcOptions& o);
+// The whole curve on one process: check, plan, replays, curves and targets; on `trace` when
+// given, else on the trace o.trace names.
+MrcRun run_mrc(const MrcOptions& o, const Trace* trace = nullptr);
 
 // The --json rows: one per (policy, capacity), then one per target answer (docs/formats.md).
 std::vector<std::string> mrc_rows(const MrcRun& run);
