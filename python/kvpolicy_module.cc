@@ -17,6 +17,7 @@
 #include "kvpolicy/app/import.h"
 #include "kvpolicy/app/inputs.h"
 #include "kvpolicy/app/mrc.h"
+#include "kvpolicy/app/replay.h"
 #include "kvpolicy/app/serve.h"
 #include "kvpolicy/cache/kv_cache.h"
 #include "kvpolicy/cache/policy_tree.h"
@@ -105,29 +106,26 @@ std::vector<std::string> simulate(const Trace& trace, const std::vector<std::str
   // The sets online, offline and all, and what the trace cannot feed, as on the command line.
   std::string list;
   for (auto& p : policies) list += (list.empty() ? "" : ",") + p;
+  CostModel cost = CostModel::make(model, gpu, kv_dtype == "auto" ? "" : "kv_dtype=" + kv_dtype);
+  std::string capacity_list;
+  for (auto& c : capacities) capacity_list += (capacity_list.empty() ? "" : ",") + c;
   std::string skipped;
-  std::vector<PolicySpec> specs = app::policies_the_trace_feeds(list, trace, &skipped);
+  app::ReplayPlan plan = app::plan_replay_grid(trace, list, capacity_list, cost, &skipped);
   if (!skipped.empty()) {
     py::gil_scoped_acquire gil;  // simulate runs with the GIL released
     PySys_WriteStderr("kvpolicy: %s\n", skipped.c_str());
   }
-  CostModel cost = CostModel::make(model, gpu, kv_dtype == "auto" ? "" : "kv_dtype=" + kv_dtype)
-                       .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
-  size_t unique = count_unique_blocks(trace);
-  std::vector<CapacitySpec> resolved;
-  for (auto& text : capacities)
-    resolved.push_back(app::resolve_capacity(parse_capacity(text), unique, cost).capacity);
-  ReplayOptions base;
-  base.seed = seed;
-  base.dram_policy = parse_policy_spec(dram_policy);
-  base.cost_model = &cost;
-  base.xi_ms = xi_ms;
-  base.slo_ms = slo_ms;
-  std::vector<SweepConfig> configs = grid_configs(specs, resolved, unique, base, dram);
-  SweepOptions sweep;
-  sweep.jobs = jobs;
+  app::GridOptions grid;
+  grid.dram_ratio = dram;
+  grid.dram_policy = parse_policy_spec(dram_policy);
+  grid.cost_model = &cost;
+  grid.xi_ms = xi_ms;
+  grid.slo_ms = slo_ms;
+  grid.jobs = jobs;
   std::vector<std::string> out;
-  for (const ReplayResult& r : run_sweep(trace, configs, sweep)) out.push_back(r.to_json());
+  for (const ReplayResult& r :
+       app::run_grid_here(trace, plan.specs, plan.caps, seed, grid, &plan.facts))
+    out.push_back(r.to_json());
   return out;
 }
 
