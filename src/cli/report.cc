@@ -11,6 +11,7 @@
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
+#include "kvpolicy/sim/result_schema.h"
 #include "kvpolicy/sim/sweep.h"
 
 namespace kvpolicy::cli {
@@ -127,22 +128,20 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 void write_csv(const std::string& path, const std::vector<ReplayResult>& results) {
+  std::vector<const ResultField*> columns;
   std::string out;
-  out +=
-      "trace,policy,params,offline,capacity_blocks,capacity_fraction,capacity_gb,"
-      "dram_capacity_blocks,dram_policy,seed,block_hit_rate,token_hit_rate,infinite_hit_rate,"
-      "evictions,cost_model,ttft_mean_ms,ttft_p50_ms,ttft_p90_ms,ttft_p95_ms,ttft_p99_ms,"
-      "slo_ms,slo_violation_rate,xi_ms,tel_ms,ns_per_access\n";
-  for (auto& r : results)
-    out += fmt::format(
-        "{},{},{},{},{},{},{:.4f},{},{},{},{:.6f},{:.6f},{:.6f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},"
-        "{:.3f},{:g},{:.6f},{:g},{:.3f},{:.2f}\n",
-        csv_field(r.trace), csv_field(r.policy), csv_field(r.params), r.offline ? 1 : 0,
-        r.capacity_blocks, r.capacity_fraction < 0 ? "" : fmt::format("{}", r.capacity_fraction),
-        r.capacity_gb, r.dram_capacity_blocks, csv_field(r.dram_policy), r.seed, r.block_hit_rate,
-        r.token_hit_rate, r.infinite_hit_rate, r.evictions, csv_field(r.cost_model), r.ttft_mean_ms,
-        r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p95_ms, r.ttft_p99_ms, r.slo_ms, r.slo_violation_rate,
-        r.xi_ms, r.tel_ms, r.ns_per_access);
+  for (const std::string& name : replay_csv_columns()) {
+    columns.push_back(&replay_result_field(name));
+    out += (out.empty() ? "" : ",") + name;
+  }
+  out += '\n';
+  for (auto& r : results) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      std::string cell = columns[i]->csv(r);
+      out += (i ? "," : "") + (columns[i]->type == "string" ? csv_field(cell) : cell);
+    }
+    out += '\n';
+  }
   write_file_atomically(path, out);
 }
 

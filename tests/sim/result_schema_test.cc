@@ -1,0 +1,147 @@
+// Replay's result fields are declared once (result_schema.h): the JSON writer, the reader and
+// docs/formats.md's "Result JSON" table must agree with that declaration.
+#include "kvpolicy/sim/result_schema.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/sweep.h"
+#include "support/doc_check.h"
+
+namespace kvpolicy {
+namespace {
+
+ReplayResult every_field_set() {
+  ReplayResult r;
+  r.trace = "t \"quoted\".jsonl";
+  r.trace_fingerprint = "3/9/00ff";
+  r.policy = "laru";
+  r.params = "predictor=gbm";
+  r.offline = true;
+  r.capacity_blocks = 4096;
+  r.capacity_fraction = 0.05;
+  r.capacity_gb = 12.3456;
+  r.seed = 7;
+  r.requests = 3;
+  r.block_accesses = 9;
+  r.block_hits = 4;
+  r.block_hit_rate = 4.0 / 9;
+  r.prompt_tokens = 140;
+  r.token_hits = 64;
+  r.token_hit_rate = 64.0 / 140;
+  r.infinite_hit_rate = 0.5;
+  r.evictions = 11;
+  r.uncached_blocks = 1;
+  r.replay_seconds = 0.25;
+  r.replay_cpu_seconds = 0.125;
+  r.ns_per_access = 12.5;
+  r.bytes_per_block = 48;
+  r.dram_capacity_blocks = 8192;
+  r.dram_policy = "lru";
+  r.dram_hits = 2;
+  r.demotions = 5;
+  r.hbm_hit_rate = 2.0 / 9;
+  r.dram_hit_rate = 2.0 / 9;
+  r.cost_model = "llama-3.1-8b@a100-80gb";
+  r.ttft_p50_ms = 1.5;
+  r.ttft_p90_ms = 2.5;
+  r.ttft_p95_ms = 3.5;
+  r.ttft_p99_ms = 4.5;
+  r.ttft_mean_ms = 2.25;
+  r.tel_ms = 0.75;
+  r.xi_ms = 200;
+  r.slo_ms = 150;
+  r.slo_violation_rate = 1.0 / 3;
+  r.policy_stats = {{"model_fitted", 1}, {"predictor_calls", 42}};
+  return r;
+}
+
+TEST(ResultSchema, JsonWritesEveryFieldInDeclarationOrderAndReadsBackTheSameRow) {
+  ReplayResult r = every_field_set();
+  std::string json = r.to_json();
+  std::vector<std::string> keys;
+  std::regex key("\"([a-z_0-9]+)\":");
+  // Top-level keys only: policy_stats' counters follow its own key.
+  std::string top = json.substr(0, json.find("\"policy_stats\":") + 15);
+  for (std::sregex_iterator it(top.begin(), top.end(), key), end; it != end; ++it)
+    keys.push_back((*it)[1]);
+  std::vector<std::string> declared;
+  for (const ResultField& f : replay_result_fields()) declared.push_back(f.name);
+  EXPECT_EQ(keys, declared);
+  ReplayResult back = parse_result_json(json, "rows.jsonl", 1);
+  EXPECT_EQ(back.to_json(), json);
+  EXPECT_EQ(result_key(back), result_key(r));
+}
+
+TEST(ResultSchema, OptionalFieldsAreLeftOutOrNull) {
+  ReplayResult r;
+  r.capacity_fraction = -1;
+  std::string json = r.to_json();
+  EXPECT_NE(json.find("\"capacity_fraction\":null"), std::string::npos);
+  EXPECT_EQ(json.find("model_fitted"), std::string::npos);
+  EXPECT_EQ(json.find("policy_stats"), std::string::npos);
+  EXPECT_EQ(parse_result_json(json, "rows.jsonl", 1).to_json(), json);
+}
+
+TEST(ResultSchema, EveryCsvColumnIsAFieldWithACsvCell) {
+  for (const std::string& name : replay_csv_columns()) {
+    const ResultField& f = replay_result_field(name);
+    EXPECT_TRUE(bool(f.csv)) << name;
+  }
+  EXPECT_EQ(replay_result_field("capacity_gb").csv(every_field_set()), "12.3456");
+  EXPECT_EQ(replay_result_field("offline").csv(every_field_set()), "1");
+  EXPECT_THROW(replay_result_field("nope"), Error);
+}
+
+// The rows of the table under "## Result JSON": each row's backticked names and their types
+// (one type for all, or one per name).
+std::map<std::string, std::string> documented_fields(const std::string& doc) {
+  std::map<std::string, std::string> out;
+  size_t at = doc.find("\n## Result JSON");
+  EXPECT_NE(at, std::string::npos) << "docs/formats.md has no '## Result JSON' section";
+  if (at == std::string::npos) return out;
+  at = doc.find("\n| field | type | meaning |", at);
+  EXPECT_NE(at, std::string::npos) << "no field table under '## Result JSON'";
+  if (at == std::string::npos) return out;
+  std::istringstream lines(doc.substr(at + 1));
+  std::string line;
+  std::getline(lines, line);  // the header
+  std::getline(lines, line);  // |---|
+  std::regex name("`([a-z_0-9]+)`");
+  while (std::getline(lines, line) && line.rfind("| ", 0) == 0) {
+    size_t c1 = line.find(" | "), c2 = line.find(" | ", c1 + 3);
+    std::string names_cell = line.substr(2, c1 - 2), type_cell = line.substr(c1 + 3, c2 - c1 - 3);
+    std::vector<std::string> names, types;
+    for (std::sregex_iterator it(names_cell.begin(), names_cell.end(), name), end; it != end; ++it)
+      names.push_back((*it)[1]);
+    std::istringstream split(type_cell);
+    for (std::string t; std::getline(split, t, ',');) types.push_back(t.substr(t[0] == ' '));
+    for (size_t i = 0; i < names.size(); ++i)
+      out[names[i]] = types.size() == names.size() ? types[i] : type_cell;
+  }
+  return out;
+}
+
+TEST(ResultSchema, FormatsDocTableIsTheSchema) {
+  auto documented = documented_fields(testing::read_source_file("docs/formats.md"));
+  for (const ResultField& f : replay_result_fields()) {
+    auto it = documented.find(f.name);
+    if (it == documented.end()) {
+      ADD_FAILURE() << "docs/formats.md's Result JSON table lacks '" << f.name << "' (" << f.type
+                    << ": " << f.description << ")";
+      continue;
+    }
+    EXPECT_EQ(it->second, f.type) << "docs/formats.md gives '" << f.name << "' another type";
+    documented.erase(it);
+  }
+  for (auto& [name, type] : documented)
+    ADD_FAILURE() << "docs/formats.md's Result JSON table has '" << name
+                  << "', which src/sim/result_schema.cc does not declare";
+}
+
+}  // namespace
+}  // namespace kvpolicy
