@@ -10,71 +10,7 @@
 namespace kvpolicy {
 namespace {
 
-using Member = std::string ReplayResult::*;
-
-ResultField text(std::string name, Member m, std::string desc,
-                 std::optional<std::string> fallback = std::nullopt) {
-  std::string key = name;
-  return {name,
-          "string",
-          "",
-          std::move(desc),
-          [key, m](const ReplayResult& r, JsonObject& o) { o.add(key, r.*m); },
-          [key, m, fallback](const JsonRecord& j, ReplayResult& r) {
-            r.*m = fallback ? j.str_or(key.c_str(), *fallback) : j.str(key.c_str());
-          },
-          [m](const ReplayResult& r) { return r.*m; }};
-}
-
-template <typename T>
-ResultField integer(std::string name, T ReplayResult::*m, std::string unit, std::string desc) {
-  std::string key = name;
-  return {name,
-          "int",
-          std::move(unit),
-          std::move(desc),
-          [key, m](const ReplayResult& r, JsonObject& o) { o.add(key, r.*m); },
-          [key, m](const JsonRecord& j, ReplayResult& r) { j.get(key.c_str(), r.*m); },
-          [m](const ReplayResult& r) { return fmt::format("{}", r.*m); }};
-}
-
-// A number with `decimals` in JSON and `csv_decimals` in CSV (< 0: not a CSV column); absent
-// from older files it reads as `fallback` when one is given.
-ResultField number(std::string name, double ReplayResult::*m, int decimals, int csv_decimals,
-                   std::string unit, std::string desc,
-                   std::optional<double> fallback = std::nullopt) {
-  std::string key = name;
-  ResultField f{
-      name,
-      "number",
-      std::move(unit),
-      std::move(desc),
-      [key, m, decimals](const ReplayResult& r, JsonObject& o) { o.add(key, r.*m, decimals); },
-      [key, m, fallback](const JsonRecord& j, ReplayResult& r) {
-        if (fallback)
-          r.*m = j.num_or(key.c_str(), *fallback);
-        else
-          j.get(key.c_str(), r.*m);
-      },
-      {}};
-  if (csv_decimals >= 0)
-    f.csv = [m, csv_decimals](const ReplayResult& r) {
-      return fmt::format("{:.{}f}", r.*m, csv_decimals);
-    };
-  return f;
-}
-
-// A setting written as given ({:g}: 200, not 200.000000).
-ResultField setting(std::string name, double ReplayResult::*m, std::string unit, std::string desc) {
-  std::string key = name;
-  return {name,
-          "number",
-          std::move(unit),
-          std::move(desc),
-          [key, m](const ReplayResult& r, JsonObject& o) { o.raw(key, fmt::format("{:g}", r.*m)); },
-          [key, m](const JsonRecord& j, ReplayResult& r) { j.get(key.c_str(), r.*m); },
-          [m](const ReplayResult& r) { return fmt::format("{:g}", r.*m); }};
-}
+using namespace result_fields;
 
 std::vector<ResultField> make_fields() {
   using R = ReplayResult;
@@ -105,19 +41,8 @@ std::vector<ResultField> make_fields() {
                {},
                {}});
   f.push_back(integer("capacity_blocks", &R::capacity_blocks, "blocks", "HBM capacity in blocks"));
-  f.push_back(
-      {"capacity_fraction", "number or null", "",
-       "the capacity as a fraction of unique blocks, when given so",
-       [](const R& r, JsonObject& o) {
-         if (r.capacity_fraction < 0)
-           o.add_null("capacity_fraction");
-         else
-           o.raw("capacity_fraction", fmt::format("{}", r.capacity_fraction));
-       },
-       [](const JsonRecord& j, R& r) { r.capacity_fraction = j.num_or("capacity_fraction", -1); },
-       [](const R& r) {
-         return r.capacity_fraction < 0 ? std::string() : fmt::format("{}", r.capacity_fraction);
-       }});
+  f.push_back(share_or_null("capacity_fraction", &R::capacity_fraction,
+                            "the capacity as a fraction of unique blocks, when given so"));
   f.push_back(number("capacity_gb", &R::capacity_gb, 3, 4, "GB",
                      "`capacity_blocks` as KV memory, GB (10^9 bytes): blocks × the cost model's "
                      "KV bytes per block (`cost_model`, `--kv-dtype`); absent (read as 0) in "
@@ -204,8 +129,7 @@ const std::vector<ResultField>& replay_result_fields() {
 }
 
 const ResultField& replay_result_field(const std::string& name) {
-  for (const ResultField& f : replay_result_fields())
-    if (f.name == name) return f;
+  if (const ResultField* f = find_result_field(replay_result_fields(), name)) return *f;
   throw Error("no replay result field '" + name + "'");
 }
 

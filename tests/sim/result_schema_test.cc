@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/serve/result_schema.h"
 #include "kvpolicy/sim/sweep.h"
 #include "support/doc_check.h"
 
@@ -97,22 +98,30 @@ TEST(ResultSchema, EveryCsvColumnIsAFieldWithACsvCell) {
   EXPECT_THROW(replay_result_field("nope"), Error);
 }
 
-// The rows of the table under "## Result JSON": each row's backticked names and their types
-// (one type for all, or one per name).
-std::map<std::string, std::string> documented_fields(const std::string& doc) {
+// The rows of the field tables (headed "| field | type | ...") between `heading` and `stop`:
+// each row's backticked names and their types (one type for all, or one per name).
+std::map<std::string, std::string> documented_fields(const std::string& doc,
+                                                     const std::string& heading,
+                                                     const std::string& stop) {
   std::map<std::string, std::string> out;
-  size_t at = doc.find("\n## Result JSON");
-  EXPECT_NE(at, std::string::npos) << "docs/formats.md has no '## Result JSON' section";
-  if (at == std::string::npos) return out;
-  at = doc.find("\n| field | type | meaning |", at);
-  EXPECT_NE(at, std::string::npos) << "no field table under '## Result JSON'";
-  if (at == std::string::npos) return out;
-  std::istringstream lines(doc.substr(at + 1));
-  std::string line;
-  std::getline(lines, line);  // the header
-  std::getline(lines, line);  // |---|
+  size_t from = doc.find("\n" + heading + "\n");
+  EXPECT_NE(from, std::string::npos) << "docs/formats.md has no '" << heading << "' section";
+  if (from == std::string::npos) return out;
+  size_t to = doc.find(stop, from + 1);
+  std::istringstream lines(doc.substr(from, to == std::string::npos ? to : to - from));
   std::regex name("`([a-z_0-9]+)`");
-  while (std::getline(lines, line) && line.rfind("| ", 0) == 0) {
+  bool in_table = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| field | type |", 0) == 0) {
+      in_table = true;
+      std::getline(lines, line);  // |---|
+      continue;
+    }
+    if (line.rfind("| ", 0) != 0) {
+      in_table = false;
+      continue;
+    }
+    if (!in_table) continue;
     size_t c1 = line.find(" | "), c2 = line.find(" | ", c1 + 3);
     std::string names_cell = line.substr(2, c1 - 2), type_cell = line.substr(c1 + 3, c2 - c1 - 3);
     std::vector<std::string> names, types;
@@ -123,15 +132,18 @@ std::map<std::string, std::string> documented_fields(const std::string& doc) {
     for (size_t i = 0; i < names.size(); ++i)
       out[names[i]] = types.size() == names.size() ? types[i] : type_cell;
   }
+  EXPECT_FALSE(out.empty()) << "no field table under '" << heading << "'";
   return out;
 }
 
-TEST(ResultSchema, FormatsDocTableIsTheSchema) {
-  auto documented = documented_fields(testing::read_source_file("docs/formats.md"));
-  for (const ResultField& f : replay_result_fields()) {
+// Every declared field is in the docs' tables with its type, and every documented one declared.
+template <typename Field>
+void expect_documented(const std::vector<Field>& fields,
+                       std::map<std::string, std::string> documented, const std::string& where) {
+  for (const Field& f : fields) {
     auto it = documented.find(f.name);
     if (it == documented.end()) {
-      ADD_FAILURE() << "docs/formats.md's Result JSON table lacks '" << f.name << "' (" << f.type
+      ADD_FAILURE() << "docs/formats.md's " << where << " lacks '" << f.name << "' (" << f.type
                     << ": " << f.description << ")";
       continue;
     }
@@ -139,8 +151,48 @@ TEST(ResultSchema, FormatsDocTableIsTheSchema) {
     documented.erase(it);
   }
   for (auto& [name, type] : documented)
-    ADD_FAILURE() << "docs/formats.md's Result JSON table has '" << name
-                  << "', which src/sim/result_schema.cc does not declare";
+    ADD_FAILURE() << "docs/formats.md's " << where << " has '" << name
+                  << "', which the result schema does not declare";
+}
+
+TEST(ResultSchema, FormatsDocTableIsTheSchema) {
+  expect_documented(
+      replay_result_fields(),
+      documented_fields(testing::read_source_file("docs/formats.md"), "## Result JSON", "\n### "),
+      "Result JSON table");
+}
+
+TEST(ResultSchema, FormatsDocServeTablesAreTheServeSchema) {
+  expect_documented(serve_result_fields(),
+                    documented_fields(testing::read_source_file("docs/formats.md"),
+                                      "### Serve mode's result JSON", "Each `per_worker` object"),
+                    "serve result tables");
+}
+
+TEST(ResultSchema, ServeRowsReadBackAsWritten) {
+  ServeResult r;
+  r.trace = "t.jsonl";
+  r.policy = "lru";
+  r.router = "cache_aware";
+  r.capacity_fraction = 0.1;
+  r.ttft_ms.p99 = 12.3456;
+  r.e2e_ms.max = 99;
+  r.makespan_s = 10;
+  r.per_worker.resize(2);
+  r.per_worker[1].busy_seconds = 2.5;
+  r.per_worker[1].block_accesses = 4;
+  r.per_worker[1].block_hits = 1;
+  r.policy_stats = {{"evictions", 3}};
+  r.router_stats = {{"imbalanced", 2}};
+  std::string json = r.to_json();
+  EXPECT_EQ(json.rfind("{\"mode\":\"serve\",", 0), 0u);
+  EXPECT_NE(json.find("\"utilisation\":0.250000"), std::string::npos);
+  ServeResult back = parse_serve_result(json, "rows.jsonl", 1);
+  EXPECT_EQ(back.to_json(), json);
+  EXPECT_EQ(back.key(), r.key());
+  std::string other = json;
+  other.replace(other.find("\"serve\""), 7, "\"sim\"");
+  EXPECT_THROW(parse_serve_result(other, "rows.jsonl", 1), InputError);
 }
 
 }  // namespace
