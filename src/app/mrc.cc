@@ -38,42 +38,162 @@ std::vector<size_t> spaced(size_t lo, size_t hi, uint32_t points, bool linear) {
   return out;
 }
 
+using namespace result_fields;
+using Row = MrcRow;
+
+ResultFieldOf<Row> flag(std::string name, bool Row::*m, std::string desc) {
+  std::string key = name;
+  return {name,
+          "bool",
+          "",
+          std::move(desc),
+          [key, m](const Row& r, JsonObject& o) { o.raw(key, r.*m ? "true" : "false"); },
+          [key, m](const JsonRecord& j, Row& r) { r.*m = j.boolean(key.c_str()); }};
+}
+
+// The first fields of both kinds of row.
+std::vector<ResultFieldOf<Row>> row_head() {
+  std::vector<ResultFieldOf<Row>> f;
+  f.push_back(text("kind", &Row::kind, "`point` (a capacity on a curve) or `target`"));
+  f.push_back(text("trace", &Row::trace, "the trace's name (its path as given)"));
+  f.push_back(text("policy", &Row::policy, "policy name"));
+  f.push_back(text("params", &Row::params, "its `key=value,...` parameters as given"));
+  return f;
+}
+
+std::vector<ResultFieldOf<Row>> point_fields() {
+  auto f = row_head();
+  f.push_back(
+      text("method", &Row::method, "`stack` (LRU's one pass over stack distances) or `replay`"));
+  f.push_back(integer("capacity_blocks", &Row::capacity_blocks, "blocks", "the capacity"));
+  f.push_back(number("capacity_gb", &Row::capacity_gb, 6, -1, "GB",
+                     "`capacity_blocks` as KV memory through the cost model"));
+  f.push_back(number("capacity_share", &Row::capacity_share, 6, -1, "",
+                     "`capacity_blocks` / the trace's unique blocks"));
+  f.push_back(number("kv_bytes_per_block", &Row::kv_bytes_per_block, 1, -1, "bytes",
+                     "KV bytes of one block (model, dtype, block tokens)"));
+  f.push_back(integer("block_tokens", &Row::block_tokens, "tokens", "tokens per block"));
+  f.push_back(
+      integer("block_accesses", &Row::block_accesses, "blocks", "prompt blocks over all requests"));
+  f.push_back(integer("block_hits", &Row::block_hits, "blocks", "of them found cached"));
+  f.push_back(
+      number("block_hit_rate", &Row::block_hit_rate, 6, -1, "", "`block_hits` / `block_accesses`"));
+  f.push_back(integer("prompt_tokens", &Row::prompt_tokens, "tokens", "prompt tokens"));
+  f.push_back(integer("token_hits", &Row::token_hits, "tokens", "of them found cached"));
+  f.push_back(
+      number("token_hit_rate", &Row::token_hit_rate, 6, -1, "", "`token_hits` / `prompt_tokens`"));
+  const char* ttft = "replay-mode TTFT (prefill of uncached tokens, no queueing)";
+  f.push_back(number("ttft_mean_ms", &Row::ttft_mean_ms, 3, -1, "ms", ttft));
+  f.push_back(number("ttft_p50_ms", &Row::ttft_p50_ms, 3, -1, "ms", ttft));
+  f.push_back(number("ttft_p90_ms", &Row::ttft_p90_ms, 3, -1, "ms", ttft));
+  f.push_back(number("ttft_p99_ms", &Row::ttft_p99_ms, 3, -1, "ms", ttft));
+  f.push_back(integer("evictions", &Row::evictions, "blocks", "blocks dropped from the cache"));
+  f.push_back(integer("uncached_blocks", &Row::uncached_blocks, "blocks",
+                      "prompt blocks not inserted because every cached block was pinned"));
+  f.push_back(number("infinite_hit_rate", &Row::infinite_hit_rate, 6, -1, "",
+                     "hit rate of an infinite cache on this trace"));
+  f.push_back(text("cost_model", &Row::cost_model, "the cost model whose prefill times give TTFT"));
+  f.push_back(integer("seed", &Row::seed, "", "seed of randomized policies"));
+  return f;
+}
+
+// capacity_blocks and capacity_gb of a target: null when no capacity reached it.
+ResultFieldOf<Row> reached_number(std::string name, bool blocks, std::string unit,
+                                  std::string desc) {
+  std::string key = name;
+  return {name,
+          blocks ? "int or null" : "number or null",
+          std::move(unit),
+          std::move(desc),
+          [key, blocks](const Row& r, JsonObject& o) {
+            if (!r.reached)
+              o.add_null(key);
+            else if (blocks)
+              o.add(key, r.capacity_blocks);
+            else
+              o.add(key, r.capacity_gb);
+          },
+          [key, blocks](const JsonRecord& j, Row& r) {
+            r.reached = j.num_or(key.c_str(), -1) >= 0;
+            if (!r.reached) return;
+            if (blocks)
+              j.get(key.c_str(), r.capacity_blocks);
+            else
+              j.get(key.c_str(), r.capacity_gb);
+          }};
+}
+
+std::vector<ResultFieldOf<Row>> target_fields() {
+  auto f = row_head();
+  f.push_back(text("method", &Row::method,
+                   "`exact` (LRU's stack distances) or `bisection` (replays between the curve's "
+                   "points)"));
+  f.push_back(number("target_hit_rate", &Row::target_hit_rate, 6, -1, "",
+                     "the block hit rate asked for (`--target-hit`)"));
+  f.push_back(reached_number("capacity_blocks", true, "blocks",
+                             "the smallest capacity found that reaches it; null if none"));
+  f.push_back(reached_number("capacity_gb", false, "GB", "the same as KV memory"));
+  f.push_back(number("block_hit_rate", &Row::block_hit_rate, 6, -1, "",
+                     "the block hit rate there (or the best on the curve when not reached)"));
+  f.push_back(flag("non_monotone", &Row::non_monotone,
+                   "the curve's hit rate was not monotone in capacity: the smallest point found, "
+                   "not a proven minimum"));
+  f.push_back(integer("replays", &Row::replays, "", "extra replays the bisection ran"));
+  return f;
+}
+
+Row head_row(const Trace& trace, const MrcCurve& c, const char* kind) {
+  Row row;
+  row.kind = kind;
+  row.trace = trace.name;
+  row.policy = c.spec.name;
+  row.params = c.spec.params;
+  return row;
+}
+
 std::string point_json(const Trace& trace, const MrcCurve& c, const ReplayResult& r,
                        double block_bytes, size_t unique) {
+  Row row = head_row(trace, c, "point");
+  row.method = c.method;
+  row.capacity_blocks = r.capacity_blocks;
+  row.capacity_gb = double(r.capacity_blocks) * block_bytes / 1e9;
+  row.capacity_share = unique ? double(r.capacity_blocks) / unique : 0.0;
+  row.kv_bytes_per_block = block_bytes;
+  row.block_tokens = trace.block_tokens;
+  row.block_accesses = r.block_accesses;
+  row.block_hits = r.block_hits;
+  row.block_hit_rate = r.block_hit_rate;
+  row.prompt_tokens = r.prompt_tokens;
+  row.token_hits = r.token_hits;
+  row.token_hit_rate = r.token_hit_rate;
+  row.ttft_mean_ms = r.ttft_mean_ms;
+  row.ttft_p50_ms = r.ttft_p50_ms;
+  row.ttft_p90_ms = r.ttft_p90_ms;
+  row.ttft_p99_ms = r.ttft_p99_ms;
+  row.evictions = r.evictions;
+  row.uncached_blocks = r.uncached_blocks;
+  row.infinite_hit_rate = r.infinite_hit_rate;
+  row.cost_model = r.cost_model;
+  row.seed = r.seed;
   JsonObject o;
-  o.add("kind", "point").add("trace", trace.name).add("policy", c.spec.name);
-  o.add("params", c.spec.params).add("method", c.method);
-  o.add("capacity_blocks", r.capacity_blocks);
-  o.add("capacity_gb", double(r.capacity_blocks) * block_bytes / 1e9);
-  o.add("capacity_share", unique ? double(r.capacity_blocks) / unique : 0.0);
-  o.add("kv_bytes_per_block", block_bytes, 1).add("block_tokens", trace.block_tokens);
-  o.add("block_accesses", r.block_accesses).add("block_hits", r.block_hits);
-  o.add("block_hit_rate", r.block_hit_rate);
-  o.add("prompt_tokens", r.prompt_tokens).add("token_hits", r.token_hits);
-  o.add("token_hit_rate", r.token_hit_rate);
-  o.add("ttft_mean_ms", r.ttft_mean_ms, 3).add("ttft_p50_ms", r.ttft_p50_ms, 3);
-  o.add("ttft_p90_ms", r.ttft_p90_ms, 3).add("ttft_p99_ms", r.ttft_p99_ms, 3);
-  o.add("evictions", r.evictions).add("uncached_blocks", r.uncached_blocks);
-  o.add("infinite_hit_rate", r.infinite_hit_rate).add("cost_model", r.cost_model);
-  o.add("seed", r.seed);
+  for (const auto& f : mrc_point_fields()) f.write(row, o);
   return o.str();
 }
 
 std::string target_json(const Trace& trace, const MrcCurve& c, double target, double block_bytes) {
-  JsonObject o;
-  o.add("kind", "target").add("trace", trace.name).add("policy", c.spec.name);
-  o.add("params", c.spec.params)
-      .add("method", c.method == std::string("stack") ? "exact" : "bisection");
-  o.add("target_hit_rate", target);
-  if (c.target->capacity_blocks) {
-    o.add("capacity_blocks", *c.target->capacity_blocks);
-    o.add("capacity_gb", double(*c.target->capacity_blocks) * block_bytes / 1e9);
-  } else {
-    o.add_null("capacity_blocks").add_null("capacity_gb");
+  Row row = head_row(trace, c, "target");
+  row.method = c.method == std::string("stack") ? "exact" : "bisection";
+  row.target_hit_rate = target;
+  row.reached = c.target->capacity_blocks.has_value();
+  if (row.reached) {
+    row.capacity_blocks = *c.target->capacity_blocks;
+    row.capacity_gb = double(*c.target->capacity_blocks) * block_bytes / 1e9;
   }
-  o.add("block_hit_rate", c.target->block_hit_rate);
-  o.raw("non_monotone", c.target->non_monotone ? "true" : "false");
-  o.add("replays", c.target->replays);
+  row.block_hit_rate = c.target->block_hit_rate;
+  row.non_monotone = c.target->non_monotone;
+  row.replays = c.target->replays;
+  JsonObject o;
+  for (const auto& f : mrc_target_fields()) f.write(row, o);
   return o.str();
 }
 
@@ -189,6 +309,16 @@ std::vector<std::string> mrc_rows(const MrcRun& run) {
     if (c.target) out.push_back(target_json(p.trace, c, *run.target, p.block_bytes));
   }
   return out;
+}
+
+const std::vector<ResultFieldOf<MrcRow>>& mrc_point_fields() {
+  static const std::vector<ResultFieldOf<MrcRow>> fields = point_fields();
+  return fields;
+}
+
+const std::vector<ResultFieldOf<MrcRow>>& mrc_target_fields() {
+  static const std::vector<ResultFieldOf<MrcRow>> fields = target_fields();
+  return fields;
 }
 
 std::string kv_label(const CostModel& cost) {

@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "kvpolicy/app/mrc.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/serve/result_schema.h"
 #include "kvpolicy/sim/sweep.h"
@@ -167,6 +168,16 @@ TEST(ResultSchema, FormatsDocServeTablesAreTheServeSchema) {
                     documented_fields(testing::read_source_file("docs/formats.md"),
                                       "### Serve mode's result JSON", "Each `per_worker` object"),
                     "serve result tables");
+}
+
+TEST(ResultSchema, FormatsDocMrcTablesAreTheMrcRows) {
+  std::string doc = testing::read_source_file("docs/formats.md");
+  expect_documented(app::mrc_point_fields(),
+                    documented_fields(doc, "### `mrc --json`: points", "\n### "),
+                    "mrc point table");
+  expect_documented(app::mrc_target_fields(),
+                    documented_fields(doc, "### `mrc --json`: targets", "\n`robustness`"),
+                    "mrc target table");
 }
 
 TEST(ResultSchema, ServeRowsReadBackAsWritten) {

@@ -14,6 +14,7 @@
 #include "kvpolicy/sim/mrc.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/sweep.h"
+#include "kvpolicy/trace/result_field.h"
 
 namespace kvpolicy::app {
 
@@ -81,6 +82,26 @@ MrcRun run_mrc(const MrcOptions& o, const Trace* trace = nullptr);
 
 // The --json rows: one per (policy, capacity), then one per target answer (docs/formats.md).
 std::vector<std::string> mrc_rows(const MrcRun& run);
+
+// One row of those, a point of a curve (kind "point") or a target answer (kind "target"), whose
+// fields mrc_point_fields and mrc_target_fields declare (trace/result_field.h).
+struct MrcRow {
+  std::string kind, trace, policy, params, method;
+  size_t capacity_blocks = 0;
+  bool reached = true;  // a target: whether a capacity reached it (else capacity is null)
+  double capacity_gb = 0, capacity_share = 0, kv_bytes_per_block = 0;
+  uint32_t block_tokens = 0;
+  uint64_t block_accesses = 0, block_hits = 0, prompt_tokens = 0, token_hits = 0;
+  uint64_t evictions = 0, uncached_blocks = 0, seed = 0;
+  double block_hit_rate = 0, token_hit_rate = 0, infinite_hit_rate = 0;
+  double ttft_mean_ms = 0, ttft_p50_ms = 0, ttft_p90_ms = 0, ttft_p99_ms = 0;
+  std::string cost_model;
+  double target_hit_rate = 0;
+  bool non_monotone = false;
+  size_t replays = 0;
+};
+const std::vector<ResultFieldOf<MrcRow>>& mrc_point_fields();
+const std::vector<ResultFieldOf<MrcRow>>& mrc_target_fields();
 
 // "llama-3.1-8b fp16": the model and the dtype its KV is stored in.
 std::string kv_label(const CostModel& cost);
