@@ -149,3 +149,11 @@ def test_policies_and_routers_list_what_the_cli_lists():
         for p in r["params"]:
             assert f"  {p['name']} ({p['type']}, default {p['default']}): {p['allowed']}" in \
                 cli("routers").stdout
+
+
+def test_every_public_function_has_a_docstring():
+    import inspect
+    for name in kvpolicy.__all__:
+        obj = getattr(kvpolicy, name)
+        if inspect.isfunction(obj) or inspect.isbuiltin(obj):
+            assert obj.__doc__ and len(obj.__doc__.strip()) > 20, name
