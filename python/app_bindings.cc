@@ -15,6 +15,7 @@
 #include "kvpolicy/app/serve.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/route/router.h"
+#include "kvpolicy/trace/generators.h"
 
 namespace py = pybind11;
 using namespace kvpolicy;
@@ -180,6 +181,10 @@ py::list param_dicts(const std::vector<ParamSpec>& params) {
 }  // namespace
 
 void bind_app(py::module_& m) {
+  m.def("generate_trace", &generate_workload, py::arg("kind"), py::arg("params") = "",
+        py::arg("seed") = 1, py::call_guard<py::gil_scoped_release>(),
+        "A synthetic workload as `kvpolicy trace generate` and `serve --generate` build it: kind "
+        "gsp, conversation or zipf, params key=value,... (see `kvpolicy trace generate --help`).");
   m.def("load_trace", &load, py::arg("path"), py::arg("format") = "auto",
         py::arg("sessions") = "auto", py::arg("skip_bad_lines") = false,
         py::arg("block_tokens") = 0, py::arg("max_requests") = 0, py::arg("session_min_blocks") = 2,

@@ -60,6 +60,15 @@ def test_serve_rows_equal_the_cli(trace_path, tmp_path):
 
 
 @needs_cli
+def test_serve_on_a_generated_workload_equals_the_cli(tmp_path):
+    want = cli_rows(tmp_path, "serve", "--generate", "gsp:groups=4,prompts=8", "--generate-seed", 2,
+                    "-r", "cache_aware", "-w", 2, "-c", "20%")
+    trace = kvpolicy.generate_trace("gsp", "groups=4,prompts=8", seed=2)
+    got = kvpolicy.serve(trace, capacities=["20%"], routers="cache_aware", workers=2)
+    assert len(got) == 1 and untimed(got) == untimed(want)
+
+
+@needs_cli
 def test_mrc_rows_equal_the_cli(trace_path, tmp_path):
     want = cli_rows(tmp_path, "mrc", "-t", trace_path, "-p", "lru,s3fifo,belady", "--points", 6,
                     "--target-hit", "20%", "--kv-dtype", "fp8")
