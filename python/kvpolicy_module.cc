@@ -1,7 +1,7 @@
-// The Python module kvpolicy._kvpolicy: the simulator (load_trace, simulate), the online cache
-// (KvCache) and the eviction-policy adapter for an engine's radix cache (PolicyTree). The
-// package kvpolicy (python/kvpolicy/__init__.py) wraps it. Long calls release the GIL; kvpolicy's
-// exceptions become Python exceptions with the same messages.
+// The Python module kvpolicy._kvpolicy: the application layer's functions (app_bindings.cc), the
+// online cache (KvCache) and the eviction-policy adapter for an engine's radix cache
+// (PolicyTree). The package kvpolicy (python/kvpolicy/__init__.py) wraps it. Long calls release
+// the GIL; kvpolicy's exceptions become Python exceptions with the same messages.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -25,6 +25,8 @@
 
 namespace py = pybind11;
 using namespace kvpolicy;
+
+void bind_app(py::module_& m);
 
 namespace {
 
@@ -69,62 +71,6 @@ RequestInfo request_info(std::optional<double> time, const py::object& session, 
   py::kw_only(), py::arg("time") = py::none(), py::arg("session") = py::none(),              \
                  py::arg("turn") = 1, py::arg("category") = 0, py::arg("prompt_tokens") = 0, \
                  py::arg("output_tokens") = 0, py::arg("continuation") = py::none()
-
-Trace load(const std::string& path, const std::string& format, const std::string& sessions,
-           bool skip_bad_lines, uint32_t block_tokens, uint64_t max_requests) {
-  if (sessions != "auto" && sessions != "infer" && sessions != "keep")
-    throw ConfigError("sessions must be auto, infer or keep, got '" + sessions + "'");
-  ReadOptions opts;
-  opts.skip_bad_lines = skip_bad_lines;
-  opts.block_tokens = block_tokens;
-  opts.max_requests = max_requests;
-  Trace t = read_trace(path, format, opts);
-  bool has_sessions =
-      std::any_of(t.session.begin(), t.session.end(), [](SessionId s) { return s != kNoSession; });
-  if (sessions == "infer" || (sessions == "auto" && !has_sessions)) infer_sessions(t);
-  return t;
-}
-
-// One replay per (policy, capacity), on `jobs` threads; each result as the JSON line the CLI
-// writes (the package parses it into a dict, so Python and --json share one schema).
-std::vector<std::string> simulate(const Trace& trace, const std::vector<std::string>& policies,
-                                  const std::vector<std::string>& capacities, uint64_t seed,
-                                  unsigned jobs, double dram, const std::string& dram_policy,
-                                  const std::string& model, const std::string& gpu,
-                                  const std::string& kv_dtype, double xi_ms, double slo_ms) {
-  if (policies.empty() || capacities.empty())
-    throw ConfigError("simulate needs at least one policy and one capacity");
-  if (!std::isfinite(dram) || dram < 0 || dram > 1000)
-    throw ConfigError("dram must be a multiple of the HBM capacity in [0, 1000]");
-  // The sets online, offline and all, and what the trace cannot feed, as on the command line.
-  std::string list;
-  for (auto& p : policies) list += (list.empty() ? "" : ",") + p;
-  std::string skipped;
-  std::vector<PolicySpec> specs = policies_for_trace(list, trace.has_continuation(), &skipped);
-  if (!skipped.empty()) {
-    py::gil_scoped_acquire gil;  // simulate runs with the GIL released
-    PySys_WriteStderr("kvpolicy: %s\n", skipped.c_str());
-  }
-  CostModel cost = CostModel::make(model, gpu, kv_dtype == "auto" ? "" : "kv_dtype=" + kv_dtype)
-                       .with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
-  size_t unique = count_unique_blocks(trace);
-  std::vector<CapacitySpec> resolved;
-  for (auto& text : capacities)
-    resolved.push_back(replay_capacity(parse_capacity(text), unique, cost.block_tokens(),
-                                       cost.kv_bytes_per_block()));
-  ReplayOptions base;
-  base.seed = seed;
-  base.dram_policy = parse_policy_spec(dram_policy);
-  base.cost_model = &cost;
-  base.xi_ms = xi_ms;
-  base.slo_ms = slo_ms;
-  std::vector<SweepConfig> configs = grid_configs(specs, resolved, unique, base, dram);
-  SweepOptions sweep;
-  sweep.jobs = jobs;
-  std::vector<std::string> out;
-  for (const ReplayResult& r : run_sweep(trace, configs, sweep)) out.push_back(r.to_json());
-  return out;
-}
 
 // A KvCache that Python threads may share: insert_many runs with the GIL released, so every call
 // that touches the cache holds its mutex. A call waits for it with the GIL released (the holder
@@ -216,16 +162,7 @@ PYBIND11_MODULE(_kvpolicy, m) {
           },
           py::arg("request"), "request r's fields (time in seconds), as RequestInfo takes them");
 
-  m.def("load_trace", &load, py::arg("path"), py::arg("format") = "auto",
-        py::arg("sessions") = "auto", py::arg("skip_bad_lines") = false,
-        py::arg("block_tokens") = 0, py::arg("max_requests") = 0,
-        py::call_guard<py::gil_scoped_release>(),
-        "Reads a trace (mooncake, bailian, lmbench, oracle-general, native .kvtrace; auto "
-        "detects). sessions: auto infers them from shared prefixes when the trace has none.");
-  m.def("_simulate", &simulate, py::arg("trace"), py::arg("policies"), py::arg("capacities"),
-        py::arg("seed"), py::arg("jobs"), py::arg("dram"), py::arg("dram_policy"), py::arg("model"),
-        py::arg("gpu"), py::arg("kv_dtype"), py::arg("xi_ms"), py::arg("slo_ms"),
-        py::call_guard<py::gil_scoped_release>());
+  bind_app(m);  // load_trace, simulate, serve, mrc, import_trace, the listings (app_bindings.cc)
   m.def(
       "policy_names", [] { return PolicyRegistry::instance().names(); }, "every registered policy");
   m.def(

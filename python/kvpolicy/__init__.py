@@ -4,6 +4,11 @@ adapter that lets any kvpolicy policy decide evictions in a Python engine's radi
     import kvpolicy
     trace = kvpolicy.load_trace("conversation_trace.jsonl")
     rows = kvpolicy.simulate(trace, ["lru", "s3fifo", "belady"], ["2%", "40GB"])
+    rows = kvpolicy.serve(trace, policies=["lru", "s3fifo"], routers=["cache_aware"], workers=2)
+    rows = kvpolicy.mrc(trace, ["lru", "s3fifo"], points=20, target_hit="30%")
+
+simulate, serve, mrc and import_trace call the same application layer as the command line and
+return its records: simulate/serve/mrc one dict per row of `kvpolicy simulate|serve|mrc --json`.
 
 See docs/api.md for the whole API, its thread-safety and the cost of a call.
 """
@@ -19,8 +24,14 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     is_offline,
     load_trace,
     policy_names,
+    generate_trace,
     _KvCache,
     _PolicyTree,
+    _import_trace,
+    _mrc,
+    _policies,
+    _routers,
+    _serve,
     _simulate,
 )
 
@@ -29,11 +40,17 @@ __all__ = [
     "ConfigError",
     "Error",
     "EvictionPolicy",
+    "generate_trace",
     "InputError",
     "Trace",
     "is_offline",
+    "import_trace",
     "load_trace",
+    "mrc",
+    "policies",
     "policy_names",
+    "routers",
+    "serve",
     "simulate",
 ]
 
@@ -59,6 +76,82 @@ def simulate(trace, policies=("lru",), capacities=("5%",), *, seed=1, jobs=0, dr
                       [str(c) for c in _as_list(capacities)], seed, jobs, float(dram),
                       dram_policy, model, gpu, kv_dtype, float(xi_ms), float(slo_ms))
     return [json.loads(line) for line in lines]
+
+
+def _trace(trace):
+    return load_trace(trace) if isinstance(trace, str) else trace
+
+
+def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robin",), workers=(1,),
+          model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto", cost_params="", tp=1, rate=0.0,
+          time_scale=1.0, clients=0, think_time_s=0.0, max_batch_tokens=8192, max_running=256,
+          cache_outputs=True, slo_ms=200.0, seed=1, jobs=0):
+    """Runs `trace` (a Trace, or a path for load_trace) through a simulated serving cluster for
+    every (capacity, workers, router, policy), as `kvpolicy serve` does, with the GIL released.
+
+    Capacities are KV memory per GPU (a worker has `tp` times it), in any form `-c` takes
+    (blocks, "10%", "10000t", "40GB"); routers and policies are specs as on the command line
+    (the sets online, offline, all expand). The other keywords are serve's flags (rate for
+    --rate, clients for --clients, cache_outputs=False for --no-cache-outputs, ...). Returns one
+    dict per configuration with the fields of `kvpolicy serve --json` (docs/formats.md).
+    """
+    lines = _serve(_trace(trace), [str(r) for r in _as_list(routers)],
+                   [str(p) for p in _as_list(policies)], [str(w) for w in _as_list(workers)],
+                   [str(c) for c in _as_list(capacities)],
+                   dict(model=model, gpu=gpu, kv_dtype=kv_dtype, cost_params=cost_params,
+                        tp=int(tp), rate=float(rate), time_scale=float(time_scale),
+                        clients=int(clients), think_time_s=float(think_time_s),
+                        max_batch_tokens=int(max_batch_tokens), max_running=int(max_running),
+                        cache_outputs=bool(cache_outputs), slo_ms=float(slo_ms), seed=int(seed),
+                        jobs=int(jobs)))
+    return [json.loads(line) for line in lines]
+
+
+def mrc(trace, policies=("lru",), *, points=40, min="1%", max="100%", linear=False,
+        target_hit=None, model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto", cost_params="",
+        seed=1, jobs=0):
+    """Hit rate and replay TTFT against capacity for each policy (LRU in one stack-distance
+    pass, the others by replays), as `kvpolicy mrc` does, with the GIL released.
+
+    `points` capacities from `min` to `max` (blocks, shares, tokens or KV memory), spaced
+    geometrically unless `linear`. With `target_hit` ("30%" or 0.3), each policy's smallest
+    capacity reaching that block hit rate is searched too. Returns the rows of
+    `kvpolicy mrc --json`: one dict per (policy, capacity) with kind "point", then per policy a
+    dict with kind "target" when a target was given (docs/formats.md).
+    """
+    target = "" if target_hit is None else str(target_hit)
+    lines = _mrc(_trace(trace), [str(p) for p in _as_list(policies)], int(points), str(min),
+                 str(max), bool(linear), target, model, gpu, kv_dtype, cost_params, int(seed),
+                 int(jobs))
+    return [json.loads(line) for line in lines]
+
+
+def import_trace(input, map, out, *, format="auto", time_unit="s", block_tokens=16,
+                 tokenizer="auto", skip_bad_lines=False):
+    """Imports your own request log (CSV or JSONL, one request per row) as a native trace
+    written to `out` (FILE.kvtrace), as `kvpolicy trace import` does.
+
+    `map` names the columns, target=column,...: time (required); one of tokens, text, hashes;
+    optional session, prompt_tokens, output or output_text, turn, category, user. Returns what
+    was written: a dict of requests, sessions, skipped_rows, block_accesses, unique_blocks,
+    prompt_tokens, output_tokens, duration_s, format, the tokenizer used (or None) and paths.
+    Load the result with load_trace(out).
+    """
+    return _import_trace(str(input), map, str(out), format, time_unit, int(block_tokens),
+                         str(tokenizer), bool(skip_bad_lines))
+
+
+def policies():
+    """Every registered eviction policy, as `kvpolicy policies` lists them: one dict each with
+    name, summary, paper, offline (reads the trace's future), randomized, and params (a list of
+    dicts: name, type, default, allowed, help)."""
+    return _policies()
+
+
+def routers():
+    """Every registered serve-mode router, as `kvpolicy routers` lists them: one dict each with
+    name, summary, source, randomized, max_workers (0 = any) and params (as in policies())."""
+    return _routers()
 
 
 class Cache:

@@ -36,14 +36,6 @@ SweepPlacement sweep_placement(const std::string& shard_text, unsigned jobs) {
   return p;
 }
 
-std::vector<size_t> cells_of_shard(const SweepCells& cells, Shard shard) {
-  std::vector<uint32_t> of = shard_of_cells(cells.weights, shard.count);
-  std::vector<size_t> mine;
-  for (size_t i = 0; i < of.size(); ++i)
-    if (of[i] == shard.index) mine.push_back(i);
-  return mine;
-}
-
 std::vector<std::string> run_on_ranks(SweepComm& comm, const SweepCells& cells,
                                       const std::function<std::string(size_t)>& run,
                                       const std::string& json_path, bool resume,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/app/cells.h"
 #include "kvpolicy/core/cell_sweep.h"
 
 namespace kvpolicy::cli {
@@ -26,28 +27,9 @@ void add_shard_option(CLI::App* cmd, std::string& shard_text);
 // (each rank runs one cell at a time: start one rank per core instead).
 SweepPlacement sweep_placement(const std::string& shard_text, unsigned jobs);
 
-// A sweep's cells as a command knows them on rank 0 (or in a shard run).
-struct SweepCells {
-  std::vector<std::string> keys;                         // each cell's resume key
-  std::vector<double> weights;                           // each cell's estimated cost
-  std::function<std::string(const ResultLine&)> key_of;  // a results line's key
-};
-
-// The cells of `shard` (shard_of_cells), in configuration order.
-std::vector<size_t> cells_of_shard(const SweepCells& cells, Shard shard);
-
-// Keeps only `shard`'s configurations, and their keys in `cells`.
-template <typename Config>
-void keep_shard(std::vector<Config>& configs, SweepCells& cells, Shard shard) {
-  std::vector<Config> mine;
-  std::vector<std::string> keys;
-  for (size_t i : cells_of_shard(cells, shard)) {
-    mine.push_back(configs[i]);
-    keys.push_back(cells.keys[i]);
-  }
-  configs = std::move(mine);
-  cells.keys = std::move(keys);
-}
+using app::cells_of_shard;
+using app::keep_shard;
+using app::SweepCells;
 
 // Rank 0 of an mpirun: the cells over every rank (coordinate_cells), a progress line named
 // `what`, then MPI ends. `run` runs cell i and returns its JSON row. Rows in configuration order.

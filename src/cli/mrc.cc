@@ -1,7 +1,7 @@
 // `kvpolicy mrc`: hit rate and replay TTFT against capacity in GB of KV, per policy, and the
 // smallest capacity that reaches a target hit rate (sizing). LRU from one stack-distance pass,
 // other policies by parallel replays at the same capacities.
-#include "kvpolicy/sim/mrc.h"
+#include "kvpolicy/app/mrc.h"
 
 #include <fmt/format.h>
 #include <spawn.h>
@@ -32,66 +32,14 @@ extern char** environ;
 namespace kvpolicy::cli {
 namespace {
 
-struct MrcArgs {
-  TraceArgs trace;
-  std::string policies = "lru";
-  uint32_t points = 40;
-  std::string min = "1%";
-  std::string max = "100%";
-  bool linear = false;
-  std::string target_hit;
-  std::string model = CostModel::kDefaultModel;
-  std::string gpu = CostModel::kDefaultGpu;
-  std::string kv_dtype = "auto";
-  std::string cost_params;
-  uint64_t seed = 1;
-  unsigned jobs = 0;
+// app::MrcOptions from flags, and what the command writes.
+struct MrcArgs : app::MrcOptions {
   uint32_t check_lru = 0;
   std::string json_path, csv_path, plot_path;
 };
 
-// One curve: a policy's results at the capacities, and how they were obtained.
-struct Curve {
-  PolicySpec spec;
-  const char* method;  // "stack" (LRU's one pass) or "replay"
-  std::vector<ReplayResult> points;
-  std::optional<TargetSearch> target;
-};
-
-// "30%" or 0.3.
-double parse_target(const std::string& text) {
-  bool percent = !text.empty() && text.back() == '%';
-  std::string number = percent ? text.substr(0, text.size() - 1) : text;
-  std::optional<double> read = read_number(number);
-  if (!read) throw ConfigError("--target-hit '" + text + "' is not a number (write 30% or 0.3)");
-  double v = *read;
-  if (percent || v > 1) v /= 100;
-  if (v <= 0 || v > 1) throw ConfigError("--target-hit '" + text + "' must be in (0%, 100%]");
-  return v;
-}
-
-// Capacities from lo to hi, spaced geometrically (or linearly), whole blocks, each once.
-std::vector<size_t> spaced(size_t lo, size_t hi, uint32_t points, bool linear) {
-  std::vector<size_t> out;
-  for (uint32_t i = 0; i < points; ++i) {
-    double f = points == 1 ? 1.0 : double(i) / (points - 1);
-    double c = linear ? lo + f * double(hi - lo) : lo * std::pow(double(hi) / lo, f);
-    out.push_back(std::clamp<size_t>(static_cast<size_t>(std::llround(c)), lo, hi));
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-// "llama-3.1-8b fp16": the model and the dtype its KV is stored in.
-std::string kv_label(const CostModel& cost) {
-  if (cost.is_linear())
-    return fmt::format("linear cost model, {:g} KV bytes/token", cost.kv_bytes_per_token());
-  double bytes = cost.options().kv_dtype_bytes;
-  if (bytes == 0) bytes = cost.model().dtype_bytes;
-  std::string dtype = bytes == 1 ? "fp8" : bytes == 2 ? "fp16" : fmt::format("{:g}-byte", bytes);
-  return cost.model().name + " " + dtype;
-}
+using app::kv_label;
+using Curve = app::MrcCurve;
 
 // Where scripts/plot_mrc.py is: $KVPOLICY_SCRIPTS, else the source tree this was built from.
 std::string plot_script() {
@@ -123,45 +71,6 @@ void plot(const std::string& json, const std::string& png) {
   // The script names the package to install when matplotlib is missing (on its stderr).
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw Error("--plot: " + script + " failed (see its message above)");
-}
-
-std::string point_json(const Trace& trace, const Curve& c, const ReplayResult& r,
-                       double block_bytes, size_t unique) {
-  JsonObject o;
-  o.add("kind", "point").add("trace", trace.name).add("policy", c.spec.name);
-  o.add("params", c.spec.params).add("method", c.method);
-  o.add("capacity_blocks", r.capacity_blocks);
-  o.add("capacity_gb", double(r.capacity_blocks) * block_bytes / 1e9);
-  o.add("capacity_share", unique ? double(r.capacity_blocks) / unique : 0.0);
-  o.add("kv_bytes_per_block", block_bytes, 1).add("block_tokens", trace.block_tokens);
-  o.add("block_accesses", r.block_accesses).add("block_hits", r.block_hits);
-  o.add("block_hit_rate", r.block_hit_rate);
-  o.add("prompt_tokens", r.prompt_tokens).add("token_hits", r.token_hits);
-  o.add("token_hit_rate", r.token_hit_rate);
-  o.add("ttft_mean_ms", r.ttft_mean_ms, 3).add("ttft_p50_ms", r.ttft_p50_ms, 3);
-  o.add("ttft_p90_ms", r.ttft_p90_ms, 3).add("ttft_p99_ms", r.ttft_p99_ms, 3);
-  o.add("evictions", r.evictions).add("uncached_blocks", r.uncached_blocks);
-  o.add("infinite_hit_rate", r.infinite_hit_rate).add("cost_model", r.cost_model);
-  o.add("seed", r.seed);
-  return o.str();
-}
-
-std::string target_json(const Trace& trace, const Curve& c, double target, double block_bytes) {
-  JsonObject o;
-  o.add("kind", "target").add("trace", trace.name).add("policy", c.spec.name);
-  o.add("params", c.spec.params)
-      .add("method", c.method == std::string("stack") ? "exact" : "bisection");
-  o.add("target_hit_rate", target);
-  if (c.target->capacity_blocks) {
-    o.add("capacity_blocks", *c.target->capacity_blocks);
-    o.add("capacity_gb", double(*c.target->capacity_blocks) * block_bytes / 1e9);
-  } else {
-    o.add_null("capacity_blocks").add_null("capacity_gb");
-  }
-  o.add("block_hit_rate", c.target->block_hit_rate);
-  o.raw("non_monotone", c.target->non_monotone ? "true" : "false");
-  o.add("replays", c.target->replays);
-  return o.str();
 }
 
 void write_csv(const std::string& path, const Trace& trace, const std::vector<Curve>& curves,
@@ -212,48 +121,9 @@ void check_lru(const Trace& trace, const Curve& lru, uint32_t n, const ReplayOpt
              which.size());
 }
 
-// The trace, the capacities and the replays of the curves (every policy but LRU at every
-// capacity): what rank 0 and, on its first cell, every worker rank of an mpirun build alike.
-struct MrcPlan {
-  CostModel cost;
-  Trace trace;
-  std::vector<PolicySpec> specs;
-  TraceFacts facts;
-  CostModel at_trace;
-  double block_bytes = 0;
-  size_t lo = 0, hi = 0;
-  std::vector<size_t> caps;
-  ReplayOptions opts;
-  std::vector<SweepConfig> configs;
-};
-
-std::shared_ptr<MrcPlan> make_plan(const MrcArgs& a, const CostModel& cost) {
-  CapacitySpec min_spec = parse_capacity(a.min), max_spec = parse_capacity(a.max);
-  auto plan = std::make_shared<MrcPlan>();
-  MrcPlan& p = *plan;
-  p.cost = cost;
-  p.trace = a.trace.load();
-  p.specs = policies_the_trace_feeds(a.policies, p.trace);
-  p.facts = trace_facts(p.trace);
-  p.at_trace = p.cost.with_block_tokens(p.trace.block_tokens);
-  p.block_bytes = p.at_trace.kv_bytes_per_block();
-  p.lo = min_spec.blocks(p.facts.unique_blocks, p.trace.block_tokens, p.block_bytes);
-  p.hi = max_spec.blocks(p.facts.unique_blocks, p.trace.block_tokens, p.block_bytes);
-  if (p.lo > p.hi)
-    throw ConfigError(fmt::format("--min {} ({} blocks) is above --max {} ({} blocks)", a.min, p.lo,
-                                  a.max, p.hi));
-  p.caps = spaced(p.lo, p.hi, a.points, a.linear);
-  p.opts.seed = a.seed;
-  p.opts.cost_model = &p.cost;
-  for (auto& spec : p.specs)
-    if (spec.label() != "lru")
-      for (size_t c : p.caps) p.configs.push_back({spec, c, -1, p.opts});
-  return plan;
-}
-
 // The replays of the curves: on all cores, or over the ranks of an mpirun (rank 0 reads the rows
 // back, its hit rates recomputed exactly from the counts the rows carry).
-std::vector<ReplayResult> run_replays(const MrcPlan& p, const MrcArgs& a,
+std::vector<ReplayResult> run_replays(const app::MrcPlan& p, const MrcArgs& a,
                                       const SweepPlacement& where) {
   if (where.comm) {
     ReplayCells cells(p.trace, p.configs);
@@ -268,29 +138,16 @@ std::vector<ReplayResult> run_replays(const MrcPlan& p, const MrcArgs& a,
     }
     return results;
   }
-  if (p.configs.empty()) return {};
-  SweepOptions sweep;
-  sweep.jobs = a.jobs;
-  Progress progress("replay");
-  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
-  return run_sweep(p.trace, p.configs, sweep);
+  return app::run_mrc_replays(p, a.jobs);
 }
 
 void run(const MrcArgs& a) {
-  std::string params = a.cost_params;
-  params += (params.empty() ? "" : ",") + std::string("kv_dtype=") + a.kv_dtype;
-  const CostModel cost = CostModel::make(a.model, a.gpu, params);
-  auto specs = expand_policy_sets(a.policies);  // names, or the sets online, offline, all
-  for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
-  parse_capacity(a.min);                                         // fail before loading
-  parse_capacity(a.max);
-  std::optional<double> target;
-  if (!a.target_hit.empty()) target = parse_target(a.target_hit);
-  if (a.points < 1) throw ConfigError("--points must be at least 1");
+  const CostModel cost = app::mrc_cost_model(a);
+  std::optional<double> target = app::check_mrc_options(a);
   SweepPlacement where = sweep_placement("", a.jobs);
   if (where.worker()) {  // loads the trace on its first cell, prints nothing
     work_on_rank(*where.comm, [&] {
-      auto plan = make_plan(a, cost);
+      auto plan = app::make_mrc_plan(a, cost);
       auto cells = std::make_shared<ReplayCells>(plan->trace, plan->configs);
       return [plan, cells](size_t i) { return cells->run(i).to_json(); };
     });
@@ -299,13 +156,12 @@ void run(const MrcArgs& a) {
   if (!a.json_path.empty()) check_writable(a.json_path);  // fail before the work
   if (!a.csv_path.empty()) check_writable(a.csv_path);
 
-  auto plan = make_plan(a, cost);
+  auto plan = app::make_mrc_plan(a, cost);
   const Trace& trace = plan->trace;
   const TraceFacts& facts = plan->facts;
   const CostModel& at_trace = plan->at_trace;
   const double block_bytes = plan->block_bytes;
   const size_t hi = plan->hi;
-  const std::vector<size_t>& caps = plan->caps;
   const ReplayOptions& opts = plan->opts;
 
   fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens\n",
@@ -318,21 +174,8 @@ void run(const MrcArgs& a) {
   fmt::print("TTFT: replay mode (prefill of uncached tokens, no queueing) on {}\n\n",
              at_trace.label());
 
-  std::vector<Curve> curves;
-  std::vector<uint32_t> distances;
-  for (auto& spec : plan->specs) {
-    if (spec.label() == "lru") {
-      distances = lru_stack_distances(trace);
-      curves.push_back({spec, "stack", lru_curve(trace, distances, caps, opts), {}});
-      continue;
-    }
-    curves.push_back({spec, "replay", {}, {}});
-  }
-  auto results = run_replays(*plan, a, where);
-  size_t k = 0;
-  for (auto& c : curves)
-    if (std::string(c.method) == "replay")
-      for (size_t i = 0; i < caps.size(); ++i) c.points.push_back(results[k++]);
+  app::MrcRun mrc = app::mrc_curves(plan, run_replays(*plan, a, where));
+  std::vector<Curve>& curves = mrc.curves;
   for (auto& c : curves) {
     if (std::string(c.method) == "stack" && a.check_lru > 0)
       check_lru(trace, c, a.check_lru, opts, a.jobs);
@@ -352,24 +195,11 @@ void run(const MrcArgs& a) {
   }
 
   if (target) {
-    std::optional<Oracle> oracle;
-    for (auto& c : curves)
-      if (needs_future(c.spec) && !oracle) oracle = compute_oracle(trace);
+    app::find_mrc_targets(mrc, *target);
     std::string what = fmt::format("{:g} % block hit rate", *target * 100);
     const Curve* best = nullptr;  // the deployable policy that needs the least memory
     for (auto& c : curves) {
-      TargetSearch s;
-      if (std::string(c.method) == "stack") {
-        s.capacity_blocks = lru_capacity_for_hit_rate(distances, *target);
-        s.block_hit_rate = facts.infinite_hit_rate;
-        if (s.capacity_blocks)
-          s.block_hit_rate = lru_curve(trace, distances, std::span(&*s.capacity_blocks, 1), opts)[0]
-                                 .block_hit_rate;
-      } else {
-        s = search_capacity_for_hit_rate(trace, oracle ? &*oracle : nullptr, c.spec, c.points,
-                                         *target, opts);
-      }
-      c.target = s;
+      const TargetSearch& s = *c.target;
       std::string name = c.spec.label();
       if (!s.capacity_blocks) {
         if (std::string(c.method) == "stack") {
@@ -408,11 +238,7 @@ void run(const MrcArgs& a) {
                .string();
   if (!json.empty()) {
     std::string out;
-    for (auto& c : curves) {
-      for (auto& r : c.points)
-        out += point_json(trace, c, r, block_bytes, facts.unique_blocks) + '\n';
-      if (c.target) out += target_json(trace, c, *target, block_bytes) + '\n';
-    }
+    for (auto& row : app::mrc_rows(mrc)) out += row + '\n';
     write_file_atomically(json, out);
   }
   if (!a.csv_path.empty()) write_csv(a.csv_path, trace, curves, block_bytes);
@@ -428,7 +254,7 @@ void add(CLI::App& app) {
       "mrc",
       "hit rate and TTFT against capacity in GB (LRU in one pass), and the capacity a "
       "target hit rate needs");
-  args->trace.add(cmd, true);
+  add_trace_options(cmd, args->trace, true);
   cmd->add_option("--policy,-p", args->policies,
                   "policies, comma-separated, each name[:key=value,...]; lru from its stack "
                   "distances, the others by replays")
@@ -445,13 +271,13 @@ void add(CLI::App& app) {
   cmd->add_option("--target-hit", args->target_hit,
                   "print per policy the smallest capacity whose block hit rate reaches this (30% "
                   "or 0.3)");
-  cmd->add_option("--model", args->model, "cost model: a model preset or 'linear'")
+  cmd->add_option("--model", args->cost.model, "cost model: a model preset or 'linear'")
       ->capture_default_str();
-  cmd->add_option("--gpu", args->gpu, "cost model: a GPU preset")->capture_default_str();
-  cmd->add_option("--kv-dtype", args->kv_dtype,
+  cmd->add_option("--gpu", args->cost.gpu, "cost model: a GPU preset")->capture_default_str();
+  cmd->add_option("--kv-dtype", args->cost.kv_dtype,
                   "KV cache dtype: auto (the model's), fp16, bf16, fp8")
       ->capture_default_str();
-  cmd->add_option("--cost-params", args->cost_params,
+  cmd->add_option("--cost-params", args->cost.cost_params,
                   "cost model options, key=value,... (see `kvpolicy cost-model --help`)");
   cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
   cmd->add_option("--jobs,-j", args->jobs, "replays at once (0 = every core)")

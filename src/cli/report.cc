@@ -11,6 +11,7 @@
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
+#include "kvpolicy/sim/result_schema.h"
 #include "kvpolicy/sim/sweep.h"
 
 namespace kvpolicy::cli {
@@ -26,87 +27,12 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
                 "keep the results already in --json and run only the missing configurations");
 }
 
-void start_json_output(const GridOptions& grid) {
-  if (grid.resume && grid.json_path.empty()) throw ConfigError("--resume needs --json FILE");
-  if (!grid.json_path.empty()) check_writable(grid.json_path);  // emptied at the first row
-}
-
-ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
-  ReplayOptions base;
-  base.seed = seed;
-  base.dram_policy = grid.dram_policy;
-  base.cost_model = grid.cost_model;
-  base.xi_ms = grid.xi_ms;
-  base.slo_ms = grid.slo_ms;
-  return base;
-}
-
-std::vector<SweepConfig> distinct_grid_configs(const std::vector<PolicySpec>& policies,
-                                               const std::vector<CapacitySpec>& capacities,
-                                               size_t unique_blocks, const ReplayOptions& base,
-                                               double dram_ratio) {
-  auto configs = grid_configs(policies, capacities, unique_blocks, base, dram_ratio);
-  // What ReplayCells::key varies within one grid (the rest is the grid's own).
-  drop_repeated_configs(
-      configs,
-      [](const SweepConfig& c) {
-        return fmt::format("{}|{}|{}", c.policy.label(), c.capacity_blocks,
-                           c.options.dram_capacity_blocks);
-      },
-      [](const SweepConfig& c) {
-        return fmt::format("{} at {} blocks", c.policy.label(), with_commas(c.capacity_blocks));
-      });
-  return configs;
-}
-
-std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
-                                            const std::vector<PolicySpec>& policies,
-                                            const std::vector<CapacitySpec>& capacities,
-                                            uint64_t seed, const GridOptions& grid,
-                                            const TraceFacts* facts) {
-  for (auto& s : policies) PolicyRegistry::instance().get(s.name);
-  return distinct_grid_configs(policies, capacities,
-                               facts ? facts->unique_blocks : count_unique_blocks(trace),
-                               grid_replay_options(seed, grid), grid.dram_ratio);
-}
-
-SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress) {
-  SweepOptions sweep;
-  sweep.jobs = grid.jobs;
-  sweep.json_path = grid.json_path;
-  sweep.resume = grid.resume;
-  sweep.progress = [&progress](double f, const std::string& what) {
-    progress.update(f, "(" + what + ")");
-  };
-  return sweep;
-}
-
-SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path) {
-  SweepCells out;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    out.keys.push_back(cells.key(i));
-    out.weights.push_back(cells.weight(i));
-  }
-  out.key_of = [json_path, trace = cells.trace_name(),
-                fingerprint = cells.fingerprint()](const ResultLine& line) {
-    ReplayResult r = parse_result_json(line.text, json_path, line.line_no);
-    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
-    return result_key(r);
-  };
-  return out;
-}
-
-std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows,
-                                            const std::string& path) {
-  std::vector<ReplayResult> out;
-  for (size_t i = 0; i < rows.size(); ++i) out.push_back(parse_result_json(rows[i], path, i + 1));
-  return out;
-}
-
 std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
                                    const std::vector<CapacitySpec>& capacities, uint64_t seed,
                                    const GridOptions& grid, const SweepPlacement& where,
                                    const TraceFacts* facts) {
+  if (!where.comm && !where.sharded)
+    return app::run_grid_here(trace, policies, capacities, seed, grid, facts);
   std::vector<SweepConfig> configs =
       grid_sweep_configs(trace, policies, capacities, seed, grid, facts);
   if (where.comm) {
@@ -116,15 +42,12 @@ std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicyS
         [&](size_t i) { return cells.run(i).to_json(); }, grid.json_path, grid.resume, "replay");
     return parse_result_rows(rows, grid.json_path.empty() ? "rank 0" : grid.json_path);
   }
-  SweepCells shard_cells;
-  if (where.sharded) {
-    shard_cells = replay_sweep_cells(ReplayCells(trace, configs, facts), grid.json_path);
-    keep_shard(configs, shard_cells, where.shard);
-  }
+  SweepCells shard_cells = replay_sweep_cells(ReplayCells(trace, configs, facts), grid.json_path);
+  keep_shard(configs, shard_cells, where.shard);
   Progress progress("replay");
   auto results = run_sweep(trace, configs, grid_sweep_options(grid, progress), facts);
   // A shard's file in configuration order, so the shards' files concatenate into the whole's.
-  if (where.sharded && !grid.json_path.empty())
+  if (!grid.json_path.empty())
     order_results_file(grid.json_path, shard_cells.keys, shard_cells.key_of);
   return results;
 }
@@ -205,22 +128,20 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 void write_csv(const std::string& path, const std::vector<ReplayResult>& results) {
+  std::vector<const ResultField*> columns;
   std::string out;
-  out +=
-      "trace,policy,params,offline,capacity_blocks,capacity_fraction,capacity_gb,"
-      "dram_capacity_blocks,dram_policy,seed,block_hit_rate,token_hit_rate,infinite_hit_rate,"
-      "evictions,cost_model,ttft_mean_ms,ttft_p50_ms,ttft_p90_ms,ttft_p95_ms,ttft_p99_ms,"
-      "slo_ms,slo_violation_rate,xi_ms,tel_ms,ns_per_access\n";
-  for (auto& r : results)
-    out += fmt::format(
-        "{},{},{},{},{},{},{:.4f},{},{},{},{:.6f},{:.6f},{:.6f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},"
-        "{:.3f},{:g},{:.6f},{:g},{:.3f},{:.2f}\n",
-        csv_field(r.trace), csv_field(r.policy), csv_field(r.params), r.offline ? 1 : 0,
-        r.capacity_blocks, r.capacity_fraction < 0 ? "" : fmt::format("{}", r.capacity_fraction),
-        r.capacity_gb, r.dram_capacity_blocks, csv_field(r.dram_policy), r.seed, r.block_hit_rate,
-        r.token_hit_rate, r.infinite_hit_rate, r.evictions, csv_field(r.cost_model), r.ttft_mean_ms,
-        r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p95_ms, r.ttft_p99_ms, r.slo_ms, r.slo_violation_rate,
-        r.xi_ms, r.tel_ms, r.ns_per_access);
+  for (const std::string& name : replay_csv_columns()) {
+    columns.push_back(&replay_result_field(name));
+    out += (out.empty() ? "" : ",") + name;
+  }
+  out += '\n';
+  for (auto& r : results) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      std::string cell = columns[i]->csv(r);
+      out += (i ? "," : "") + (columns[i]->type == "string" ? csv_field(cell) : cell);
+    }
+    out += '\n';
+  }
   write_file_atomically(path, out);
 }
 

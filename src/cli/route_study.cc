@@ -47,7 +47,7 @@ void add(CLI::App& app) {
   args->routers = "";  // every registered router
   args->policies = "lru,rlt";
   args->workers = "4";
-  args->capacities.text = "200000t";  // the paper's KV cache per worker
+  args->capacities = "200000t";  // the paper's KV cache per worker
   args->cost.gpu = "l40";
   args->base.rate = 12;
   auto workloads = std::make_shared<std::string>("gsp-random,gsp-round_robin,gsp-grouped");

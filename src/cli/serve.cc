@@ -25,8 +25,9 @@ void ServeArgs::add(CLI::App* cmd) {
       ->capture_default_str();
   add_policy_option(cmd, policies, "eviction policies of the workers' caches", {});
   cmd->add_option("--workers,-w", workers, "worker counts, comma-separated")->capture_default_str();
-  capacities.add(cmd, "0.1", "KV memory per GPU (a worker has --tp times it)");
-  cost.add(cmd);
+  add_capacity_option(cmd, capacities, false, "0.1",
+                      "KV memory per GPU (a worker has --tp times it)");
+  add_cost_options(cmd, cost);
   cmd->add_option("--tp", tp, "GPUs per worker (tensor parallel): compute / tp, KV memory x tp")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -64,27 +65,6 @@ void ServeArgs::add(CLI::App* cmd) {
                 "keep the results already in --json and run only the missing configurations");
 }
 
-CostModel ServeArgs::cost_model() const {
-  // kv_dtype is passed even when auto, as serve always did (it is part of the results' key).
-  return CostModel::make(cost.model, cost.gpu,
-                         cost.cost_params + (cost.cost_params.empty() ? "" : ",") +
-                             fmt::format("tp={},kv_dtype={}", tp, cost.kv_dtype));
-}
-
-std::vector<uint32_t> ServeArgs::validate() const {
-  for (auto& r : parse_router_list(routers)) RouterRegistry::instance().get(r.name);
-  for (auto& p : expand_policy_sets(policies)) PolicyRegistry::instance().get(p.name);
-  capacities.specs();
-  if (!(base.rate >= 0)) throw ConfigError("--rate must be >= 0 requests per second");
-  std::vector<uint32_t> worker_counts;
-  for (const std::string& w : split_list(workers)) {
-    worker_counts.push_back(
-        static_cast<uint32_t>(checked_uint(w, 1, 4096, "--workers (a worker count)")));
-  }
-  if (worker_counts.empty()) throw ConfigError("--workers: no worker count given");
-  return worker_counts;
-}
-
 namespace {
 
 void say_ignored_flag(const CLI::App& cmd, const std::string& flag, const std::string& why) {
@@ -109,42 +89,6 @@ void ServeArgs::say_ignored(const CLI::App& cmd) const {
                      "with --rate (the arrivals are rescaled to that mean rate instead)");
 }
 
-std::vector<ServeOptions> ServeArgs::configs(const Trace& trace, const CostModel& cost) const {
-  std::vector<uint32_t> worker_counts = validate();
-  auto router_specs = parse_router_list(routers);
-  auto policy_specs = policies_the_trace_feeds(policies, trace);
-  size_t unique = count_unique_blocks(trace);
-  CostModel at_trace = cost.with_block_tokens(trace.block_tokens);
-  std::vector<ServeOptions> out;
-  for (const CapacitySpec& cap : capacities.specs()) {
-    size_t per_gpu = cap.blocks(unique, trace.block_tokens, at_trace.kv_bytes_per_block());
-    for (uint32_t w : worker_counts)
-      for (auto& router : router_specs)
-        for (auto& policy : policy_specs) {
-          ServeOptions o = base;
-          o.workers = w;
-          o.router = router;
-          o.policy = policy;
-          o.capacity_blocks = per_gpu * cost.tensor_parallel();
-          o.capacity_fraction = cap.fraction();
-          o.cache_outputs = !no_cache_outputs;
-          out.push_back(o);
-        }
-  }
-  // What ServeResult::key varies within one sweep (the rest is the sweep's own).
-  drop_repeated_configs(
-      out,
-      [](const ServeOptions& o) {
-        return fmt::format("{}|{}|{}|{}", o.router.label(), o.policy.label(), o.workers,
-                           o.capacity_blocks);
-      },
-      [](const ServeOptions& o) {
-        return fmt::format("{} / {} / {} workers at {} blocks", o.router.label(), o.policy.label(),
-                           o.workers, with_commas(o.capacity_blocks));
-      });
-  return out;
-}
-
 SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>& configs,
                              const std::string& json_path) {
   SweepCells cells;
@@ -164,6 +108,7 @@ SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>
 
 std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& what,
                                         const SweepPlacement& where) const {
+  if (!where.comm && !where.sharded) return app::serve_sweep(trace, *this, what);
   if (resume && json_path.empty()) throw ConfigError("--resume needs --json FILE");
   CostModel cost = cost_model();
   std::vector<ServeOptions> configs = this->configs(trace, cost);
@@ -179,21 +124,11 @@ std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& w
           parse_serve_result(rows[i], json_path.empty() ? "rank 0" : json_path, i + 1));
     return results;
   }
-  SweepCells shard_cells;
-  if (where.sharded) {
-    shard_cells = serve_sweep_cells(trace, configs, json_path);
-    keep_shard(configs, shard_cells, where.shard);
-  }
-  Progress progress(what);
-  ServeSweepOptions so;
-  so.jobs = jobs;
-  so.json_path = json_path;
-  so.resume = resume;
-  so.progress = [&](double f, const std::string& label) { progress.update(f, label); };
-  auto results = run_serve_sweep(trace, configs, so);
+  SweepCells shard_cells = serve_sweep_cells(trace, configs, json_path);
+  keep_shard(configs, shard_cells, where.shard);
+  auto results = app::run_serve_configs(trace, configs, *this, what);
   // A shard's file in configuration order, so the shards' files concatenate into the whole's.
-  if (where.sharded && !json_path.empty())
-    order_results_file(json_path, shard_cells.keys, shard_cells.key_of);
+  if (!json_path.empty()) order_results_file(json_path, shard_cells.keys, shard_cells.key_of);
   return results;
 }
 

@@ -142,14 +142,13 @@ void add(CLI::App& app) {
     auto load = [&] {
       auto loaded = std::make_shared<Loaded>();
       loaded->trace = args->trace.load();
-      loaded->facts = trace_facts(loaded->trace);
-      loaded->specs = where.worker() ? policies_for_trace(args->policies,
-                                                          loaded->trace.has_continuation(), nullptr)
-                                     : policies_the_trace_feeds(args->policies, loaded->trace);
-      for (auto& c : args->capacities.resolve(
-               loaded->facts.unique_blocks,
-               cost->with_block_tokens(std::max<uint32_t>(loaded->trace.block_tokens, 1))))
-        loaded->caps.push_back(c.capacity);
+      std::string quiet;  // a worker rank prints nothing
+      app::ReplayPlan plan =
+          app::plan_replay_grid(loaded->trace, args->policies, args->capacities.text, *cost,
+                                where.worker() ? &quiet : nullptr);
+      loaded->facts = std::move(plan.facts);
+      loaded->specs = std::move(plan.specs);
+      loaded->caps = std::move(plan.caps);
       return loaded;
     };
     if (where.worker()) {  // loads the trace on its first cell, prints nothing

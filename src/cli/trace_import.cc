@@ -1,66 +1,30 @@
 // `kvpolicy trace import`: a user's own request log (CSV or JSONL) into a native trace.
 #include <fmt/format.h>
 
-#include <unordered_set>
-
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
-#include "kvpolicy/core/error.h"
-#include "kvpolicy/trace/import.h"
-#include "kvpolicy/trace/trace_io.h"
+#include "kvpolicy/app/import.h"
 
 namespace kvpolicy::cli {
 namespace {
 
-struct ImportArgs {
-  std::string input;
-  std::string map;
-  std::string out;
-  std::string tokenizer = "auto";
-  ImportOptions opts;
-};
+using ImportArgs = app::ImportSpec;
 
-void run(ImportArgs& a) {
-  if (a.out.size() < 8 || a.out.compare(a.out.size() - 8, 8, ".kvtrace") != 0)
-    throw ConfigError("--out must end in .kvtrace");
-  a.opts.map = parse_import_mapping(a.map);
-  std::unique_ptr<Tokenizer> tok;
-  if (!a.opts.map.text.empty() || !a.opts.map.output_text.empty()) {
-    std::string note;
-    tok = make_tokenizer(a.tokenizer, &note);
-    if (!note.empty()) fmt::print(stderr, "kvpolicy: {}\n", note);
-    a.opts.tokenizer = tok.get();
-  }
-  ImportReport rep;
-  Trace t = import_trace(a.input, a.opts, rep);
-  if (rep.skipped_rows)
-    fmt::print(stderr, "kvpolicy: skipped {} bad row(s) of {} lines; first: {}\n", rep.skipped_rows,
-               rep.lines, rep.first_skipped);
-  if (rep.sorted)
-    fmt::print(stderr, "kvpolicy: {}: rows were not in time order; sorted (stably)\n", a.input);
-  write_native(t, a.out);
-
-  std::unordered_set<SessionId> sessions;
-  uint64_t prompt = 0, output = 0;
-  for (size_t r = 0; r < t.size(); ++r) {
-    if (t.session[r] != kNoSession) sessions.insert(t.session[r]);
-    prompt += t.prompt_tokens[r];
-    output += t.output_tokens[r];
-  }
-  std::string session_text = sessions.empty()
+void run(const ImportArgs& a) {
+  app::ImportSummary s = app::import_to_native(a);
+  std::string session_text = s.sessions == 0
                                  ? "no sessions (simulate infers them from shared prefixes)"
-                                 : fmt::format("{} sessions", sessions.size());
+                                 : fmt::format("{} sessions", s.sessions);
   fmt::print(
       "{} ({}): {} requests, {}, {} skipped rows\n"
       "{} block accesses of {} tokens, {} unique blocks; {} prompt tokens, {} output tokens; "
       "{:.3f} s from first to last request\n",
-      a.input, rep.format, t.size(), session_text, rep.skipped_rows, t.num_block_accesses(),
-      t.block_tokens, count_unique_blocks(t), prompt, output,
-      t.size() ? double(t.time.back()) / kMicrosPerSecond : 0.0);
+      s.input, s.format, s.requests, session_text, s.skipped_rows, s.block_accesses, s.block_tokens,
+      s.unique_blocks, s.prompt_tokens, s.output_tokens, s.duration_s);
   // On stderr: the vocabulary's path is the machine's, not the trace's.
-  if (tok) fmt::print(stderr, "kvpolicy: tokenized text with {}\n", tok->name());
-  fmt::print("wrote {}\n", a.out);
+  if (!s.tokenizer.empty()) fmt::print(stderr, "kvpolicy: tokenized text with {}\n", s.tokenizer);
+  fmt::print("wrote {}\n", s.out);
 }
 
 void add(CLI::App& app) {

@@ -9,6 +9,7 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/sim/result_schema.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/tail.h"
 #include "kvpolicy/trace/fingerprint.h"
@@ -133,47 +134,7 @@ std::optional<bool> ReplayResult::model_fitted() const {
 
 std::string ReplayResult::to_json() const {
   JsonObject o;
-  o.add("trace", trace).add("trace_fingerprint", trace_fingerprint);
-  o.add("policy", policy).add("params", params);
-  o.raw("offline", offline ? "true" : "false");
-  if (std::optional<bool> fitted = model_fitted())
-    o.raw("model_fitted", *fitted ? "true" : "false");
-  o.add("capacity_blocks", capacity_blocks);
-  if (capacity_fraction < 0) {
-    o.add_null("capacity_fraction");
-  } else {
-    o.raw("capacity_fraction", fmt::format("{}", capacity_fraction));
-  }
-  o.add("capacity_gb", capacity_gb, 3);
-  o.add("seed", seed).add("requests", requests).add("block_accesses", block_accesses);
-  o.add("block_hits", block_hits).add("block_hit_rate", block_hit_rate);
-  o.add("prompt_tokens", prompt_tokens).add("token_hits", token_hits);
-  o.add("token_hit_rate", token_hit_rate).add("infinite_hit_rate", infinite_hit_rate);
-  o.add("evictions", evictions).add("uncached_blocks", uncached_blocks);
-  o.add("replay_seconds", replay_seconds).add("replay_cpu_seconds", replay_cpu_seconds);
-  o.add("ns_per_access", ns_per_access, 2);
-  o.add("bytes_per_block", bytes_per_block, 1);
-  o.add("dram_capacity_blocks", dram_capacity_blocks).add("dram_policy", dram_policy);
-  o.add("dram_hits", dram_hits);
-  o.add("demotions", demotions).add("hbm_hit_rate", hbm_hit_rate);
-  o.add("dram_hit_rate", dram_hit_rate);
-  o.add("cost_model", cost_model);
-  o.add("ttft_p50_ms", ttft_p50_ms, 3).add("ttft_p90_ms", ttft_p90_ms, 3);
-  o.add("ttft_p95_ms", ttft_p95_ms, 3).add("ttft_p99_ms", ttft_p99_ms, 3);
-  o.add("ttft_mean_ms", ttft_mean_ms, 3).add("tel_ms", tel_ms, 3);
-  o.raw("xi_ms", fmt::format("{:g}", xi_ms)).raw("slo_ms", fmt::format("{:g}", slo_ms));
-  o.add("slo_violation_rate", slo_violation_rate);
-  if (!policy_stats.empty()) {
-    JsonObject stats;
-    for (auto& [key, value] : policy_stats) {
-      if (std::isfinite(value)) {
-        stats.raw(key, fmt::format("{}", value));
-      } else {
-        stats.add_null(key);
-      }
-    }
-    o.raw("policy_stats", stats.str());
-  }
+  for (const ResultField& f : replay_result_fields()) f.write(*this, o);
   return o.str();
 }
 

@@ -9,6 +9,7 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/resumable.h"
+#include "kvpolicy/sim/result_schema.h"
 #include "kvpolicy/trace/fingerprint.h"
 #include "kvpolicy/trace/json_record.h"
 
@@ -44,47 +45,8 @@ std::string result_key(const ReplayResult& r) {
 ReplayResult parse_result_json(const std::string& line, const std::string& path, uint64_t line_no) {
   JsonRecord j(line, path, line_no);
   ReplayResult r;
-  r.trace = j.str("trace");
-  r.trace_fingerprint = j.str_or("trace_fingerprint", "");  // absent before it existed
-  r.policy = j.str("policy");
-  r.params = j.str("params");
-  // Absent from results written before the field existed.
-  r.offline = j.boolean_or("offline", false);
-  r.dram_policy = j.str("dram_policy");
-  r.cost_model = j.str("cost_model");
-  j.get("capacity_blocks", r.capacity_blocks);
-  r.capacity_fraction = j.num_or("capacity_fraction", -1);
-  r.capacity_gb = j.num_or("capacity_gb", 0);  // absent from results before it existed
-  j.get("seed", r.seed);
-  j.get("requests", r.requests);
-  j.get("block_accesses", r.block_accesses);
-  j.get("block_hits", r.block_hits);
-  j.get("block_hit_rate", r.block_hit_rate);
-  j.get("prompt_tokens", r.prompt_tokens);
-  j.get("token_hits", r.token_hits);
-  j.get("token_hit_rate", r.token_hit_rate);
-  j.get("infinite_hit_rate", r.infinite_hit_rate);
-  j.get("evictions", r.evictions);
-  j.get("uncached_blocks", r.uncached_blocks);
-  j.get("replay_seconds", r.replay_seconds);
-  r.replay_cpu_seconds = j.num_or("replay_cpu_seconds", 0);
-  j.get("ns_per_access", r.ns_per_access);
-  j.get("bytes_per_block", r.bytes_per_block);
-  j.get("dram_capacity_blocks", r.dram_capacity_blocks);
-  j.get("dram_hits", r.dram_hits);
-  j.get("demotions", r.demotions);
-  j.get("hbm_hit_rate", r.hbm_hit_rate);
-  j.get("dram_hit_rate", r.dram_hit_rate);
-  j.get("ttft_p50_ms", r.ttft_p50_ms);
-  j.get("ttft_p90_ms", r.ttft_p90_ms);
-  j.get("ttft_p95_ms", r.ttft_p95_ms);
-  j.get("ttft_p99_ms", r.ttft_p99_ms);
-  j.get("ttft_mean_ms", r.ttft_mean_ms);
-  j.get("tel_ms", r.tel_ms);
-  j.get("xi_ms", r.xi_ms);
-  j.get("slo_ms", r.slo_ms);
-  j.get("slo_violation_rate", r.slo_violation_rate);
-  r.policy_stats = j.stats("policy_stats");
+  for (const ResultField& f : replay_result_fields())
+    if (f.read) f.read(j, r);
   return r;
 }
 

@@ -1,0 +1,36 @@
+// A user's own request log (CSV or JSONL) imported as a native trace, as both front ends ask for
+// it: the file written, and what it holds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kvpolicy/trace/import.h"
+
+namespace kvpolicy::app {
+
+struct ImportSpec {
+  std::string input;               // the log: FILE.csv or FILE.jsonl
+  std::string map;                 // target=column,... (parse_import_mapping)
+  std::string out;                 // FILE.kvtrace
+  std::string tokenizer = "auto";  // for text and output_text: auto, cl100k, approx, or a file
+  ImportOptions opts;              // format, time unit, block size, skip_bad_lines
+};
+
+// What an import wrote.
+struct ImportSummary {
+  std::string input, out, format;
+  std::string tokenizer;  // the tokenizer's name when text was tokenized, else empty
+  uint64_t requests = 0, sessions = 0, skipped_rows = 0, lines = 0;
+  uint64_t block_accesses = 0, unique_blocks = 0;
+  uint32_t block_tokens = 0;
+  uint64_t prompt_tokens = 0, output_tokens = 0;
+  double duration_s = 0;  // from the first to the last request
+  bool sorted = false;    // rows were not in time order and were sorted (stably)
+};
+
+// Imports spec.input and writes spec.out; notes (skipped rows, sorting, the tokenizer chosen) go
+// to stderr. Throws ConfigError on a bad option, InputError on a bad row.
+ImportSummary import_to_native(const ImportSpec& spec);
+
+}  // namespace kvpolicy::app

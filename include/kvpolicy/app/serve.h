@@ -1,0 +1,47 @@
+// A serve sweep as both front ends ask for it: every (capacity, workers, router, policy) of a
+// trace through a simulated cluster (serve/serve.h), one result per configuration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/app/inputs.h"
+#include "kvpolicy/serve/serve.h"
+
+namespace kvpolicy::app {
+
+struct ServeSpec {
+  std::string routers = "round_robin";  // comma-separated, each name[:key=value,...]
+  std::string policies = "lru";         // names and the sets online, offline, all
+  std::string workers = "1";            // worker counts, comma-separated
+  std::string capacities = "0.1";       // KV memory per GPU (a worker has `tp` times it)
+  CostOptions cost;
+  uint32_t tp = 1;
+  // Batching, arrivals, SLO and seed: every configuration starts from these.
+  ServeOptions base;
+  bool no_cache_outputs = false;
+  unsigned jobs = 0;      // simulations at once; 0 = every core
+  std::string json_path;  // stream each result here as it finishes
+  bool resume = false;    // keep the results already in json_path, run only the missing ones
+
+  // The cost model with `tp` and the KV dtype (always passed: part of the results' key).
+  CostModel cost_model() const;
+  // Checks the settings that need no trace; returns the worker counts. Throws ConfigError.
+  std::vector<uint32_t> validate() const;
+  // Every (capacity, workers, router, policy) asked, in that nesting, each once; throws
+  // ConfigError. Their cost_model is left for the caller to point at `cost`.
+  std::vector<ServeOptions> configs(const Trace& trace, const CostModel& cost) const;
+};
+
+// Runs `configs` on `spec.jobs` threads with a progress line named `what`, streaming
+// spec.json_path and resuming with spec.resume. Results in configuration order.
+std::vector<ServeResult> run_serve_configs(const Trace& trace,
+                                           const std::vector<ServeOptions>& configs,
+                                           const ServeSpec& spec, const std::string& what);
+
+// The whole sweep of `spec` on one process: configs, then run_serve_configs.
+std::vector<ServeResult> serve_sweep(const Trace& trace, const ServeSpec& spec,
+                                     const std::string& what = "serve");
+
+}  // namespace kvpolicy::app

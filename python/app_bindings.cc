@@ -1,0 +1,257 @@
+// The application layer's functions in the Python module: load_trace, simulate, serve, mrc,
+// import_trace and the policy and router listings, each the command line's (src/app/). Rows come
+// back as the JSON lines `--json` writes; the package parses them into dicts.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/app/import.h"
+#include "kvpolicy/app/inputs.h"
+#include "kvpolicy/app/mrc.h"
+#include "kvpolicy/app/replay.h"
+#include "kvpolicy/app/serve.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/route/router.h"
+#include "kvpolicy/trace/generators.h"
+
+namespace py = pybind11;
+using namespace kvpolicy;
+
+namespace {
+
+// The trace as the command line loads it (app::load_trace): notes on stderr.
+Trace load(const std::string& path, const std::string& format, const std::string& sessions,
+           bool skip_bad_lines, uint32_t block_tokens, uint64_t max_requests,
+           uint32_t session_min_blocks) {
+  app::TraceOptions o;
+  o.path = path;
+  o.format = format;
+  o.sessions = sessions;
+  o.skip_bad_lines = skip_bad_lines;
+  o.block_tokens = block_tokens;
+  o.max_requests = max_requests;
+  o.session_min_blocks = session_min_blocks;
+  return app::load_trace(o);
+}
+
+// One replay per (policy, capacity), on `jobs` threads; each result as the JSON line the CLI
+// writes (the package parses it into a dict, so Python and --json share one schema).
+std::vector<std::string> simulate(const Trace& trace, const std::vector<std::string>& policies,
+                                  const std::vector<std::string>& capacities, uint64_t seed,
+                                  unsigned jobs, double dram, const std::string& dram_policy,
+                                  const std::string& model, const std::string& gpu,
+                                  const std::string& kv_dtype, double xi_ms, double slo_ms) {
+  if (policies.empty() || capacities.empty())
+    throw ConfigError("simulate needs at least one policy and one capacity");
+  if (!std::isfinite(dram) || dram < 0 || dram > 1000)
+    throw ConfigError("dram must be a multiple of the HBM capacity in [0, 1000]");
+  // The sets online, offline and all, and what the trace cannot feed, as on the command line.
+  std::string list;
+  for (auto& p : policies) list += (list.empty() ? "" : ",") + p;
+  CostModel cost = CostModel::make(model, gpu, kv_dtype == "auto" ? "" : "kv_dtype=" + kv_dtype);
+  std::string capacity_list;
+  for (auto& c : capacities) capacity_list += (capacity_list.empty() ? "" : ",") + c;
+  std::string skipped;
+  app::ReplayPlan plan = app::plan_replay_grid(trace, list, capacity_list, cost, &skipped);
+  if (!skipped.empty()) {
+    py::gil_scoped_acquire gil;  // simulate runs with the GIL released
+    PySys_WriteStderr("kvpolicy: %s\n", skipped.c_str());
+  }
+  app::GridOptions grid;
+  grid.dram_ratio = dram;
+  grid.dram_policy = parse_policy_spec(dram_policy);
+  grid.cost_model = &cost;
+  grid.xi_ms = xi_ms;
+  grid.slo_ms = slo_ms;
+  grid.jobs = jobs;
+  std::vector<std::string> out;
+  for (const ReplayResult& r :
+       app::run_grid_here(trace, plan.specs, plan.caps, seed, grid, &plan.facts))
+    out.push_back(r.to_json());
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+// A serve sweep (app::serve_sweep); each result as the JSON line `kvpolicy serve --json` writes.
+std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::string>& routers,
+                                    const std::vector<std::string>& policies,
+                                    const std::vector<std::string>& workers,
+                                    const std::vector<std::string>& capacities,
+                                    const py::dict& options) {
+  app::ServeSpec spec;
+  spec.routers = joined(routers);
+  spec.policies = joined(policies);
+  spec.workers = joined(workers);
+  spec.capacities = joined(capacities);
+  spec.cost.model = options["model"].cast<std::string>();
+  spec.cost.gpu = options["gpu"].cast<std::string>();
+  spec.cost.kv_dtype = options["kv_dtype"].cast<std::string>();
+  spec.cost.cost_params = options["cost_params"].cast<std::string>();
+  spec.tp = options["tp"].cast<uint32_t>();
+  spec.base.rate = options["rate"].cast<double>();
+  spec.base.time_scale = options["time_scale"].cast<double>();
+  spec.base.clients = options["clients"].cast<uint32_t>();
+  spec.base.think_time_s = options["think_time_s"].cast<double>();
+  spec.base.max_batch_tokens = options["max_batch_tokens"].cast<uint32_t>();
+  spec.base.max_running = options["max_running"].cast<uint32_t>();
+  spec.no_cache_outputs = !options["cache_outputs"].cast<bool>();
+  spec.base.slo_ms = options["slo_ms"].cast<double>();
+  spec.base.seed = options["seed"].cast<uint64_t>();
+  spec.jobs = options["jobs"].cast<unsigned>();
+  if (spec.tp < 1 || spec.tp > 64) throw ConfigError("tp must be in [1, 64]");
+  for (double v : {spec.base.rate, spec.base.think_time_s, spec.base.slo_ms})
+    if (!std::isfinite(v) || v < 0) throw ConfigError("rate, think_time_s and slo_ms must be >= 0");
+  if (!std::isfinite(spec.base.time_scale) || spec.base.time_scale <= 0)
+    throw ConfigError("time_scale must be a finite number > 0");
+  std::vector<ServeResult> results;
+  {
+    py::gil_scoped_release release;
+    results = app::serve_sweep(trace, spec);
+  }
+  std::vector<std::string> out;
+  for (const ServeResult& r : results) out.push_back(r.to_json());
+  return out;
+}
+
+// A miss-ratio curve (app::run_mrc); its rows as `kvpolicy mrc --json` writes them.
+std::vector<std::string> mrc_rows(const Trace& trace, const std::vector<std::string>& policies,
+                                  uint32_t points, const std::string& min, const std::string& max,
+                                  bool linear, const std::string& target_hit,
+                                  const std::string& model, const std::string& gpu,
+                                  const std::string& kv_dtype, const std::string& cost_params,
+                                  uint64_t seed, unsigned jobs) {
+  app::MrcOptions o;
+  o.policies = joined(policies);
+  o.points = points;
+  o.min = min;
+  o.max = max;
+  o.linear = linear;
+  o.target_hit = target_hit;
+  o.cost.model = model;
+  o.cost.gpu = gpu;
+  o.cost.kv_dtype = kv_dtype;
+  o.cost.cost_params = cost_params;
+  o.seed = seed;
+  o.jobs = jobs;
+  return app::mrc_rows(app::run_mrc(o, &trace));
+}
+
+py::dict import_summary(const app::ImportSummary& s) {
+  py::dict d;
+  d["input"] = s.input;
+  d["out"] = s.out;
+  d["format"] = s.format;
+  d["tokenizer"] = s.tokenizer.empty() ? py::object(py::none()) : py::object(py::str(s.tokenizer));
+  d["requests"] = s.requests;
+  d["sessions"] = s.sessions;
+  d["skipped_rows"] = s.skipped_rows;
+  d["lines"] = s.lines;
+  d["block_accesses"] = s.block_accesses;
+  d["block_tokens"] = s.block_tokens;
+  d["unique_blocks"] = s.unique_blocks;
+  d["prompt_tokens"] = s.prompt_tokens;
+  d["output_tokens"] = s.output_tokens;
+  d["duration_s"] = s.duration_s;
+  d["sorted"] = s.sorted;
+  return d;
+}
+
+py::list param_dicts(const std::vector<ParamSpec>& params) {
+  py::list out;
+  for (const ParamSpec& p : params) {
+    py::dict d;
+    d["name"] = p.name;
+    d["type"] = p.type_name();
+    d["default"] = p.default_value;
+    d["allowed"] = p.allowed();
+    d["help"] = p.help;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_app(py::module_& m) {
+  m.def("generate_trace", &generate_workload, py::arg("kind"), py::arg("params") = "",
+        py::arg("seed") = 1, py::call_guard<py::gil_scoped_release>(),
+        "A synthetic workload as `kvpolicy trace generate` and `serve --generate` build it: kind "
+        "gsp, conversation or zipf, params key=value,... (see `kvpolicy trace generate --help`).");
+  m.def("load_trace", &load, py::arg("path"), py::arg("format") = "auto",
+        py::arg("sessions") = "auto", py::arg("skip_bad_lines") = false,
+        py::arg("block_tokens") = 0, py::arg("max_requests") = 0, py::arg("session_min_blocks") = 2,
+        py::call_guard<py::gil_scoped_release>(),
+        "Reads a trace (mooncake, bailian, lmbench, oracle-general, native .kvtrace; auto "
+        "detects) as the command line's --trace does. sessions: auto infers them from shared "
+        "prefixes when the trace has none (a note on stderr), infer always, keep as read.");
+  m.def("_serve", &serve_rows, py::arg("trace"), py::arg("routers"), py::arg("policies"),
+        py::arg("workers"), py::arg("capacities"), py::arg("options"));
+  m.def("_mrc", &mrc_rows, py::arg("trace"), py::arg("policies"), py::arg("points"), py::arg("min"),
+        py::arg("max"), py::arg("linear"), py::arg("target_hit"), py::arg("model"), py::arg("gpu"),
+        py::arg("kv_dtype"), py::arg("cost_params"), py::arg("seed"), py::arg("jobs"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_import_trace",
+      [](const std::string& input, const std::string& map, const std::string& out,
+         const std::string& format, const std::string& time_unit, uint32_t block_tokens,
+         const std::string& tokenizer, bool skip_bad_lines) {
+        app::ImportSpec spec;
+        spec.input = input;
+        spec.map = map;
+        spec.out = out;
+        spec.tokenizer = tokenizer;
+        spec.opts.format = format;
+        spec.opts.time_unit = time_unit;
+        spec.opts.block_tokens = block_tokens;
+        spec.opts.skip_bad_lines = skip_bad_lines;
+        if (block_tokens < 1) throw ConfigError("block_tokens must be at least 1");
+        app::ImportSummary s;
+        {
+          py::gil_scoped_release release;
+          s = app::import_to_native(spec);
+        }
+        return import_summary(s);
+      },
+      py::arg("input"), py::arg("map"), py::arg("out"), py::arg("format"), py::arg("time_unit"),
+      py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"));
+  m.def("_policies", [] {
+    py::list out;
+    for (const PolicyInfo& p : PolicyRegistry::instance().all()) {
+      py::dict d;
+      d["name"] = p.name;
+      d["summary"] = p.summary;
+      d["paper"] = p.paper;
+      d["offline"] = needs_future(PolicySpec{p.name, ""});
+      d["randomized"] = p.randomized;
+      d["params"] = param_dicts(p.params);
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("_routers", [] {
+    py::list out;
+    for (const RouterInfo& r : RouterRegistry::instance().all()) {
+      py::dict d;
+      d["name"] = r.name;
+      d["summary"] = r.summary;
+      d["source"] = r.source;
+      d["randomized"] = r.randomized;
+      d["max_workers"] = r.max_workers;
+      d["params"] = param_dicts(r.params);
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("_simulate", &simulate, py::arg("trace"), py::arg("policies"), py::arg("capacities"),
+        py::arg("seed"), py::arg("jobs"), py::arg("dram"), py::arg("dram_policy"), py::arg("model"),
+        py::arg("gpu"), py::arg("kv_dtype"), py::arg("xi_ms"), py::arg("slo_ms"),
+        py::call_guard<py::gil_scoped_release>());
+}

@@ -1,0 +1,168 @@
+"""Python's simulate, serve, mrc, import_trace, policies() and routers() against the command line
+with the same arguments: the same records, field by field (timings aside). Run by ctest
+PythonTests with KVPOLICY_BINARY set; without it the parity checks are skipped."""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+import kvpolicy
+from test_kvpolicy import write_mooncake
+
+BINARY = os.environ.get("KVPOLICY_BINARY")
+needs_cli = pytest.mark.skipif(not BINARY, reason="KVPOLICY_BINARY (the kvpolicy CLI) not set")
+TIMING = {"replay_seconds", "replay_cpu_seconds", "ns_per_access", "sim_seconds"}
+
+
+def cli(*args):
+    return subprocess.run([BINARY, *[str(a) for a in args]], check=True, capture_output=True,
+                          text=True)
+
+
+def cli_rows(tmp_path, *args):
+    out = tmp_path / "cli.jsonl"
+    cli(*args, "--json", out)
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def untimed(rows):
+    """Rows without their timings, in a fixed order (the CLI writes rows as they finish)."""
+    rows = [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("parity") / "small.jsonl"
+    write_mooncake(path, requests=300, seed=5)
+    return path
+
+
+@needs_cli
+def test_serve_rows_equal_the_cli(trace_path, tmp_path):
+    args = dict(policies=["lru", "s3fifo"], routers=["round_robin", "cache_aware"],
+                workers=[1, 2], capacities=["10%", "2GB"], rate=2.0, seed=3)
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-p", "lru,s3fifo",
+                    "-r", "round_robin,cache_aware", "-w", "1,2", "-c", "10%,2GB", "--rate", 2,
+                    "--seed", 3)
+    got = kvpolicy.serve(str(trace_path), **args)
+    assert len(want) == 16
+    assert untimed(got) == untimed(want)
+    # Closed loop, tensor parallel, no cached outputs: the flags map one to one.
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "--clients", 4, "--think-time", 2,
+                    "--tp", 2, "--no-cache-outputs", "-c", 50)
+    got = kvpolicy.serve(str(trace_path), capacities=[50], clients=4, think_time_s=2, tp=2,
+                         cache_outputs=False)
+    assert untimed(got) == untimed(want) and len(got) == 1
+
+
+@needs_cli
+def test_serve_on_a_generated_workload_equals_the_cli(tmp_path):
+    want = cli_rows(tmp_path, "serve", "--generate", "gsp:groups=4,prompts=8", "--generate-seed", 2,
+                    "-r", "cache_aware", "-w", 2, "-c", "20%")
+    trace = kvpolicy.generate_trace("gsp", "groups=4,prompts=8", seed=2)
+    got = kvpolicy.serve(trace, capacities=["20%"], routers="cache_aware", workers=2)
+    assert len(got) == 1 and untimed(got) == untimed(want)
+
+
+@needs_cli
+def test_mrc_rows_equal_the_cli(trace_path, tmp_path):
+    want = cli_rows(tmp_path, "mrc", "-t", trace_path, "-p", "lru,s3fifo,belady", "--points", 6,
+                    "--target-hit", "20%", "--kv-dtype", "fp8")
+    trace = kvpolicy.load_trace(str(trace_path))
+    got = kvpolicy.mrc(trace, ["lru", "s3fifo", "belady"], points=6, target_hit="20%",
+                       kv_dtype="fp8")
+    assert [r["kind"] for r in got].count("target") == 3
+    assert got == want  # mrc rows carry no timings
+    assert kvpolicy.mrc(str(trace_path), "lru", points=3, min=10, max="50%", linear=True) == \
+        cli_rows(tmp_path, "mrc", "-t", trace_path, "--points", 3, "--min", 10, "--max", "50%",
+                 "--linear")
+
+
+@needs_cli
+def test_simulate_rows_equal_the_cli(trace_path, tmp_path):
+    want = cli_rows(tmp_path, "simulate", "-t", trace_path, "-p", "lru,sieve,belady",
+                    "-c", "2%,100,1GB", "--dram", 2, "--jobs", 1)
+    got = kvpolicy.simulate(str(trace_path), ["lru", "sieve", "belady"], ["2%", 100, "1GB"],
+                            dram=2, jobs=1)
+    assert untimed(got) == untimed(want) and len(got) == 9
+
+
+@needs_cli
+@pytest.mark.parametrize("command", ["simulate", "compare", "mrc", "serve"])
+def test_a_named_lpc_without_scores_is_the_same_error_everywhere(trace_path, command):
+    # One rule (app::policies_the_trace_feeds): named, it is an error; a set skips it.
+    run = subprocess.run([BINARY, command, "-t", str(trace_path), "-p", "lru,lpc"],
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "policy lpc: this trace carries no continuation scores" in \
+        run.stderr
+    call = {"simulate": lambda: kvpolicy.simulate(str(trace_path), ["lru", "lpc"], [30]),
+            "compare": lambda: kvpolicy.simulate(str(trace_path), ["lru", "lpc"], [30]),
+            "mrc": lambda: kvpolicy.mrc(str(trace_path), ["lru", "lpc"], points=2),
+            "serve": lambda: kvpolicy.serve(str(trace_path), ["lru", "lpc"], [30])}[command]
+    with pytest.raises(kvpolicy.ConfigError, match="policy lpc: this trace carries no"):
+        call()
+
+
+def test_policy_sets_skip_lpc_in_serve_and_mrc(trace_path, capfd):
+    rows = kvpolicy.serve(str(trace_path), ["online"], [30])
+    assert "lpc" not in {r["policy"] for r in rows} and "lru" in {r["policy"] for r in rows}
+    assert "skipped lpc" in capfd.readouterr().err
+    rows = kvpolicy.mrc(str(trace_path), ["online"], points=2)
+    assert "lpc" not in {r["policy"] for r in rows}
+    assert "skipped lpc" in capfd.readouterr().err
+
+
+@needs_cli
+def test_import_trace_writes_what_the_cli_writes(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text("ts,sess,toks,out\n"
+                   "3.5,a,1 2 3 4 5 6 7 8,4\n"
+                   "1.0,b,9 9 9 9 9 9 9 9 1 1,2\n"
+                   "2.0,a,1 2 3 4 5 6 7 8 10 11 12 13,3\n"
+                   "bad,a,1,1\n")
+    common = ["--map", "time=ts,session=sess,tokens=toks,output=out", "--block-tokens", 4,
+              "--skip-bad-lines"]
+    printed = cli("trace", "import", "-i", log, "-o", tmp_path / "cli.kvtrace", *common).stdout
+    got = kvpolicy.import_trace(log, "time=ts,session=sess,tokens=toks,output=out",
+                                tmp_path / "py.kvtrace", block_tokens=4, skip_bad_lines=True)
+    assert (tmp_path / "cli.kvtrace").read_bytes() == (tmp_path / "py.kvtrace").read_bytes()
+    assert got["requests"] == 3 and got["sessions"] == 2 and got["skipped_rows"] == 1
+    assert got["sorted"] and got["tokenizer"] is None and got["format"] == "csv"
+    assert (f"{got['requests']} requests, {got['sessions']} sessions, "
+            f"{got['skipped_rows']} skipped rows") in printed
+    assert (f"{got['block_accesses']} block accesses of {got['block_tokens']} tokens, "
+            f"{got['unique_blocks']} unique blocks; {got['prompt_tokens']} prompt tokens, "
+            f"{got['output_tokens']} output tokens; {got['duration_s']:.3f} s") in printed
+    assert len(kvpolicy.load_trace(str(tmp_path / "py.kvtrace"))) == 3
+    with pytest.raises(kvpolicy.ConfigError, match="kvtrace"):
+        kvpolicy.import_trace(log, "time=ts,tokens=toks", tmp_path / "x.csv")
+
+
+@needs_cli
+def test_policies_and_routers_list_what_the_cli_lists():
+    listing = cli("policies").stdout
+    names = [p["name"] for p in kvpolicy.policies()]
+    assert names == kvpolicy.policy_names()
+    assert names == re.findall(r"^(\S+)", listing, re.M)[:len(names)]
+    belady = next(p for p in kvpolicy.policies() if p["name"] == "belady")
+    assert belady["offline"] and not next(
+        p for p in kvpolicy.policies() if p["name"] == "lru")["offline"]
+    routers = kvpolicy.routers()
+    printed = re.findall(r"^(\S+)\n", cli("routers").stdout, re.M)
+    assert [r["name"] for r in routers] == printed
+    for r in routers:
+        for p in r["params"]:
+            assert f"  {p['name']} ({p['type']}, default {p['default']}): {p['allowed']}" in \
+                cli("routers").stdout
+
+
+def test_every_public_function_has_a_docstring():
+    import inspect
+    for name in kvpolicy.__all__:
+        obj = getattr(kvpolicy, name)
+        if inspect.isfunction(obj) or inspect.isbuiltin(obj):
+            assert obj.__doc__ and len(obj.__doc__.strip()) > 20, name

@@ -1,0 +1,59 @@
+#include "kvpolicy/app/import.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <unordered_set>
+
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/text_trace.h"
+#include "kvpolicy/trace/trace_io.h"
+
+namespace kvpolicy::app {
+
+ImportSummary import_to_native(const ImportSpec& spec) {
+  const std::string& out = spec.out;
+  if (out.size() < 8 || out.compare(out.size() - 8, 8, ".kvtrace") != 0)
+    throw ConfigError("--out must end in .kvtrace");
+  ImportOptions opts = spec.opts;
+  opts.map = parse_import_mapping(spec.map);
+  std::unique_ptr<Tokenizer> tok;
+  if (!opts.map.text.empty() || !opts.map.output_text.empty()) {
+    std::string note;
+    tok = make_tokenizer(spec.tokenizer, &note);
+    if (!note.empty()) fmt::print(stderr, "kvpolicy: {}\n", note);
+    opts.tokenizer = tok.get();
+  }
+  ImportReport rep;
+  Trace t = import_trace(spec.input, opts, rep);
+  if (rep.skipped_rows)
+    fmt::print(stderr, "kvpolicy: skipped {} bad row(s) of {} lines; first: {}\n", rep.skipped_rows,
+               rep.lines, rep.first_skipped);
+  if (rep.sorted)
+    fmt::print(stderr, "kvpolicy: {}: rows were not in time order; sorted (stably)\n", spec.input);
+  write_native(t, out);
+
+  ImportSummary s;
+  s.input = spec.input;
+  s.out = out;
+  s.format = rep.format;
+  if (tok) s.tokenizer = tok->name();
+  std::unordered_set<SessionId> sessions;
+  for (size_t r = 0; r < t.size(); ++r) {
+    if (t.session[r] != kNoSession) sessions.insert(t.session[r]);
+    s.prompt_tokens += t.prompt_tokens[r];
+    s.output_tokens += t.output_tokens[r];
+  }
+  s.requests = t.size();
+  s.sessions = sessions.size();
+  s.skipped_rows = rep.skipped_rows;
+  s.lines = rep.lines;
+  s.block_accesses = t.num_block_accesses();
+  s.block_tokens = t.block_tokens;
+  s.unique_blocks = count_unique_blocks(t);
+  s.duration_s = t.size() ? double(t.time.back()) / kMicrosPerSecond : 0.0;
+  s.sorted = rep.sorted;
+  return s;
+}
+
+}  // namespace kvpolicy::app

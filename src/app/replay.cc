@@ -1,0 +1,110 @@
+#include "kvpolicy/app/replay.h"
+
+#include <fmt/format.h>
+
+#include "kvpolicy/core/atomic_file.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/resumable.h"
+
+namespace kvpolicy::app {
+
+void start_json_output(const GridOptions& grid) {
+  if (grid.resume && grid.json_path.empty()) throw ConfigError("--resume needs --json FILE");
+  if (!grid.json_path.empty()) check_writable(grid.json_path);  // emptied at the first row
+}
+
+ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
+  ReplayOptions base;
+  base.seed = seed;
+  base.dram_policy = grid.dram_policy;
+  base.cost_model = grid.cost_model;
+  base.xi_ms = grid.xi_ms;
+  base.slo_ms = grid.slo_ms;
+  return base;
+}
+
+std::vector<SweepConfig> distinct_grid_configs(const std::vector<PolicySpec>& policies,
+                                               const std::vector<CapacitySpec>& capacities,
+                                               size_t unique_blocks, const ReplayOptions& base,
+                                               double dram_ratio) {
+  auto configs = grid_configs(policies, capacities, unique_blocks, base, dram_ratio);
+  // What ReplayCells::key varies within one grid (the rest is the grid's own).
+  drop_repeated_configs(
+      configs,
+      [](const SweepConfig& c) {
+        return fmt::format("{}|{}|{}", c.policy.label(), c.capacity_blocks,
+                           c.options.dram_capacity_blocks);
+      },
+      [](const SweepConfig& c) {
+        return fmt::format("{} at {} blocks", c.policy.label(), with_commas(c.capacity_blocks));
+      });
+  return configs;
+}
+
+std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
+                                            const std::vector<PolicySpec>& policies,
+                                            const std::vector<CapacitySpec>& capacities,
+                                            uint64_t seed, const GridOptions& grid,
+                                            const TraceFacts* facts) {
+  for (auto& s : policies) PolicyRegistry::instance().get(s.name);
+  return distinct_grid_configs(policies, capacities,
+                               facts ? facts->unique_blocks : count_unique_blocks(trace),
+                               grid_replay_options(seed, grid), grid.dram_ratio);
+}
+
+SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress) {
+  SweepOptions sweep;
+  sweep.jobs = grid.jobs;
+  sweep.json_path = grid.json_path;
+  sweep.resume = grid.resume;
+  sweep.progress = [&progress](double f, const std::string& what) {
+    progress.update(f, "(" + what + ")");
+  };
+  return sweep;
+}
+
+SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path) {
+  SweepCells out;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    out.keys.push_back(cells.key(i));
+    out.weights.push_back(cells.weight(i));
+  }
+  out.key_of = [json_path, trace = cells.trace_name(),
+                fingerprint = cells.fingerprint()](const ResultLine& line) {
+    ReplayResult r = parse_result_json(line.text, json_path, line.line_no);
+    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
+    return result_key(r);
+  };
+  return out;
+}
+
+std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows,
+                                            const std::string& path) {
+  std::vector<ReplayResult> out;
+  for (size_t i = 0; i < rows.size(); ++i) out.push_back(parse_result_json(rows[i], path, i + 1));
+  return out;
+}
+
+ReplayPlan plan_replay_grid(const Trace& trace, const std::string& policies,
+                            const std::string& capacities, const CostModel& cost,
+                            std::string* skipped) {
+  ReplayPlan p;
+  p.facts = trace_facts(trace);
+  p.specs = policies_the_trace_feeds(policies, trace, skipped);
+  for (auto& c :
+       resolve_capacities(capacities, p.facts.unique_blocks,
+                          cost.with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1))))
+    p.caps.push_back(c.capacity);
+  return p;
+}
+
+std::vector<ReplayResult> run_grid_here(const Trace& trace, const std::vector<PolicySpec>& policies,
+                                        const std::vector<CapacitySpec>& capacities, uint64_t seed,
+                                        const GridOptions& grid, const TraceFacts* facts) {
+  std::vector<SweepConfig> configs =
+      grid_sweep_configs(trace, policies, capacities, seed, grid, facts);
+  Progress progress("replay");
+  return run_sweep(trace, configs, grid_sweep_options(grid, progress), facts);
+}
+
+}  // namespace kvpolicy::app

@@ -1,0 +1,190 @@
+#include "kvpolicy/serve/result_schema.h"
+
+#include <fmt/format.h>
+
+#include "kvpolicy/core/error.h"
+
+namespace kvpolicy {
+namespace {
+
+using namespace result_fields;
+using R = ServeResult;
+
+std::string stats_json(const PolicyStats& stats) {
+  JsonObject o;
+  for (auto& [key, value] : stats) o.add(key, value);
+  return o.str();
+}
+
+// An optional object of named counters, left out when empty.
+ServeResultField stats(std::string name, PolicyStats R::*m, std::string desc) {
+  std::string key = name;
+  return {name,
+          "object",
+          "",
+          std::move(desc),
+          [key, m](const R& r, JsonObject& o) {
+            if (!(r.*m).empty()) o.raw(key, stats_json(r.*m));
+          },
+          [key, m](const JsonRecord& j, R& r) { r.*m = j.stats(key.c_str()); }};
+}
+
+ServeResultField flag(std::string name, bool R::*m, std::string desc) {
+  std::string key = name;
+  return {name,
+          "bool",
+          "",
+          std::move(desc),
+          [key, m](const R& r, JsonObject& o) { o.raw(key, r.*m ? "true" : "false"); },
+          [key, m](const JsonRecord& j, R& r) { r.*m = j.boolean(key.c_str()); }};
+}
+
+// One statistic of a latency distribution (mean, p50, ..., max), in ms with three decimals.
+ServeResultField latency(const std::string& prefix, LatencyStats R::*m, double LatencyStats::*s,
+                         const std::string& stat, const std::string& desc) {
+  return number_at<R>(
+      prefix + "_" + stat + "_ms", [m, s](R& r) -> double& { return (r.*m).*s; }, 3, -1, "ms",
+      desc);
+}
+
+void add_latency(std::vector<ServeResultField>& f, const std::string& prefix, LatencyStats R::*m,
+                 const std::string& desc) {
+  f.push_back(latency(prefix, m, &LatencyStats::mean, "mean", desc));
+  f.push_back(latency(prefix, m, &LatencyStats::p50, "p50", desc));
+  f.push_back(latency(prefix, m, &LatencyStats::p90, "p90", desc));
+  f.push_back(latency(prefix, m, &LatencyStats::p95, "p95", desc));
+  f.push_back(latency(prefix, m, &LatencyStats::p99, "p99", desc));
+  f.push_back(latency(prefix, m, &LatencyStats::max, "max", desc));
+}
+
+ServeResultField per_worker() {
+  return {"per_worker",
+          "array",
+          "",
+          "one object per worker, in worker order",
+          [](const R& r, JsonObject& o) {
+            std::string per = "[";
+            for (size_t w = 0; w < r.per_worker.size(); ++w) {
+              const WorkerResult& x = r.per_worker[w];
+              JsonObject y;
+              y.add("requests", x.requests).add("block_accesses", x.block_accesses);
+              y.add("block_hits", x.block_hits).add("hit_rate", x.hit_rate());
+              y.add("preemptions", x.preemptions).add("evictions", x.evictions);
+              y.add("busy_seconds", x.busy_seconds);
+              y.add("utilisation", r.makespan_s > 0 ? x.busy_seconds / r.makespan_s : 0.0);
+              per += (w ? "," : "") + y.str();
+            }
+            o.raw("per_worker", per + "]");
+          },
+          [](const JsonRecord& j, R& r) {
+            simdjson::dom::array workers;
+            if (j.object()["per_worker"].get(workers))
+              j.fail("per_worker", "missing or not an array");
+            for (simdjson::dom::element e : workers) {
+              WorkerResult w;
+              auto field = [&](const char* key, auto& out) {
+                double v;
+                if (e[key].get(v))
+                  j.fail(std::string("per_worker.") + key, "missing or not a number");
+                out = static_cast<std::remove_reference_t<decltype(out)>>(v);
+              };
+              field("requests", w.requests);
+              field("block_accesses", w.block_accesses);
+              field("block_hits", w.block_hits);
+              field("preemptions", w.preemptions);
+              field("evictions", w.evictions);
+              field("busy_seconds", w.busy_seconds);
+              r.per_worker.push_back(w);
+            }
+          }};
+}
+
+std::vector<ServeResultField> make_fields() {
+  std::vector<ServeResultField> f;
+  f.push_back({"mode", "string", "", "`\"serve\"` (replay results have no `mode`)",
+               [](const R&, JsonObject& o) { o.add("mode", "serve"); },
+               [](const JsonRecord& j, R&) {
+                 if (j.str("mode") != "serve") j.fail("mode", "not a serve-mode result");
+               }});
+  f.push_back(text("trace", &R::trace, "the trace's name (its path as given)"));
+  f.push_back(text("trace_fingerprint", &R::trace_fingerprint, "the trace's content", ""));
+  f.push_back(text("policy", &R::policy, "the policy of each worker's cache"));
+  f.push_back(text("params", &R::params, "its parameters as given"));
+  f.push_back(integer("capacity_blocks", &R::capacity_blocks, "blocks",
+                      "KV memory of one worker in blocks"));
+  f.push_back(share_or_null("capacity_fraction", &R::capacity_fraction,
+                            "`--capacity` as a share of the trace's unique blocks, when so given"));
+  f.push_back(
+      number("capacity_gb", &R::capacity_gb, 3, -1, "GB", "`capacity_blocks` as KV memory", 0.0));
+  f.push_back(integer("seed", &R::seed, "", "the router's seed"));
+  f.push_back(integer("requests", &R::requests, "", "requests completed"));
+  f.push_back(integer("block_accesses", &R::block_accesses, "blocks",
+                      "prompt blocks of the completed requests"));
+  f.push_back(integer("block_hits", &R::block_hits, "blocks", "prompt blocks found cached"));
+  f.push_back(
+      number("block_hit_rate", &R::block_hit_rate, 6, -1, "", "`block_hits` / `block_accesses`"));
+  f.push_back(integer("prompt_tokens", &R::prompt_tokens, "tokens",
+                      "the completed requests' prompt tokens"));
+  f.push_back(integer("token_hits", &R::token_hits, "tokens", "prompt tokens found cached"));
+  f.push_back(
+      number("token_hit_rate", &R::token_hit_rate, 6, -1, "", "`token_hits` / `prompt_tokens`"));
+  f.push_back(integer("evictions", &R::evictions, "blocks", "blocks evicted, over workers"));
+  f.push_back(text("cost_model", &R::cost_model, "the worker's cost model"));
+  const std::string ttft = "time to first token, queueing and batching included";
+  auto ttft_at = [&](double LatencyStats::*s, const char* stat) {
+    f.push_back(latency("ttft", &R::ttft_ms, s, stat, ttft));
+  };
+  ttft_at(&LatencyStats::p50, "p50");
+  ttft_at(&LatencyStats::p90, "p90");
+  ttft_at(&LatencyStats::p95, "p95");
+  ttft_at(&LatencyStats::p99, "p99");
+  ttft_at(&LatencyStats::mean, "mean");
+  ttft_at(&LatencyStats::max, "max");
+  f.push_back(setting("slo_ms", &R::slo_ms, "ms", "the TTFT SLO"));
+  f.push_back(number("slo_violation_rate", &R::slo_violation_rate, 6, -1, "",
+                     "the share of completed requests whose TTFT exceeds `slo_ms`"));
+  f.push_back(stats("policy_stats", &R::policy_stats, "the policies' counters, summed"));
+  f.push_back(text("router", &R::router, "the router"));
+  f.push_back(text("router_params", &R::router_params, "its parameters as given"));
+  f.push_back(integer("workers", &R::workers, "", "workers in the cluster"));
+  f.push_back(integer("tensor_parallel", &R::tensor_parallel, "", "GPUs per worker"));
+  f.push_back(
+      integer("max_batch_tokens", &R::max_batch_tokens, "tokens", "token budget of one iteration"));
+  f.push_back(integer("max_running", &R::max_running, "", "running sequences per worker at most"));
+  f.push_back(setting("time_scale", &R::time_scale, "", "inter-arrival times multiplied by this"));
+  f.push_back(setting("rate", &R::rate, "requests/s", "arrivals rescaled to this mean rate"));
+  f.push_back(integer("clients", &R::clients, "", "closed loop: clients; 0 = open loop"));
+  f.push_back(setting("think_time_s", &R::think_time_s, "s", "closed loop: think time"));
+  f.push_back(flag("cache_outputs", &R::cache_outputs, "whether finished answers join the cache"));
+  f.push_back(integer("rejected", &R::rejected, "", "requests that never fit a worker"));
+  f.push_back(integer("preemptions", &R::preemptions, "", "preemptions for memory"));
+  f.push_back(integer("output_tokens", &R::output_tokens, "tokens", "tokens generated"));
+  f.push_back(integer("iterations", &R::iterations, "", "forward passes, over workers"));
+  f.push_back(integer("events", &R::events, "", "events the loop processed"));
+  f.push_back(number("makespan_s", &R::makespan_s, 6, -1, "s",
+                     "first arrival to the last request leaving"));
+  f.push_back(number("throughput_rps", &R::throughput_rps, 4, -1, "requests/s",
+                     "`requests` / `makespan_s`"));
+  f.push_back(number("output_tokens_per_s", &R::output_tokens_per_s, 2, -1, "tokens/s",
+                     "`output_tokens` / `makespan_s`"));
+  f.push_back(number("mean_in_system", &R::mean_in_system, 4, -1, "",
+                     "time-average of requests in the system"));
+  f.push_back(
+      number("total_sojourn_s", &R::total_sojourn_s, 6, -1, "s", "summed time in the system"));
+  add_latency(f, "queue_wait", &R::queue_wait_ms, "first admission − arrival");
+  add_latency(f, "tpot", &R::tpot_ms, "time per output token");
+  add_latency(f, "e2e", &R::e2e_ms, "completion − arrival");
+  f.push_back(per_worker());
+  f.push_back(stats("router_stats", &R::router_stats, "the router's counters"));
+  f.push_back(number("sim_seconds", &R::sim_seconds, 3, -1, "s", "wall time of the simulation"));
+  return f;
+}
+
+}  // namespace
+
+const std::vector<ServeResultField>& serve_result_fields() {
+  static const std::vector<ServeResultField> fields = make_fields();
+  return fields;
+}
+
+}  // namespace kvpolicy
