@@ -164,15 +164,30 @@ py::dict import_summary(const app::ImportSummary& s) {
   return d;
 }
 
+// As `kvpolicy policies` lists them: deprecated spellings left out, a nested parameter's choices
+// (the learned policies' predictor) each with its own parameters.
 py::list param_dicts(const std::vector<ParamSpec>& params) {
   py::list out;
   for (const ParamSpec& p : params) {
+    if (p.deprecated) continue;
     py::dict d;
     d["name"] = p.name;
     d["type"] = p.type_name();
     d["default"] = p.default_value;
     d["allowed"] = p.allowed();
     d["help"] = p.help;
+    if (p.nested) {
+      py::list choices;
+      for (const NestedChoice& c : p.nested()) {
+        py::dict cd;
+        cd["name"] = c.name;
+        cd["summary"] = c.summary;
+        cd["params"] = param_dicts(c.params);
+        if (!c.unavailable.empty()) cd["unavailable"] = c.unavailable;
+        choices.append(cd);
+      }
+      d["choices"] = choices;
+    }
     out.append(d);
   }
   return out;

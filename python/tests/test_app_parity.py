@@ -151,6 +151,17 @@ def test_policies_and_routers_list_what_the_cli_lists():
     belady = next(p for p in kvpolicy.policies() if p["name"] == "belady")
     assert belady["offline"] and not next(
         p for p in kvpolicy.policies() if p["name"] == "lru")["offline"]
+    # A learned policy's predictor: its choices nested with their own parameters, as printed; the
+    # deprecated flat spellings (window=, reuse_trees=, ...) listed by neither.
+    laru = next(p for p in kvpolicy.policies() if p["name"] == "laru")
+    names = [p["name"] for p in laru["params"]]
+    assert "reuse_trees" not in names and "window" not in names
+    predictor = next(p for p in laru["params"] if p["name"] == "predictor")
+    for choice in predictor["choices"]:
+        assert f"predictor={choice['name']}" in listing
+        for q in choice["params"]:
+            assert f"{q['name']} ({q['type']}, default {q['default']}): {q['allowed']}" in listing
+    assert any(q["name"] == "window" for c in predictor["choices"] for q in c["params"])
     routers = kvpolicy.routers()
     printed = re.findall(r"^(\S+)\n", cli("routers").stdout, re.M)
     assert [r["name"] for r in routers] == printed
