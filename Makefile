@@ -14,8 +14,11 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: every policy over several capacities on the built-in default workload.
-run: build
+# The main job: every policy over several capacities on the built-in default workload. Builds
+# the command line only (no tests, micro-benchmarks, libraries or Python module): `make build`
+# or `make test` builds everything.
+run: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target kvpolicy
 	$(BUILD)/kvpolicy compare
 
 test: build
@@ -49,11 +52,12 @@ fuzz: deps
 test-fuzz:
 	$(MAKE) fuzz FUZZ_SECONDS=4
 
-bench: build
+bench: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target kvpolicy
 	$(BUILD)/kvpolicy bench --data $(DATA)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-lean $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz build-pip
