@@ -62,6 +62,11 @@ foreach(component core learned trace route embed app)
   set_target_properties(${shared} PROPERTIES OUTPUT_NAME kvpolicy_${component}
     EXPORT_NAME ${component} VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
   target_link_options(${shared} PRIVATE -Wl,--no-undefined)
+  # A program may call nothing of a component but what registers itself (a learned predictor
+  # chosen by name), and Debian's GCC links with --as-needed, which would drop the library.
+  if(NOT component STREQUAL "core")
+    target_link_options(${shared} INTERFACE "LINKER:--no-as-needed")
+  endif()
   # An archive: its self-registering objects are kept only when it is linked whole, which the
   # interface target kvpolicy::<component>_static does for the consumer.
   set(archive kvpolicy_${component}_archive)

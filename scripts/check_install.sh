@@ -39,6 +39,12 @@ for exe in examples/embed examples/embed_static core_only/embed_core core_only/e
   echo "$exe: $out"
   [[ $out == "policy s3fifo: "*"prompt tokens cached"* ]] || { echo "FAILED: $exe"; exit 1; }
 done
+# A learned policy, whose predictor only registers itself: the program calls nothing of the
+# library holding it, which must still be linked (shared) and kept whole (static).
+for exe in examples/embed examples/embed_static; do
+  out=$("$work/$exe" "laru:predictor=gbm") || { echo "FAILED: $exe laru:predictor=gbm: $out"; exit 1; }
+  [[ $out == "policy laru:predictor=gbm: "* ]] || { echo "FAILED: $exe laru: $out"; exit 1; }
+done
 # A policy that reads the future cannot run online: one clear error, exit 1.
 if err=$("$work/examples/embed" belady 2>&1); then echo "FAILED: belady ran online"; exit 1; fi
 [[ $err == *"future"* ]] || { echo "FAILED: belady's error: $err"; exit 1; }
