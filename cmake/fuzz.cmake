@@ -1,7 +1,7 @@
 # The fuzz build (-DKVPOLICY_FUZZ=ON, clang): the layers a reader or a policy needs, built with
 # libFuzzer's coverage and ASan + UBSan, the fuzzer (fuzz/fuzzer_main.cc) and the seed writer.
 # `make fuzz` and `make test-fuzz` drive it (tools/fuzz.sh).
-set(KVPOLICY_LAYER_DEPS_fuzz cache policy predict trace core)
+set(KVPOLICY_LAYER_DEPS_fuzz learned cache policy predict trace core)
 kvpolicy_layer_root(fuzz KVPOLICY_FUZZ_ROOT)
 add_library(kvpolicy_fuzz_targets OBJECT ${KVPOLICY_FUZZ_TARGET_SOURCES})
 target_include_directories(kvpolicy_fuzz_targets PUBLIC ${KVPOLICY_FUZZ_ROOT} ${CMAKE_SOURCE_DIR}/fuzz
@@ -11,8 +11,10 @@ add_library(kvpolicy_fuzz_engine INTERFACE)
 target_link_libraries(kvpolicy_fuzz_engine INTERFACE kvpolicy_fuzz_targets
                       $<TARGET_OBJECTS:kvpolicy_fuzz_targets>)
 foreach(layer ${KVPOLICY_LAYER_DEPS_fuzz})
-  target_link_libraries(kvpolicy_fuzz_engine INTERFACE kvpolicy_${layer}
-                        $<TARGET_OBJECTS:kvpolicy_${layer}>)
+  if(TARGET kvpolicy_${layer})
+    target_link_libraries(kvpolicy_fuzz_engine INTERFACE kvpolicy_${layer}
+                          $<TARGET_OBJECTS:kvpolicy_${layer}>)
+  endif()
 endforeach()
 
 add_executable(kvpolicy_fuzz fuzz/fuzzer_main.cc)

@@ -111,6 +111,7 @@ py::dict stats_dict(const PolicyTreeStats& s, const PolicyStats& policy) {
 
 PYBIND11_MODULE(_kvpolicy, m) {
   m.doc() = "kvpolicy's C++ engine: the simulator, the online cache and the policy adapter";
+  m.attr("__version__") = KVPOLICY_PROJECT_VERSION;
 
   // Registered base first: pybind11 tries the latest registered translator first.
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
@@ -118,6 +119,10 @@ PYBIND11_MODULE(_kvpolicy, m) {
   static py::exception<ConfigError> config_error(
       m, "ConfigError", py::make_tuple(error, py::handle(PyExc_ValueError)));
   static py::exception<InputError> input_error(m, "InputError", error.ptr());
+  error.doc() = "Any error kvpolicy reports (a RuntimeError); its message names the cause.";
+  config_error.doc() =
+      "A bad argument or option (also a ValueError): an unknown policy, a capacity out of range.";
+  input_error.doc() = "Bad input data: the message names the file, line and field.";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -131,11 +136,14 @@ PYBIND11_MODULE(_kvpolicy, m) {
   });
 
   py::class_<Trace>(m, "Trace", "A replayable trace: requests with chained block keys")
-      .def_readonly("name", &Trace::name)
-      .def_readonly("block_tokens", &Trace::block_tokens)
-      .def("__len__", &Trace::size)
-      .def_property_readonly("block_accesses", &Trace::num_block_accesses)
-      .def_property_readonly("unique_blocks", [](const Trace& t) { return count_unique_blocks(t); })
+      .def_readonly("name", &Trace::name, "the trace's name (its source and path)")
+      .def_readonly("block_tokens", &Trace::block_tokens, "tokens per KV block")
+      .def("__len__", &Trace::size, "the number of requests")
+      .def_property_readonly("block_accesses", &Trace::num_block_accesses,
+                             "prompt blocks over all requests")
+      .def_property_readonly(
+          "unique_blocks", [](const Trace& t) { return count_unique_blocks(t); },
+          "distinct block keys (what capacity \"100%\" is)")
       .def(
           "blocks",
           [](const Trace& t, size_t r) {
@@ -279,40 +287,51 @@ PYBIND11_MODULE(_kvpolicy, m) {
             info.blocks = std::move(blocks);
             t.begin_request(info);
           },
-          KVPOLICY_REQUEST_KWARGS, py::arg("blocks") = std::vector<BlockKey>{})
-      .def("end_request", &PolicyTree::end_request)
-      .def("on_hit", &PolicyTree::hit, py::arg("node"))
+          KVPOLICY_REQUEST_KWARGS, py::arg("blocks") = std::vector<BlockKey>{},
+          "Begins one request: its fields (time in seconds, session, ...) and blocks, the ids of "
+          "the prompt's pages in order, cached or not. Nodes it hits or inserts are held until "
+          "end_request().")
+      .def("end_request", &PolicyTree::end_request,
+           "Ends the request begun by begin_request(): its held nodes become evictable.")
+      .def("on_hit", &PolicyTree::hit, py::arg("node"), "A cached node was matched by a request.")
       .def(
           "on_insert",
           [](PolicyTree& t, BlockKey node, std::optional<BlockKey> parent) {
             return t.insert(node, parent);
           },
-          py::arg("node"), py::arg("parent") = py::none())
-      .def("on_lock", &PolicyTree::pin, py::arg("node"))
-      .def("on_unlock", &PolicyTree::unpin, py::arg("node"))
+          py::arg("node"), py::arg("parent") = py::none(),
+          "A node was added under parent (None: a root child). False when the policy is full "
+          "(every node locked): nothing was added.")
+      .def("on_lock", &PolicyTree::pin, py::arg("node"),
+           "A running request holds the node: never evicted until on_unlock().")
+      .def("on_unlock", &PolicyTree::unpin, py::arg("node"), "Releases a hold of on_lock().")
       .def(
           "on_hits",
           [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
             for (BlockKey n : nodes) t.hit(n);
           },
-          py::arg("nodes"))
+          py::arg("nodes"), "on_hit() for each node, in order.")
       .def(
           "on_locks",
           [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
             for (BlockKey n : nodes) t.pin(n);
           },
-          py::arg("nodes"))
+          py::arg("nodes"), "on_lock() for each node, in order.")
       .def(
           "on_unlocks",
           [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
             for (BlockKey n : nodes) t.unpin(n);
           },
-          py::arg("nodes"))
-      .def("evict", &PolicyTree::evict, py::arg("num_blocks"))
-      .def("__contains__", &PolicyTree::contains)
-      .def("__len__", &PolicyTree::size)
-      .def("stats", [](const PolicyTree& t) { return stats_dict(t.stats(), t.policy_stats()); })
-      .def_property_readonly("in_request", &PolicyTree::in_request)
-      .def_property_readonly("capacity", &PolicyTree::capacity)
-      .def_property_readonly("policy", &PolicyTree::policy_label);
+          py::arg("nodes"), "on_unlock() for each node, in order.")
+      .def("evict", &PolicyTree::evict, py::arg("num_blocks"),
+           "Up to num_blocks unlocked nodes to delete now, leaves first, in the policy's order.")
+      .def("__contains__", &PolicyTree::contains, "Whether the node is tracked.")
+      .def("__len__", &PolicyTree::size, "The number of nodes tracked.")
+      .def(
+          "stats", [](const PolicyTree& t) { return stats_dict(t.stats(), t.policy_stats()); },
+          "Counters (requests, hits, inserted, evictions, size, pinned) and the policy's own.")
+      .def_property_readonly("in_request", &PolicyTree::in_request,
+                             "whether a request is open (begin_request() without end_request())")
+      .def_property_readonly("capacity", &PolicyTree::capacity, "capacity in blocks")
+      .def_property_readonly("policy", &PolicyTree::policy_label, "the policy's label");
 }

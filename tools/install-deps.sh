@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libxgboost-dev libfasttext-dev
   python3-matplotlib
   pybind11-dev python3-dev python3-pytest
+  python3-setuptools python3-wheel python3-venv python3-pip python3-pybind11
   libhiredis-dev redis-server
   libopenmpi-dev openmpi-bin
 )

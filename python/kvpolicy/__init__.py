@@ -33,6 +33,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     _routers,
     _serve,
     _simulate,
+    __version__,
 )
 
 __all__ = [
@@ -165,6 +166,9 @@ class Cache:
     """
 
     def __init__(self, policy="lru", capacity_blocks=1024, block_tokens=16, seed=1):
+        """An empty cache of capacity_blocks blocks of block_tokens tokens, evicted by the
+        online policy spec `policy` ("lru", "s3fifo", "laru:predictor=noisy,p=0.2"); seed
+        drives randomized policies. ConfigError for an unknown or offline policy."""
         self._c = _KvCache(policy, capacity_blocks, block_tokens, seed)
 
     def _keys(self, tokens, keys):
@@ -200,6 +204,7 @@ class Cache:
         self._c.pin(self._keys(tokens, keys))
 
     def unpin(self, tokens=None, *, keys=None):
+        """Releases one pin() of every full block of the sequence."""
         self._c.unpin(self._keys(tokens, keys))
 
     def evict(self, num_blocks):
@@ -207,21 +212,27 @@ class Cache:
         return self._c.evict(num_blocks)
 
     def stats(self):
+        """Counters as a dict: requests, hits, inserted, evictions, size, pinned, and the
+        policy's own (a learned policy's model state, for instance)."""
         return self._c.stats()
 
     def __len__(self):
+        """The number of blocks cached."""
         return len(self._c)
 
     @property
     def capacity(self):
+        """Capacity in blocks."""
         return self._c.capacity
 
     @property
     def block_tokens(self):
+        """Tokens per block."""
         return self._c.block_tokens
 
     @property
     def policy(self):
+        """The policy's label, its parameters included ("lru", "s3fifo:small=0.1")."""
         return self._c.policy
 
 
@@ -246,10 +257,13 @@ class EvictionPolicy(_PolicyTree):
     """
 
     def __init__(self, policy="lru", capacity_blocks=1024, block_tokens=16, seed=1):
+        """A policy tracking up to capacity_blocks nodes of block_tokens tokens; seed drives
+        randomized policies. ConfigError for an unknown or offline policy."""
         super().__init__(policy, capacity_blocks, block_tokens, seed)
 
     @contextlib.contextmanager
     def request(self, **request):
+        """`with policy.request(time=..., blocks=[...]):` begin_request() ... end_request()."""
         self.begin_request(**request)
         try:
             yield self

@@ -41,13 +41,20 @@ struct MrcArgs : app::MrcOptions {
 using app::kv_label;
 using Curve = app::MrcCurve;
 
-// Where scripts/plot_mrc.py is: $KVPOLICY_SCRIPTS, else the source tree this was built from.
+// Where plot_mrc.py (of the Python package, python/kvpolicy/) is: $KVPOLICY_SCRIPTS, else beside
+// this executable, in its build tree (python/kvpolicy/) or where `cmake --install` put it
+// (KVPOLICY_PLOT_SCRIPT, relative to the binary's directory). Never the source tree.
 std::string plot_script() {
   if (const char* dir = std::getenv("KVPOLICY_SCRIPTS")) return std::string(dir) + "/plot_mrc.py";
-  return std::string(KVPOLICY_SOURCE_DIR) + "/scripts/plot_mrc.py";
+  std::error_code ec;
+  const std::filesystem::path bin =
+      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  const std::filesystem::path built = bin / "python/kvpolicy/plot_mrc.py";
+  if (!ec && std::filesystem::exists(built)) return built.string();
+  return (bin / KVPOLICY_PLOT_SCRIPT).lexically_normal().string();
 }
 
-// Runs /usr/bin/python3 scripts/plot_mrc.py JSON PNG; throws with what to install.
+// Runs /usr/bin/python3 plot_mrc.py JSON PNG; throws with what to install.
 void plot(const std::string& json, const std::string& png) {
   const std::string python = "/usr/bin/python3", script = plot_script();
   if (access(python.c_str(), X_OK) != 0)
@@ -55,8 +62,10 @@ void plot(const std::string& json, const std::string& png) {
         "--plot needs /usr/bin/python3 with matplotlib (Debian: apt-get install "
         "python3-matplotlib)");
   if (!std::filesystem::exists(script))
-    throw ConfigError("--plot: " + script +
-                      " is absent (set KVPOLICY_SCRIPTS to the scripts/ directory of kvpolicy)");
+    throw ConfigError(
+        "--plot: " + script +
+        " is absent (set KVPOLICY_SCRIPTS to a directory holding plot_mrc.py, such as "
+        "python/kvpolicy/ of kvpolicy's sources)");
   std::vector<std::string> args = {python, script, json, png};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -290,10 +299,10 @@ void add(CLI::App& app) {
       cmd->add_option("--json", args->json_path,
                       "write one JSON object per (policy, capacity), and per target answer"));
   output_file(cmd->add_option("--csv", args->csv_path, "write one CSV row per (policy, capacity)"));
-  output_file(
-      cmd->add_option("--plot", args->plot_path,
-                      "draw hit rate and TTFT vs GB to this PNG (scripts/plot_mrc.py through "
-                      "/usr/bin/python3 and Debian's python3-matplotlib)"));
+  output_file(cmd->add_option(
+      "--plot", args->plot_path,
+      "draw hit rate and TTFT vs GB to this PNG (the Python package's plot_mrc.py through "
+      "/usr/bin/python3 and Debian's python3-matplotlib)"));
   cmd->callback([args] { run(*args); });
 }
 

@@ -4,9 +4,10 @@ rate (solid) and token hit rate (dashed) in the first panel, TTFT mean (solid) a
 in the second, one colour per policy. `kvpolicy mrc --plot F.png` calls it.
 
   kvpolicy mrc --trace T --policy lru,s3fifo --json mrc.jsonl
-  /usr/bin/python3 scripts/plot_mrc.py mrc.jsonl mrc.png
+  python3 -m kvpolicy.plot_mrc mrc.jsonl mrc.png     # or: python3 plot_mrc.py mrc.jsonl mrc.png
 
-Needs matplotlib (Debian: python3-matplotlib).
+Part of the Python package kvpolicy (and installed as share/kvpolicy/plot_mrc.py beside the
+command line, which runs it as a script). Needs matplotlib (Debian: python3-matplotlib).
 """
 import json
 import os

@@ -1,0 +1,163 @@
+# Type stubs of the package kvpolicy (PEP 561: py.typed beside them). Every name of __all__ has
+# one here; python/tests/test_package.py checks it.
+from contextlib import AbstractContextManager
+from typing import Any, Iterable, Optional, Sequence, Union
+
+__version__: str
+
+class Error(RuntimeError):
+    """Any error kvpolicy reports; its message names the cause."""
+
+class ConfigError(Error, ValueError):
+    """A bad argument or option."""
+
+class InputError(Error):
+    """Bad input data: the message names the file, line and field."""
+
+class Trace:
+    """A replayable trace: requests with chained block keys."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def block_tokens(self) -> int: ...
+    @property
+    def block_accesses(self) -> int: ...
+    @property
+    def unique_blocks(self) -> int: ...
+    def __len__(self) -> int: ...
+    def blocks(self, request: int) -> list[int]: ...
+    def request(self, request: int) -> dict[str, Any]: ...
+
+def load_trace(
+    path: str,
+    format: str = "auto",
+    sessions: str = "auto",
+    skip_bad_lines: bool = False,
+    block_tokens: int = 0,
+    max_requests: int = 0,
+) -> Trace: ...
+def policy_names() -> list[str]: ...
+def is_offline(policy: str) -> bool: ...
+
+Capacity = Union[int, float, str]
+
+def simulate(
+    trace: Union[Trace, str],
+    policies: Union[str, Iterable[str]] = ...,
+    capacities: Union[Capacity, Iterable[Capacity]] = ...,
+    *,
+    seed: int = 1,
+    jobs: int = 0,
+    dram: float = 0.0,
+    dram_policy: str = "lru",
+    model: str = "llama-3.1-8b",
+    gpu: str = "a100-80gb",
+    kv_dtype: str = "auto",
+    xi_ms: float = 200.0,
+    slo_ms: float = 200.0,
+) -> list[dict[str, Any]]: ...
+
+class Cache:
+    """A prefix cache of KV blocks run by a kvpolicy policy, as an engine calls it."""
+
+    def __init__(
+        self, policy: str = "lru", capacity_blocks: int = 1024, block_tokens: int = 16, seed: int = 1
+    ) -> None: ...
+    def block_keys(self, tokens: Sequence[int]) -> list[int]: ...
+    def match(
+        self, tokens: Optional[Sequence[int]] = None, *, keys: Optional[Sequence[int]] = None
+    ) -> int: ...
+    def lookup(
+        self,
+        tokens: Optional[Sequence[int]] = None,
+        *,
+        keys: Optional[Sequence[int]] = None,
+        time: Optional[float] = None,
+        session: Optional[int] = None,
+        turn: int = 1,
+        category: int = 0,
+        prompt_tokens: int = 0,
+        output_tokens: int = 0,
+        continuation: Optional[float] = None,
+    ) -> int: ...
+    def insert(
+        self,
+        tokens: Optional[Sequence[int]] = None,
+        *,
+        keys: Optional[Sequence[int]] = None,
+        time: Optional[float] = None,
+        session: Optional[int] = None,
+        turn: int = 1,
+        category: int = 0,
+        prompt_tokens: int = 0,
+        output_tokens: int = 0,
+        continuation: Optional[float] = None,
+    ) -> tuple[int, int, int]: ...
+    def insert_many(self, requests: Iterable[Sequence[int]]) -> list[int]: ...
+    def pin(
+        self, tokens: Optional[Sequence[int]] = None, *, keys: Optional[Sequence[int]] = None
+    ) -> None: ...
+    def unpin(
+        self, tokens: Optional[Sequence[int]] = None, *, keys: Optional[Sequence[int]] = None
+    ) -> None: ...
+    def evict(self, num_blocks: int) -> list[int]: ...
+    def stats(self) -> dict[str, Any]: ...
+    def __len__(self) -> int: ...
+    @property
+    def capacity(self) -> int: ...
+    @property
+    def block_tokens(self) -> int: ...
+    @property
+    def policy(self) -> str: ...
+
+class EvictionPolicy:
+    """A kvpolicy policy deciding evictions for a radix cache that lives elsewhere."""
+
+    def __init__(
+        self, policy: str = "lru", capacity_blocks: int = 1024, block_tokens: int = 16, seed: int = 1
+    ) -> None: ...
+    def request(
+        self,
+        *,
+        time: Optional[float] = None,
+        session: Optional[int] = None,
+        turn: int = 1,
+        category: int = 0,
+        prompt_tokens: int = 0,
+        output_tokens: int = 0,
+        continuation: Optional[float] = None,
+        blocks: Sequence[int] = ...,
+    ) -> AbstractContextManager[EvictionPolicy]: ...
+    def begin_request(
+        self,
+        *,
+        time: Optional[float] = None,
+        session: Optional[int] = None,
+        turn: int = 1,
+        category: int = 0,
+        prompt_tokens: int = 0,
+        output_tokens: int = 0,
+        continuation: Optional[float] = None,
+        blocks: Sequence[int] = ...,
+    ) -> None: ...
+    def end_request(self) -> None: ...
+    def on_insert(self, node: int, parent: Optional[int] = None) -> bool: ...
+    def on_hit(self, node: int) -> None: ...
+    def on_lock(self, node: int) -> None: ...
+    def on_unlock(self, node: int) -> None: ...
+    def on_hits(self, nodes: Sequence[int]) -> None: ...
+    def on_locks(self, nodes: Sequence[int]) -> None: ...
+    def on_unlocks(self, nodes: Sequence[int]) -> None: ...
+    def evict(self, num_blocks: int) -> list[int]: ...
+    def stats(self) -> dict[str, Any]: ...
+    def __contains__(self, node: int) -> bool: ...
+    def __len__(self) -> int: ...
+    @property
+    def in_request(self) -> bool: ...
+    @property
+    def capacity(self) -> int: ...
+    @property
+    def policy(self) -> str: ...
+
+__all__: list[str]
