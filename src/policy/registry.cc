@@ -51,8 +51,13 @@ std::string offline_note(const PolicyInfo& p) {
   if (!p.needs_future) return "";
   bool by_default = needs_future(PolicySpec{p.name, ""});
   std::string other;
-  for (const std::string& v : p.variants)
-    if (other.empty() && needs_future(PolicySpec{p.name, v}) != by_default) other = v;
+  for (const std::string& v : p.variants) {
+    try {
+      if (other.empty() && needs_future(PolicySpec{p.name, v}) != by_default) other = v;
+    } catch (const ConfigError&) {
+      // A variant this build cannot make (a learned predictor without -DKVPOLICY_LEARNED).
+    }
+  }
   if (by_default)
     return "\n  offline: reads the trace's future" +
            (other.empty() ? "" : " (online with " + other + ")");
