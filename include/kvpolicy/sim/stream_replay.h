@@ -22,6 +22,14 @@ ReplayResult replay_stream(const StreamOpener& open, const ExternalOracle* oracl
                            const PolicySpec& policy, size_t capacity_blocks,
                            const ReplayOptions& opts = {}, uint64_t requests = 0);
 
+// The cells of a sweep over streams: one stream per configuration. `facts` name the trace;
+// unique_blocks = 0 when not counted (the infinite-cache hit rate is then reported as 0).
+// `oracle` (which must outlive the cells) is built by the caller (once) when a configuration
+// needs the future.
+std::unique_ptr<ReplayCells> stream_cells(const StreamOpener& open, const StreamFacts& facts,
+                                          const ExternalOracle* oracle,
+                                          const std::vector<SweepConfig>& configs);
+
 // run_sweep over streams: one stream per configuration, `options.jobs` at once. `facts` name the
 // trace; unique_blocks = 0 when not counted (the infinite-cache hit rate is then reported as 0).
 // `oracle` is built by the caller (once) when a configuration needs the future.
