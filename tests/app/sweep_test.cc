@@ -1,0 +1,131 @@
+// The one sweep every command goes through (app::run_sweep): threads, shards, resume, results
+// file.
+#include "kvpolicy/app/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "kvpolicy/app/replay.h"
+#include "kvpolicy/app/serve.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/route/router.h"
+#include "kvpolicy/trace/generators.h"
+#include "support/random_workload.h"
+
+namespace kvpolicy::app {
+namespace {
+
+std::vector<SweepConfig> replay_grid() {
+  std::vector<SweepConfig> configs;
+  for (size_t cap : {10, 30})
+    for (const char* p : {"lru", "belady", "rlt"}) {
+      SweepConfig c;
+      c.policy = {p, ""};
+      c.capacity_blocks = cap;
+      c.options.seed = 7;
+      configs.push_back(c);
+    }
+  return configs;
+}
+
+SweepSettings settings(unsigned jobs, const std::string& json = "", bool resume = false) {
+  SweepSettings s;
+  s.jobs = jobs;
+  s.json_path = json;
+  s.resume = resume;
+  s.what = "test";
+  return s;
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+TEST(AppSweep, ThreadsGiveTheSerialResultsInConfigurationOrder) {
+  Trace t = testing::random_workload({.seed = 3});
+  ReplayCells cells(t, replay_grid());
+  auto serial = run_sweep(replay_sweep(cells, ""), settings(1));
+  auto parallel = run_sweep(replay_sweep(cells, ""), settings(2));
+  ASSERT_EQ(parallel.size(), cells.size());
+  for (size_t i = 0; i < cells.size(); ++i) {
+    EXPECT_EQ(result_key(parallel[i]), cells.key(i)) << i;
+    EXPECT_EQ(parallel[i].block_hits, serial[i].block_hits) << i;
+    EXPECT_EQ(parallel[i].evictions, serial[i].evictions) << i;
+  }
+}
+
+TEST(AppSweep, ShardsRunTheirCellsAndTheirFilesConcatenateIntoTheWholes) {
+  Trace t = testing::random_workload({.seed = 4});
+  ReplayCells cells(t, replay_grid());
+  Sweep<ReplayResult> sweep = replay_sweep(cells, "");
+  std::vector<std::string> keys;
+  for (uint32_t i = 0; i < 2; ++i) {
+    std::string path = ::testing::TempDir() + "/app_sweep_shard" + std::to_string(i) + ".jsonl";
+    std::remove(path.c_str());
+    SweepSettings s = settings(2, path);
+    s.where.shard = {i, 2};
+    s.where.sharded = true;
+    auto results = run_sweep(replay_sweep(cells, path), s);
+    auto mine = cells_of_shard(sweep.cells, s.where.shard);
+    ASSERT_EQ(results.size(), mine.size());
+    auto lines = lines_of(path);
+    ASSERT_EQ(lines.size(), mine.size());
+    for (size_t k = 0; k < mine.size(); ++k) {
+      EXPECT_EQ(result_key(results[k]), cells.key(mine[k]));
+      keys.push_back(result_key(parse_result_json(lines[k], path, k + 1)));
+    }
+  }
+  ASSERT_EQ(keys.size(), cells.size());
+  for (size_t i = 0; i < cells.size(); ++i) EXPECT_EQ(keys[i], cells.key(i)) << i;
+}
+
+TEST(AppSweep, ServeResumesWithoutRerunningFinishedConfigurations) {
+  ConversationParams cp;
+  cp.sessions = 40;
+  Trace trace = generate_conversation(cp, 6);
+  std::vector<ServeOptions> configs;
+  for (const char* router : {"round_robin", "least_loaded", "lbgr"}) {
+    ServeOptions o;
+    o.workers = 2;
+    o.router = parse_router_spec(router);
+    o.capacity_blocks = 3000;
+    configs.push_back(o);
+  }
+  std::string path = ::testing::TempDir() + "/app_serve_sweep.jsonl";
+  std::remove(path.c_str());
+  std::vector<ServeOptions> first_two = {configs[0], configs[1]};
+  auto first = run_sweep(serve_cells(trace, first_two, path), settings(2, path));
+  // A kill mid-write leaves a torn line; resuming cuts it off and keeps the finished results.
+  { std::ofstream(path, std::ios::app) << "{\"mode\":\"serve\",\"trace\""; }
+  auto all = run_sweep(serve_cells(trace, configs, path), settings(2, path, true));
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_NEAR(all[0].ttft_ms.p99, first[0].ttft_ms.p99, 1e-3);  // read back from the file
+  EXPECT_EQ(all[1].block_hits, first[1].block_hits);
+  EXPECT_EQ(all[2].router, "lbgr");
+  auto lines = lines_of(path);
+  for (size_t i = 0; i < lines.size(); ++i)
+    EXPECT_NO_THROW(parse_serve_result(lines[i], path, i + 1)) << lines[i];
+  EXPECT_EQ(lines.size(), 3u);  // a re-run would have appended the first two again
+}
+
+// A results file that cannot be written (a full disk) is an error, never a silent loss.
+TEST(AppSweep, AFailedWriteIsAnError) {
+  Trace trace = testing::random_workload({.seed = 5});
+  ServeOptions o;
+  o.capacity_blocks = 100;
+  std::vector<ServeOptions> configs = {o};
+  try {
+    run_sweep(serve_cells(trace, configs, "/dev/full"), settings(1, "/dev/full"));
+    ADD_FAILURE() << "no error writing to /dev/full";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvpolicy::app
