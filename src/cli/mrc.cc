@@ -103,9 +103,7 @@ void check_lru(const Trace& trace, const Curve& lru, uint32_t n, const ReplayOpt
     which.push_back(i);
     configs.push_back({{"lru", ""}, lru.points[i].capacity_blocks, -1, base});
   }
-  SweepOptions sweep;
-  sweep.jobs = jobs;
-  auto replays = run_sweep(trace, configs, sweep);
+  auto replays = run_sweep(trace, configs, jobs);
   for (size_t k = 0; k < which.size(); ++k) {
     const ReplayResult& a = lru.points[which[k]];
     const ReplayResult& b = replays[k];

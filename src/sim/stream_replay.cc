@@ -69,9 +69,8 @@ std::unique_ptr<ReplayCells> stream_cells(const StreamOpener& open, const Stream
 
 std::vector<ReplayResult> run_stream_sweep(const StreamOpener& open, const StreamFacts& facts,
                                            const ExternalOracle* oracle,
-                                           const std::vector<SweepConfig>& configs,
-                                           const SweepOptions& options) {
-  return run_cells(*stream_cells(open, facts, oracle, configs), options);
+                                           const std::vector<SweepConfig>& configs, unsigned jobs) {
+  return run_cells(*stream_cells(open, facts, oracle, configs), jobs);
 }
 
 }  // namespace kvpolicy

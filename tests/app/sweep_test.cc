@@ -46,6 +46,13 @@ std::vector<std::string> lines_of(const std::string& path) {
   return lines;
 }
 
+// A replay grid through the one sweep, as simulate runs it on one process.
+std::vector<ReplayResult> replay(const Trace& t, const std::vector<SweepConfig>& configs,
+                                 unsigned jobs, const std::string& json = "", bool resume = false) {
+  ReplayCells cells(t, configs);
+  return run_sweep(replay_sweep(cells, json), settings(jobs, json, resume));
+}
+
 TEST(AppSweep, ThreadsGiveTheSerialResultsInConfigurationOrder) {
   Trace t = testing::random_workload({.seed = 3});
   ReplayCells cells(t, replay_grid());
@@ -121,6 +128,75 @@ TEST(AppSweep, AFailedWriteIsAnError) {
   std::vector<ServeOptions> configs = {o};
   try {
     run_sweep(serve_cells(trace, configs, "/dev/full"), settings(1, "/dev/full"));
+    ADD_FAILURE() << "no error writing to /dev/full";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AppSweep, ReplayResumeKeepsFinishedResultsAndRepairsATornLine) {
+  Trace t = testing::random_workload({.seed = 5});
+  auto configs = replay_grid();
+  std::string path = ::testing::TempDir() + "/app_sweep_resume.jsonl";
+  std::remove(path.c_str());
+  auto fresh = replay(t, configs, 1, path);
+  auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), configs.size());
+
+  // An interrupted run: two results were written, the third was cut off mid-line. The first
+  // is doctored so that reusing it (rather than recomputing it) shows.
+  ReplayResult first = parse_result_json(lines[0], path, 1);
+  first.block_hits = 123456;
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << first.to_json() << '\n' << lines[1] << '\n' << lines[2].substr(0, 40);
+  }
+  auto resumed = replay(t, configs, 2, path, true);
+  size_t i0 = 0;
+  while (result_key(fresh[i0]) != result_key(first)) ++i0;
+  EXPECT_EQ(resumed[i0].block_hits, 123456u);  // kept, not recomputed
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (i != i0) EXPECT_EQ(resumed[i].block_hits, fresh[i].block_hits) << i;
+  auto after = lines_of(path);
+  ASSERT_EQ(after.size(), configs.size());  // 2 kept + 4 new, the torn line gone
+  for (size_t i = 0; i < after.size(); ++i)
+    EXPECT_NO_THROW(parse_result_json(after[i], path, i + 1));
+}
+
+// Issue 32: the trace at the same path changed (300 requests, then 3,000) and --resume reported
+// the old trace's rows as the new one's. The key holds the trace's fingerprint: the stale rows
+// are refused, naming both contents, and the file is left as it was.
+TEST(AppSweep, ReplayResumeRefusesRowsOfAChangedTrace) {
+  std::string trace_path = ::testing::TempDir() + "/app_sweep_t.kvtrace";
+  Trace before = testing::random_workload({.seed = 5, .requests = 300});
+  before.name = trace_path;
+  auto configs = replay_grid();
+  std::string path = ::testing::TempDir() + "/app_sweep_changed.jsonl";
+  std::remove(path.c_str());
+  replay(before, configs, 1, path);
+  auto rows = lines_of(path);
+  Trace after = testing::random_workload({.seed = 5, .requests = 3000});
+  after.name = trace_path;
+  try {
+    replay(after, configs, 1, path, true);
+    ADD_FAILURE() << "rows of the 300-request trace were resumed for the 3,000-request one";
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("300 requests"), std::string::npos) << what;
+    EXPECT_NE(what.find("3000 requests"), std::string::npos) << what;
+    EXPECT_EQ(e.field(), "trace_fingerprint");
+  }
+  EXPECT_EQ(lines_of(path), rows);
+  // The same content resumes every row.
+  auto again = replay(before, configs, 1, path, true);
+  EXPECT_EQ(lines_of(path), rows);
+}
+
+// A results file that cannot be written (a full disk) is an error, never a silent loss.
+TEST(AppSweep, ReplayAFailedWriteIsAnError) {
+  Trace trace = testing::random_workload({.requests = 50});
+  try {
+    replay(trace, replay_grid(), 2, "/dev/full");
     ADD_FAILURE() << "no error writing to /dev/full";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
