@@ -4,8 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include "kvpolicy/app/replay.h"
 #include "kvpolicy/app/serve.h"
@@ -89,6 +95,88 @@ TEST(AppSweep, ShardsRunTheirCellsAndTheirFilesConcatenateIntoTheWholes) {
   }
   ASSERT_EQ(keys.size(), cells.size());
   for (size_t i = 0; i < cells.size(); ++i) EXPECT_EQ(keys[i], cells.key(i)) << i;
+}
+
+// Ranks as threads: one mailbox per rank (as in tests/core/cell_sweep_test.cc).
+struct FakeWorld {
+  struct Box {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<SweepComm::Message> messages;
+  };
+  explicit FakeWorld(int n) : boxes(n) {
+    for (auto& b : boxes) b = std::make_unique<Box>();
+  }
+  std::vector<std::unique_ptr<Box>> boxes;
+};
+
+class FakeComm final : public SweepComm {
+ public:
+  FakeComm(FakeWorld& world, int rank) : world_(world), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(world_.boxes.size()); }
+  void send(int to, int tag, const std::string& data) override {
+    auto& box = *world_.boxes.at(to);
+    std::lock_guard lock(box.mu);
+    box.messages.push_back({rank_, tag, data});
+    box.cv.notify_all();
+  }
+  Message receive(int from) override {
+    auto& box = *world_.boxes.at(rank_);
+    std::unique_lock lock(box.mu);
+    for (;;) {
+      for (auto it = box.messages.begin(); it != box.messages.end(); ++it)
+        if (from < 0 || it->from == from) {
+          Message m = *it;
+          box.messages.erase(it);
+          return m;
+        }
+      box.cv.wait(lock);
+    }
+  }
+
+ private:
+  FakeWorld& world_;
+  int rank_;
+};
+
+// Under an mpirun, rank 0 reads every row back (its own too) and the workers run what it hands
+// out: the same results as threads here, the file in configuration order, the transport ended on
+// every rank.
+TEST(AppSweep, RanksGiveTheResultsOfThreadsAndEndTheTransport) {
+  Trace t = testing::random_workload({.seed = 8});
+  ReplayCells cells(t, replay_grid());
+  auto here = run_sweep(replay_sweep(cells, ""), settings(1));
+  std::string path = ::testing::TempDir() + "/app_sweep_ranks.jsonl";
+  std::remove(path.c_str());
+  FakeWorld world(3);
+  std::atomic<int> ended = 0;
+  std::vector<std::thread> workers;
+  for (int r = 1; r < 3; ++r)
+    workers.emplace_back([&, r] {
+      FakeComm comm(world, r);
+      SweepPlacement where;
+      where.comm = &comm;
+      where.end_comm = [&] { ++ended; };
+      ASSERT_TRUE(where.worker());
+      work_on_rank(where, [&] { return [&](size_t i) { return cells.run(i).to_json(); }; });
+    });
+  FakeComm comm(world, 0);
+  SweepSettings s = settings(1, path);
+  s.where.comm = &comm;
+  s.where.end_comm = [&] { ++ended; };
+  auto ranked = run_sweep(replay_sweep(cells, path), s);
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(ended, 3);
+  ASSERT_EQ(ranked.size(), here.size());
+  auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), here.size());
+  for (size_t i = 0; i < here.size(); ++i) {
+    EXPECT_EQ(result_key(ranked[i]), cells.key(i)) << i;
+    EXPECT_EQ(ranked[i].block_hits, here[i].block_hits) << i;
+    EXPECT_EQ(ranked[i].evictions, here[i].evictions) << i;
+    EXPECT_EQ(result_key(parse_result_json(lines[i], path, i + 1)), cells.key(i)) << i;
+  }
 }
 
 TEST(AppSweep, ServeResumesWithoutRerunningFinishedConfigurations) {
