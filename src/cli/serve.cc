@@ -7,13 +7,11 @@
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
-#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
-#include "kvpolicy/trace/fingerprint.h"
 #include "kvpolicy/trace/generators.h"
 #include "serve_args.h"
 
@@ -86,11 +84,6 @@ void ServeArgs::say_ignored(const CLI::App& cmd) const {
   if (base.rate > 0)
     say_ignored_flag(cmd, "--time-scale",
                      "with --rate (the arrivals are rescaled to that mean rate instead)");
-}
-
-std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& what,
-                                        const SweepPlacement& where) const {
-  return app::serve_sweep(trace, *this, what, where);
 }
 
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
@@ -170,7 +163,7 @@ void add(CLI::App& app) {
       return;
     }
     Trace trace = load();
-    print_serve_table(trace, args->run(trace, "serve", where), cost);
+    print_serve_table(trace, app::serve_sweep(trace, *args, "serve", where), cost);
   });
 }
 

@@ -21,10 +21,6 @@ struct ServeArgs : app::ServeSpec {
   // Says on stderr, one line each, which flags given on `cmd` these settings ignore (--rate in a
   // closed loop, --think-time in an open one, --time-scale under --rate).
   void say_ignored(const CLI::App& cmd) const;
-  // app::serve_sweep at `where` (all here, a shard, or rank 0 of an mpirun). Results in
-  // configuration order.
-  std::vector<ServeResult> run(const Trace& trace, const std::string& what,
-                               const SweepPlacement& where = {}) const;
 };
 
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
