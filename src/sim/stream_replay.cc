@@ -67,10 +67,4 @@ std::unique_ptr<ReplayCells> stream_cells(const StreamOpener& open, const Stream
       });
 }
 
-std::vector<ReplayResult> run_stream_sweep(const StreamOpener& open, const StreamFacts& facts,
-                                           const ExternalOracle* oracle,
-                                           const std::vector<SweepConfig>& configs, unsigned jobs) {
-  return run_cells(*stream_cells(open, facts, oracle, configs), jobs);
-}
-
 }  // namespace kvpolicy

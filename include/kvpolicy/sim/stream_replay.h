@@ -30,13 +30,6 @@ std::unique_ptr<ReplayCells> stream_cells(const StreamOpener& open, const Stream
                                           const ExternalOracle* oracle,
                                           const std::vector<SweepConfig>& configs);
 
-// run_sweep over streams: one stream per configuration, `jobs` at once. `facts` name the
-// trace; unique_blocks = 0 when not counted (the infinite-cache hit rate is then reported as 0).
-// `oracle` is built by the caller (once) when a configuration needs the future.
-std::vector<ReplayResult> run_stream_sweep(const StreamOpener& open, const StreamFacts& facts,
-                                           const ExternalOracle* oracle,
-                                           const std::vector<SweepConfig>& configs, unsigned jobs);
-
 // Whether any configuration (HBM or DRAM policy) reads the future.
 bool sweep_needs_future(const std::vector<SweepConfig>& configs);
 
