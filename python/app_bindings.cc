@@ -69,7 +69,7 @@ std::vector<std::string> simulate(const Trace& trace, const std::vector<std::str
   grid.jobs = jobs;
   std::vector<std::string> out;
   for (const ReplayResult& r :
-       app::run_grid_here(trace, plan.specs, plan.caps, seed, grid, &plan.facts))
+       app::run_grid(trace, plan.specs, plan.caps, seed, grid, {}, &plan.facts))
     out.push_back(r.to_json());
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kvpolicy/app/progress.h"
+#include "kvpolicy/app/replay.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/numbers.h"
@@ -241,13 +242,24 @@ std::shared_ptr<MrcPlan> make_mrc_plan(const MrcOptions& a, const CostModel& cos
   return plan;
 }
 
-std::vector<ReplayResult> run_mrc_replays(const MrcPlan& p, unsigned jobs) {
-  if (p.configs.empty()) return {};
-  SweepOptions sweep;
-  sweep.jobs = jobs;
-  Progress progress("replay");
-  sweep.progress = [&](double f, const std::string& what) { progress.update(f, "(" + what + ")"); };
-  return run_sweep(p.trace, p.configs, sweep);
+std::vector<ReplayResult> run_mrc_replays(const MrcPlan& p, unsigned jobs,
+                                          const SweepPlacement& where) {
+  if (p.configs.empty() && !where.comm) return {};
+  ReplayCells cells(p.trace, p.configs);
+  Sweep<ReplayResult> sweep = replay_sweep(cells, "");
+  // A row from a rank has its hit rates recomputed exactly from the counts it carries.
+  sweep.parse = [](const std::string& text, const std::string& path, uint64_t line_no) {
+    ReplayResult r = parse_result_json(text, path, line_no);
+    r.block_hit_rate = r.block_accesses ? double(r.block_hits) / r.block_accesses : 0;
+    r.hbm_hit_rate = r.block_hit_rate;
+    r.token_hit_rate = r.prompt_tokens ? double(r.token_hits) / r.prompt_tokens : 0;
+    return r;
+  };
+  SweepSettings settings;
+  settings.jobs = jobs;
+  settings.what = "replay";
+  settings.where = where;
+  return run_sweep(sweep, settings);
 }
 
 MrcRun mrc_curves(std::shared_ptr<MrcPlan> plan, const std::vector<ReplayResult>& replays) {

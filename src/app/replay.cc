@@ -52,37 +52,38 @@ std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                grid_replay_options(seed, grid), grid.dram_ratio);
 }
 
-SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress) {
-  SweepOptions sweep;
-  sweep.jobs = grid.jobs;
-  sweep.json_path = grid.json_path;
-  sweep.resume = grid.resume;
-  sweep.progress = [&progress](double f, const std::string& what) {
-    progress.update(f, "(" + what + ")");
-  };
-  return sweep;
+SweepSettings grid_sweep_settings(const GridOptions& grid, const SweepPlacement& where) {
+  SweepSettings s;
+  s.jobs = grid.jobs;
+  s.json_path = grid.json_path;
+  s.resume = grid.resume;
+  s.what = "replay";
+  s.where = where;
+  return s;
 }
 
-SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path) {
-  SweepCells out;
+Sweep<ReplayResult> replay_sweep(const ReplayCells& cells, const std::string& json_path) {
+  Sweep<ReplayResult> sweep;
   for (size_t i = 0; i < cells.size(); ++i) {
-    out.keys.push_back(cells.key(i));
-    out.weights.push_back(cells.weight(i));
+    sweep.cells.keys.push_back(cells.key(i));
+    sweep.cells.weights.push_back(cells.weight(i));
   }
-  out.key_of = [json_path, trace = cells.trace_name(),
-                fingerprint = cells.fingerprint()](const ResultLine& line) {
+  sweep.cells.key_of = [json_path, trace = cells.trace_name(),
+                        fingerprint = cells.fingerprint()](const ResultLine& line) {
     ReplayResult r = parse_result_json(line.text, json_path, line.line_no);
     refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
     return result_key(r);
   };
-  return out;
-}
-
-std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows,
-                                            const std::string& path) {
-  std::vector<ReplayResult> out;
-  for (size_t i = 0; i < rows.size(); ++i) out.push_back(parse_result_json(rows[i], path, i + 1));
-  return out;
+  sweep.run = [&cells](size_t i, const std::function<void(double)>& progress) {
+    return cells.run(i, progress);
+  };
+  sweep.row = [](const ReplayResult& r) { return r.to_json(); };
+  sweep.parse = parse_result_json;
+  sweep.detail = [&cells](size_t i) {
+    const SweepConfig& c = cells.config(i);
+    return "(" + c.policy.label() + " at " + std::to_string(c.capacity_blocks) + ")";
+  };
+  return sweep;
 }
 
 ReplayPlan plan_replay_grid(const Trace& trace, const std::string& policies,
@@ -98,13 +99,13 @@ ReplayPlan plan_replay_grid(const Trace& trace, const std::string& policies,
   return p;
 }
 
-std::vector<ReplayResult> run_grid_here(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                        const std::vector<CapacitySpec>& capacities, uint64_t seed,
-                                        const GridOptions& grid, const TraceFacts* facts) {
-  std::vector<SweepConfig> configs =
-      grid_sweep_configs(trace, policies, capacities, seed, grid, facts);
-  Progress progress("replay");
-  return run_sweep(trace, configs, grid_sweep_options(grid, progress), facts);
+std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
+                                   const std::vector<CapacitySpec>& capacities, uint64_t seed,
+                                   const GridOptions& grid, const SweepPlacement& where,
+                                   const TraceFacts* facts) {
+  ReplayCells cells(trace, grid_sweep_configs(trace, policies, capacities, seed, grid, facts),
+                    facts);
+  return run_sweep(replay_sweep(cells, grid.json_path), grid_sweep_settings(grid, where));
 }
 
 }  // namespace kvpolicy::app

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "kvpolicy/app/progress.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/route/router.h"
+#include "kvpolicy/trace/fingerprint.h"
 
 namespace kvpolicy::app {
 
@@ -68,26 +68,50 @@ std::vector<ServeOptions> ServeSpec::configs(const Trace& trace, const CostModel
   return out;
 }
 
-std::vector<ServeResult> run_serve_configs(const Trace& trace,
-                                           const std::vector<ServeOptions>& configs,
-                                           const ServeSpec& spec, const std::string& what) {
-  Progress progress(what);
-  ServeSweepOptions so;
-  so.jobs = spec.jobs;
-  so.json_path = spec.json_path;
-  so.resume = spec.resume;
-  so.progress = [&](double f, const std::string& label) { progress.update(f, label); };
-  return run_serve_sweep(trace, configs, so);
+Sweep<ServeResult> serve_cells(const Trace& trace, const std::vector<ServeOptions>& configs,
+                               const std::string& json_path) {
+  Sweep<ServeResult> sweep;
+  for (const ServeOptions& c : configs) {
+    sweep.cells.keys.push_back(planned_result(trace, c).key());
+    // A policy that reads the future carries the oracle, as in replay's ReplayCells::weight.
+    sweep.cells.weights.push_back(double(trace.num_block_accesses()) *
+                                  (needs_future(c.policy) ? 2 : 1));
+  }
+  sweep.cells.key_of = [json_path, name = trace.name,
+                        fingerprint = trace_fingerprint(trace)](const ResultLine& line) {
+    ServeResult r = parse_serve_result(line.text, json_path, line.line_no);
+    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, name, fingerprint);
+    return r.key();
+  };
+  sweep.run = [&trace, &configs](size_t i, const std::function<void(double)>& progress) {
+    ServeOptions o = configs[i];
+    o.progress = progress;
+    return serve(trace, o);
+  };
+  sweep.row = [](const ServeResult& r) { return r.to_json(); };
+  sweep.parse = parse_serve_result;
+  sweep.detail = [&configs](size_t i) {
+    const ServeOptions& o = configs[i];
+    return o.router.label() + " / " + o.policy.label() + " / " + std::to_string(o.workers) +
+           " workers";
+  };
+  return sweep;
 }
 
 std::vector<ServeResult> serve_sweep(const Trace& trace, const ServeSpec& spec,
-                                     const std::string& what) {
+                                     const std::string& what, const SweepPlacement& where) {
   if (spec.resume && spec.json_path.empty()) throw ConfigError("--resume needs --json FILE");
   CostModel cost = spec.cost_model();
   std::vector<ServeOptions> configs = spec.configs(trace, cost);
   for (auto& c : configs) c.cost_model = &cost;
   if (!spec.json_path.empty()) check_writable(spec.json_path);  // emptied at the first row
-  return run_serve_configs(trace, configs, spec, what);
+  SweepSettings settings;
+  settings.jobs = spec.jobs;
+  settings.json_path = spec.json_path;
+  settings.resume = spec.resume;
+  settings.what = what;
+  settings.where = where;
+  return run_sweep(serve_cells(trace, configs, spec.json_path), settings);
 }
 
 }  // namespace kvpolicy::app

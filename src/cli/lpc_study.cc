@@ -10,6 +10,7 @@
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
+#include "kvpolicy/app/replay.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/strings.h"
@@ -57,6 +58,12 @@ void print(const LpcStudy& s, const LpcStudyOptions& o) {
 void add(CLI::App& app) {
   auto trace_args = std::make_shared<TraceArgs>();
   auto o = std::make_shared<LpcStudyOptions>();
+  // Where the replays' rows go: --json, streamed and resumable (app::run_sweep).
+  struct Output {
+    std::string json_path;
+    bool resume = false;
+  };
+  auto out = std::make_shared<Output>();
   auto capacities = std::make_shared<CapacityArgs>();
   auto cost = std::make_shared<CostArgs>();
   auto* cmd = app.add_subcommand(
@@ -72,21 +79,19 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--oracle", o->oracle, "the policy that bounds the gap")->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of randomized policies")->capture_default_str();
-  cmd->add_option("--jobs,-j", o->sweep.jobs, "replays at once (0 = every core)")
-      ->capture_default_str();
-  output_file(cmd->add_option("--json", o->sweep.json_path,
-                              "write one JSON object per (policy, capacity)"));
-  cmd->add_flag("--resume", o->sweep.resume, "keep the results already in --json");
+  cmd->add_option("--jobs,-j", o->jobs, "replays at once (0 = every core)")->capture_default_str();
+  output_file(
+      cmd->add_option("--json", out->json_path, "write one JSON object per (policy, capacity)"));
+  cmd->add_flag("--resume", out->resume, "keep the results already in --json");
   cmd->footer(
       "Terms: block hit rate = share of prompt blocks found cached; cache for LRU % = the "
       "capacity at which a policy's curve reaches LRU's hit rate (interpolated); saving = 1 - "
       "that / LRU's capacity; gap closed = (policy - LRU) / (oracle - LRU).");
-  cmd->callback([trace_args, o, capacities, cost] {
+  cmd->callback([trace_args, o, out, capacities, cost] {
     o->capacities = capacities->specs();  // fail before loading
     for (auto& s : expand_policy_sets(o->policies)) PolicyRegistry::instance().get(s.name);
-    if (o->sweep.resume && o->sweep.json_path.empty())
-      throw ConfigError("--resume needs --json FILE");
-    if (!o->sweep.json_path.empty()) check_writable(o->sweep.json_path);  // before the work
+    if (out->resume && out->json_path.empty()) throw ConfigError("--resume needs --json FILE");
+    if (!out->json_path.empty()) check_writable(out->json_path);  // before the work
     Trace trace = trace_args->load();
     std::string policies;
     for (auto& s : policies_the_trace_feeds(o->policies, trace))
@@ -102,8 +107,20 @@ void add(CLI::App& app) {
           return std::to_string(c.blocks(unique, kv.block_tokens(), kv.kv_bytes_per_block()));
         },
         [](const CapacitySpec& c) { return "capacity " + c.label(); });
-    Progress progress("lpc-study");
-    o->sweep.progress = [&](double f, const std::string& label) { progress.update(f, label); };
+    o->replay = [&](const Trace& t, const std::vector<SweepConfig>& configs) {
+      ReplayCells cells(t, configs);
+      app::Sweep<ReplayResult> sweep = app::replay_sweep(cells, out->json_path);
+      sweep.detail = [&](size_t i) {
+        return cells.config(i).policy.label() + " at " +
+               std::to_string(cells.config(i).capacity_blocks);
+      };
+      app::SweepSettings settings;
+      settings.jobs = o->jobs;
+      settings.json_path = out->json_path;
+      settings.resume = out->resume;
+      settings.what = "lpc-study";
+      return app::run_sweep(sweep, settings);
+    };
     print(run_lpc_study(trace, *o), *o);
   });
 }

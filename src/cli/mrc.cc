@@ -112,9 +112,7 @@ void check_lru(const Trace& trace, const Curve& lru, uint32_t n, const ReplayOpt
     which.push_back(i);
     configs.push_back({{"lru", ""}, lru.points[i].capacity_blocks, -1, base});
   }
-  SweepOptions sweep;
-  sweep.jobs = jobs;
-  auto replays = run_sweep(trace, configs, sweep);
+  auto replays = run_sweep(trace, configs, jobs);
   for (size_t k = 0; k < which.size(); ++k) {
     const ReplayResult& a = lru.points[which[k]];
     const ReplayResult& b = replays[k];
@@ -130,32 +128,12 @@ void check_lru(const Trace& trace, const Curve& lru, uint32_t n, const ReplayOpt
              which.size());
 }
 
-// The replays of the curves: on all cores, or over the ranks of an mpirun (rank 0 reads the rows
-// back, its hit rates recomputed exactly from the counts the rows carry).
-std::vector<ReplayResult> run_replays(const app::MrcPlan& p, const MrcArgs& a,
-                                      const SweepPlacement& where) {
-  if (where.comm) {
-    ReplayCells cells(p.trace, p.configs);
-    auto rows = run_on_ranks(
-        *where.comm, replay_sweep_cells(cells, ""),
-        [&](size_t i) { return cells.run(i).to_json(); }, "", false, "replay");
-    auto results = parse_result_rows(rows, "rank 0");
-    for (ReplayResult& r : results) {
-      r.block_hit_rate = r.block_accesses ? double(r.block_hits) / r.block_accesses : 0;
-      r.hbm_hit_rate = r.block_hit_rate;
-      r.token_hit_rate = r.prompt_tokens ? double(r.token_hits) / r.prompt_tokens : 0;
-    }
-    return results;
-  }
-  return app::run_mrc_replays(p, a.jobs);
-}
-
 void run(const MrcArgs& a) {
   const CostModel cost = app::mrc_cost_model(a);
   std::optional<double> target = app::check_mrc_options(a);
   SweepPlacement where = sweep_placement("", a.jobs);
   if (where.worker()) {  // loads the trace on its first cell, prints nothing
-    work_on_rank(*where.comm, [&] {
+    app::work_on_rank(where, [&] {
       auto plan = app::make_mrc_plan(a, cost);
       auto cells = std::make_shared<ReplayCells>(plan->trace, plan->configs);
       return [plan, cells](size_t i) { return cells->run(i).to_json(); };
@@ -183,7 +161,7 @@ void run(const MrcArgs& a) {
   fmt::print("TTFT: replay mode (prefill of uncached tokens, no queueing) on {}\n\n",
              at_trace.label());
 
-  app::MrcRun mrc = app::mrc_curves(plan, run_replays(*plan, a, where));
+  app::MrcRun mrc = app::mrc_curves(plan, app::run_mrc_replays(*plan, a.jobs, where));
   std::vector<Curve>& curves = mrc.curves;
   for (auto& c : curves) {
     if (std::string(c.method) == "stack" && a.check_lru > 0)

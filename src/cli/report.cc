@@ -10,7 +10,6 @@
 #include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
-#include "kvpolicy/core/resumable.h"
 #include "kvpolicy/sim/result_schema.h"
 #include "kvpolicy/sim/sweep.h"
 
@@ -25,31 +24,6 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
                               "write one CSV row per result to this file (at the end)"));
   cmd->add_flag("--resume", grid.resume,
                 "keep the results already in --json and run only the missing configurations");
-}
-
-std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                   const std::vector<CapacitySpec>& capacities, uint64_t seed,
-                                   const GridOptions& grid, const SweepPlacement& where,
-                                   const TraceFacts* facts) {
-  if (!where.comm && !where.sharded)
-    return app::run_grid_here(trace, policies, capacities, seed, grid, facts);
-  std::vector<SweepConfig> configs =
-      grid_sweep_configs(trace, policies, capacities, seed, grid, facts);
-  if (where.comm) {
-    ReplayCells cells(trace, configs, facts);
-    auto rows = run_on_ranks(
-        *where.comm, replay_sweep_cells(cells, grid.json_path),
-        [&](size_t i) { return cells.run(i).to_json(); }, grid.json_path, grid.resume, "replay");
-    return parse_result_rows(rows, grid.json_path.empty() ? "rank 0" : grid.json_path);
-  }
-  SweepCells shard_cells = replay_sweep_cells(ReplayCells(trace, configs, facts), grid.json_path);
-  keep_shard(configs, shard_cells, where.shard);
-  Progress progress("replay");
-  auto results = run_sweep(trace, configs, grid_sweep_options(grid, progress), facts);
-  // A shard's file in configuration order, so the shards' files concatenate into the whole's.
-  if (!grid.json_path.empty())
-    order_results_file(grid.json_path, shard_cells.keys, shard_cells.key_of);
-  return results;
 }
 
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results,

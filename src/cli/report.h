@@ -17,22 +17,15 @@ namespace kvpolicy::cli {
 using app::distinct_grid_configs;
 using app::grid_replay_options;
 using app::grid_sweep_configs;
-using app::grid_sweep_options;
+using app::grid_sweep_settings;
 using app::GridOptions;
-using app::parse_result_rows;
-using app::replay_sweep_cells;
+using app::replay_sweep;
+using app::run_grid;
 using app::start_json_output;
 
 // Adds --jobs, --json, --csv and --resume to a command.
 void add_sweep_options(CLI::App* cmd, GridOptions& grid);
 
-// Replays every policy at every capacity on all cores, with a progress line on long runs; or
-// only the cells of `where`'s shard (the --json file then in configuration order); or, on rank 0
-// of an mpirun, over every rank (see run_on_ranks). Results in configuration order.
-std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                   const std::vector<CapacitySpec>& capacities, uint64_t seed,
-                                   const GridOptions& grid = {}, const SweepPlacement& where = {},
-                                   const TraceFacts* facts = nullptr);
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
                  const TraceFacts* facts = nullptr);
 // The same for a trace not held (a stream): facts.unique_blocks = 0 when not counted.

@@ -87,7 +87,7 @@ void add(CLI::App& app) {
     CostModel cost = args->cost_model();
     ServeArgs each = *args;
     for (auto& study : studies) {
-      auto results = each.run(study.trace, "route-study " + study.name);
+      auto results = app::serve_sweep(study.trace, each, "route-study " + study.name);
       each.resume = !each.json_path.empty();  // later workloads append to the same file
       fmt::print("\n== {} ==\n", study.name);
       print_serve_table(study.trace, results, cost);

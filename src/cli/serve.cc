@@ -7,14 +7,11 @@
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
-#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
-#include "kvpolicy/core/resumable.h"
 #include "kvpolicy/core/strings.h"
-#include "kvpolicy/trace/fingerprint.h"
 #include "kvpolicy/trace/generators.h"
 #include "serve_args.h"
 
@@ -89,49 +86,6 @@ void ServeArgs::say_ignored(const CLI::App& cmd) const {
                      "with --rate (the arrivals are rescaled to that mean rate instead)");
 }
 
-SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>& configs,
-                             const std::string& json_path) {
-  SweepCells cells;
-  for (const ServeOptions& c : configs) {
-    cells.keys.push_back(planned_result(trace, c).key());
-    // A policy that reads the future carries the oracle, as in replay's ReplayCells::weight.
-    cells.weights.push_back(double(trace.num_block_accesses()) * (needs_future(c.policy) ? 2 : 1));
-  }
-  cells.key_of = [json_path, trace = trace.name,
-                  fingerprint = trace_fingerprint(trace)](const ResultLine& line) {
-    ServeResult r = parse_serve_result(line.text, json_path, line.line_no);
-    refuse_stale_row(json_path, line.line_no, r.trace, r.trace_fingerprint, trace, fingerprint);
-    return r.key();
-  };
-  return cells;
-}
-
-std::vector<ServeResult> ServeArgs::run(const Trace& trace, const std::string& what,
-                                        const SweepPlacement& where) const {
-  if (!where.comm && !where.sharded) return app::serve_sweep(trace, *this, what);
-  if (resume && json_path.empty()) throw ConfigError("--resume needs --json FILE");
-  CostModel cost = cost_model();
-  std::vector<ServeOptions> configs = this->configs(trace, cost);
-  for (auto& c : configs) c.cost_model = &cost;
-  if (!json_path.empty()) check_writable(json_path);  // emptied at the first row
-  if (where.comm) {
-    auto rows = run_on_ranks(
-        *where.comm, serve_sweep_cells(trace, configs, json_path),
-        [&](size_t i) { return serve(trace, configs[i]).to_json(); }, json_path, resume, what);
-    std::vector<ServeResult> results;
-    for (size_t i = 0; i < rows.size(); ++i)
-      results.push_back(
-          parse_serve_result(rows[i], json_path.empty() ? "rank 0" : json_path, i + 1));
-    return results;
-  }
-  SweepCells shard_cells = serve_sweep_cells(trace, configs, json_path);
-  keep_shard(configs, shard_cells, where.shard);
-  auto results = app::run_serve_configs(trace, configs, *this, what);
-  // A shard's file in configuration order, so the shards' files concatenate into the whole's.
-  if (!json_path.empty()) order_results_file(json_path, shard_cells.keys, shard_cells.key_of);
-  return results;
-}
-
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
                        const CostModel& cost) {
   fmt::print("trace {}: {} requests, {} block accesses of {} tokens; cost model {}\n", trace.name,
@@ -199,7 +153,7 @@ void add(CLI::App& app) {
       return trace_args->load();
     };
     if (where.worker()) {  // loads the trace on its first cell, prints nothing
-      work_on_rank(*where.comm, [&] {
+      app::work_on_rank(where, [&] {
         auto trace = std::make_shared<const Trace>(load());
         auto model = std::make_shared<const CostModel>(cost);
         auto configs = std::make_shared<std::vector<ServeOptions>>(args->configs(*trace, *model));
@@ -209,7 +163,7 @@ void add(CLI::App& app) {
       return;
     }
     Trace trace = load();
-    print_serve_table(trace, args->run(trace, "serve", where), cost);
+    print_serve_table(trace, app::serve_sweep(trace, *args, "serve", where), cost);
   });
 }
 

@@ -21,17 +21,7 @@ struct ServeArgs : app::ServeSpec {
   // Says on stderr, one line each, which flags given on `cmd` these settings ignore (--rate in a
   // closed loop, --think-time in an open one, --time-scale under --rate).
   void say_ignored(const CLI::App& cmd) const;
-  // Runs them all with a progress line, streaming --json, resuming with --resume
-  // (app::serve_sweep); or only the cells of `where`'s shard (the --json file then in
-  // configuration order); or, on rank 0 of an mpirun, over every rank (run_on_ranks). Results in
-  // configuration order.
-  std::vector<ServeResult> run(const Trace& trace, const std::string& what,
-                               const SweepPlacement& where = {}) const;
 };
-
-// The serve sweep's cells (configurations) for a sharded or distributed run.
-SweepCells serve_sweep_cells(const Trace& trace, const std::vector<ServeOptions>& configs,
-                             const std::string& json_path);
 
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
                        const CostModel& cost);

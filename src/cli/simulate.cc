@@ -76,9 +76,8 @@ void simulate_streamed(const SimulateArgs& args, const CostModel& cost, const Gr
            facts.unique_blocks, cost.with_block_tokens(std::max<uint32_t>(facts.block_tokens, 1))))
     caps.push_back(c.capacity);
   auto configs = distinct_grid_configs(specs, caps, facts.unique_blocks, base, grid.dram_ratio);
-  Progress progress("replay");
-  auto results =
-      run_stream_sweep(open, facts, oracle.get(), configs, grid_sweep_options(grid, progress));
+  auto cells = stream_cells(open, facts, oracle.get(), configs);
+  auto results = run_sweep(replay_sweep(*cells, grid.json_path), grid_sweep_settings(grid));
   // Requests and accesses as the replays counted them (no pass counted them when not needed).
   TraceFacts shown;
   shown.requests = results.empty() ? facts.requests : results[0].requests;
@@ -152,7 +151,7 @@ void add(CLI::App& app) {
       return loaded;
     };
     if (where.worker()) {  // loads the trace on its first cell, prints nothing
-      work_on_rank(*where.comm, [&] {
+      app::work_on_rank(where, [&] {
         auto loaded = load();
         auto cells = std::make_shared<ReplayCells>(
             loaded->trace,

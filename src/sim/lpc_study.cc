@@ -59,7 +59,7 @@ LpcStudy run_lpc_study(const Trace& trace, const LpcStudyOptions& o) {
     }
   }
   LpcStudy study;
-  study.runs = run_sweep(trace, configs, o.sweep);
+  study.runs = o.replay ? o.replay(trace, configs) : run_sweep(trace, configs, o.jobs);
 
   // Hit-rate curves by policy label, in capacity order.
   std::map<std::string, std::vector<double>> curve;

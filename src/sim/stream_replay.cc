@@ -51,22 +51,20 @@ bool sweep_needs_future(const std::vector<SweepConfig>& configs) {
   return false;
 }
 
-std::vector<ReplayResult> run_stream_sweep(const StreamOpener& open, const StreamFacts& facts,
-                                           const ExternalOracle* oracle,
-                                           const std::vector<SweepConfig>& configs,
-                                           const SweepOptions& options) {
+std::unique_ptr<ReplayCells> stream_cells(const StreamOpener& open, const StreamFacts& facts,
+                                          const ExternalOracle* oracle,
+                                          const std::vector<SweepConfig>& configs) {
   if (sweep_needs_future(configs) && !oracle)
     throw ConfigError("stream replay: an offline policy needs the external oracle");
   double infinite =
       facts.unique_blocks && facts.block_accesses
           ? double(facts.block_accesses - facts.unique_blocks) / double(facts.block_accesses)
           : 0;
-  ReplayCells cells(
+  return std::make_unique<ReplayCells>(
       facts.name, facts.fingerprint, facts.block_tokens, infinite, facts.block_accesses, configs,
-      [&](const SweepConfig& c, const ReplayOptions& opts) {
-        return replay_stream(open, oracle, c.policy, c.capacity_blocks, opts, facts.requests);
+      [open, oracle, requests = facts.requests](const SweepConfig& c, const ReplayOptions& opts) {
+        return replay_stream(open, oracle, c.policy, c.capacity_blocks, opts, requests);
       });
-  return run_cells(cells, options);
 }
 
 }  // namespace kvpolicy

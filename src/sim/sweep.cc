@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
-#include <mutex>
 
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
@@ -49,23 +47,6 @@ ReplayResult parse_result_json(const std::string& line, const std::string& path,
     if (f.read) f.read(j, r);
   return r;
 }
-
-namespace {
-
-// Results already in the file, by key; a row of another content of the cells' trace is refused.
-std::map<std::string, ReplayResult> read_finished(const std::string& path,
-                                                  const ReplayCells& cells) {
-  std::map<std::string, ReplayResult> done;
-  read_complete_lines(path, [&](const ResultLine& line) {
-    ReplayResult r = parse_result_json(line.text, path, line.line_no);
-    refuse_stale_row(path, line.line_no, r.trace, r.trace_fingerprint, cells.trace_name(),
-                     cells.fingerprint());
-    done[result_key(r)] = std::move(r);
-  });
-  return done;
-}
-
-}  // namespace
 
 namespace {
 bool reads_future(const SweepConfig& c) {
@@ -129,44 +110,15 @@ ReplayResult ReplayCells::run(size_t i, const std::function<void(double)>& progr
   return r;
 }
 
-std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions& options) {
+std::vector<ReplayResult> run_cells(const ReplayCells& cells, unsigned jobs) {
   std::vector<ReplayResult> results(cells.size());
-  std::map<std::string, ReplayResult> finished;
-  if (options.resume && !options.json_path.empty())
-    finished = read_finished(options.json_path, cells);
-  ResultsFile out;
-  if (!options.json_path.empty()) out = ResultsFile(options.json_path, !options.resume);
-  std::vector<size_t> todo;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    auto it = finished.find(cells.key(i));
-    if (it != finished.end()) {
-      results[i] = it->second;
-    } else {
-      todo.push_back(i);
-    }
-  }
-
-  std::mutex mu;
-  size_t completed = cells.size() - todo.size();
-  parallel_for(todo.size(), options.jobs, [&](size_t k) {
-    const SweepConfig& c = cells.config(todo[k]);
-    std::string label = c.policy.label() + " at " + std::to_string(c.capacity_blocks);
-    ReplayResult r = cells.run(todo[k], [&](double f) {
-      std::lock_guard lock(mu);
-      if (options.progress) options.progress((completed + f) / cells.size(), label);
-    });
-    std::lock_guard lock(mu);
-    if (out.is_open()) out.append(r.to_json());
-    results[todo[k]] = std::move(r);
-    ++completed;
-  });
-  out.finish();
+  parallel_for(cells.size(), jobs, [&](size_t i) { results[i] = cells.run(i); });
   return results;
 }
 
 std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
-                                    const SweepOptions& options, const TraceFacts* facts) {
-  return run_cells(ReplayCells(trace, configs, facts), options);
+                                    unsigned jobs, const TraceFacts* facts) {
+  return run_cells(ReplayCells(trace, configs, facts), jobs);
 }
 
 }  // namespace kvpolicy

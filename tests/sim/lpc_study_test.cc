@@ -30,7 +30,7 @@ TEST(LpcStudy, BeladyNeedsLessCacheAndClosesTheWholeGapToItself) {
   o.capacities = parse_capacity_list("0.05,0.1,0.2,0.4");
   o.policies = "lru,belady,fifo";
   o.oracle = "belady";
-  o.sweep.jobs = 1;
+  o.jobs = 1;
   LpcStudy s = run_lpc_study(trace, o);
   ASSERT_EQ(s.runs.size(), 12u);
   for (const CapacitySaving& x : s.savings) {

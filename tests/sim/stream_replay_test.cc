@@ -266,10 +266,8 @@ TEST(StreamReplay, SweepOverStreamsEqualsRunSweep) {
   std::vector<PolicySpec> specs = {{"lru", ""}, {"belady", ""}};
   auto configs = grid_configs(specs, {CapacitySpec::share(0.1), CapacitySpec::whole_blocks(50)},
                               count_unique_blocks(t), {});
-  SweepOptions so;
-  so.jobs = 2;
-  auto mem = run_sweep(t, configs, so);
-  auto streamed = run_stream_sweep(open, ext.facts(), &ext, configs, so);
+  auto mem = run_sweep(t, configs, 2);
+  auto streamed = run_cells(*stream_cells(open, ext.facts(), &ext, configs), 2);
   ASSERT_EQ(mem.size(), streamed.size());
   for (size_t i = 0; i < mem.size(); ++i)
     EXPECT_EQ(without_timings(mem[i]), without_timings(streamed[i]));

@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "kvpolicy/core/error.h"
 #include "support/random_workload.h"
 
@@ -26,32 +23,11 @@ std::vector<SweepConfig> grid() {
   return configs;
 }
 
-SweepOptions options(unsigned jobs, const std::string& json = "", bool resume = false) {
-  SweepOptions o;
-  o.jobs = jobs;
-  o.json_path = json;
-  o.resume = resume;
-  return o;
-}
-
-std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / "kvpolicy-sweep-test";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
-
-std::vector<std::string> lines_of(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
-
 TEST(Sweep, ParallelRunsEqualSerialOnesInConfigurationOrder) {
   Trace t = testing::random_workload({.seed = 3});
   auto configs = grid();
-  auto serial = run_sweep(t, configs, options(1));
-  auto parallel = run_sweep(t, configs, options(2));
+  auto serial = run_sweep(t, configs, 1);
+  auto parallel = run_sweep(t, configs, 2);
   ASSERT_EQ(serial.size(), configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     EXPECT_EQ(parallel[i].policy, configs[i].policy.name);
@@ -64,7 +40,7 @@ TEST(Sweep, ParallelRunsEqualSerialOnesInConfigurationOrder) {
 TEST(Sweep, CellsKnowTheirKeyBeforeRunningAndWeighTheFutureDouble) {
   Trace t = testing::random_workload({.seed = 6});
   ReplayCells cells(t, grid());  // lru, belady, rlt at two capacities
-  auto results = run_sweep(t, grid(), options(1));
+  auto results = run_sweep(t, grid(), 1);
   ASSERT_EQ(cells.size(), results.size());
   for (size_t i = 0; i < cells.size(); ++i) {
     EXPECT_EQ(cells.key(i), result_key(results[i])) << i;
@@ -81,7 +57,7 @@ TEST(Sweep, CellsKnowTheirKeyBeforeRunningAndWeighTheFutureDouble) {
 
 TEST(Sweep, ResultLinesRoundTrip) {
   Trace t = testing::random_workload({.seed = 4});
-  auto r = run_sweep(t, grid(), options(1))[1];
+  auto r = run_sweep(t, grid(), 1)[1];
   ReplayResult back = parse_result_json(r.to_json(), "x", 1);
   EXPECT_EQ(result_key(back), result_key(r));
   EXPECT_EQ(back.block_hits, r.block_hits);
@@ -91,7 +67,7 @@ TEST(Sweep, ResultLinesRoundTrip) {
 
 TEST(Sweep, ResultsSayWhetherThePolicyReadsTheFuture) {
   Trace t = testing::random_workload({.seed = 4});
-  auto rows = run_sweep(t, grid(), options(1));  // lru, belady, rlt at two capacities
+  auto rows = run_sweep(t, grid(), 1);  // lru, belady, rlt at two capacities
   EXPECT_FALSE(rows[0].offline);
   EXPECT_TRUE(rows[1].offline);
   EXPECT_FALSE(rows[2].offline);
@@ -110,7 +86,7 @@ TEST(Sweep, ResultsSayWhetherThePolicysModelWasEverFitted) {
     SweepConfig c;
     c.policy = {policy, params};
     c.capacity_blocks = 30;
-    return run_sweep(t, {c}, options(1))[0];
+    return run_sweep(t, {c}, 1)[0];
   };
   ReplayResult never = row("wa", "refit_s=1000000000");
   ASSERT_TRUE(never.model_fitted().has_value());
@@ -121,75 +97,6 @@ TEST(Sweep, ResultsSayWhetherThePolicysModelWasEverFitted) {
   ReplayResult lru = row("lru", "");
   EXPECT_FALSE(lru.model_fitted().has_value()) << "no model";
   EXPECT_EQ(lru.to_json().find("model_fitted"), std::string::npos);
-}
-
-TEST(Sweep, ResumeKeepsFinishedResultsAndRepairsATornLine) {
-  Trace t = testing::random_workload({.seed = 5});
-  auto configs = grid();
-  std::string path = temp_path("resume.jsonl");
-  std::filesystem::remove(path);
-  auto fresh = run_sweep(t, configs, options(1, path));
-  auto lines = lines_of(path);
-  ASSERT_EQ(lines.size(), configs.size());
-
-  // An interrupted run: two results were written, the third was cut off mid-line. The first
-  // is doctored so that reusing it (rather than recomputing it) shows.
-  ReplayResult first = parse_result_json(lines[0], path, 1);
-  first.block_hits = 123456;
-  {
-    std::ofstream out(path, std::ios::trunc);
-    out << first.to_json() << '\n' << lines[1] << '\n' << lines[2].substr(0, 40);
-  }
-  auto resumed = run_sweep(t, configs, options(2, path, true));
-  size_t i0 = 0;
-  while (result_key(fresh[i0]) != result_key(first)) ++i0;
-  EXPECT_EQ(resumed[i0].block_hits, 123456u);  // kept, not recomputed
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (i != i0) EXPECT_EQ(resumed[i].block_hits, fresh[i].block_hits) << i;
-  auto after = lines_of(path);
-  ASSERT_EQ(after.size(), configs.size());  // 2 kept + 4 new, the torn line gone
-  for (size_t i = 0; i < after.size(); ++i)
-    EXPECT_NO_THROW(parse_result_json(after[i], path, i + 1));
-}
-
-// Issue 32: the trace at the same path changed (300 requests, then 3,000) and --resume reported
-// the old trace's rows as the new one's. The key holds the trace's fingerprint: the stale rows
-// are refused, naming both contents, and the file is left as it was.
-TEST(Sweep, ResumeRefusesRowsOfAChangedTrace) {
-  std::string trace_path = temp_path("t.kvtrace");
-  Trace before = testing::random_workload({.seed = 5, .requests = 300});
-  before.name = trace_path;
-  auto configs = grid();
-  std::string path = temp_path("changed.jsonl");
-  std::filesystem::remove(path);
-  run_sweep(before, configs, options(1, path));
-  auto rows = lines_of(path);
-  Trace after = testing::random_workload({.seed = 5, .requests = 3000});
-  after.name = trace_path;
-  try {
-    run_sweep(after, configs, options(1, path, true));
-    ADD_FAILURE() << "rows of the 300-request trace were resumed for the 3,000-request one";
-  } catch (const InputError& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find("300 requests"), std::string::npos) << what;
-    EXPECT_NE(what.find("3000 requests"), std::string::npos) << what;
-    EXPECT_EQ(e.field(), "trace_fingerprint");
-  }
-  EXPECT_EQ(lines_of(path), rows);
-  // The same content resumes every row.
-  auto again = run_sweep(before, configs, options(1, path, true));
-  EXPECT_EQ(lines_of(path), rows);
-}
-
-// A results file that cannot be written (a full disk) is an error, never a silent loss.
-TEST(Sweep, AFailedWriteIsAnError) {
-  Trace trace = testing::random_workload({.requests = 50});
-  try {
-    run_sweep(trace, grid(), options(2, "/dev/full"));
-    ADD_FAILURE() << "no error writing to /dev/full";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace

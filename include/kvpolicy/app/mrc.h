@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvpolicy/app/inputs.h"
+#include "kvpolicy/app/sweep.h"
 #include "kvpolicy/sim/mrc.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/sweep.h"
@@ -70,8 +71,10 @@ std::optional<double> check_mrc_options(const MrcOptions& o);
 // Loads the trace (or copies `trace`, when given) and lays out the capacities and replays.
 std::shared_ptr<MrcPlan> make_mrc_plan(const MrcOptions& o, const CostModel& cost,
                                        const Trace* trace = nullptr);
-// The plan's replays on `jobs` threads with a progress line; results in configuration order.
-std::vector<ReplayResult> run_mrc_replays(const MrcPlan& plan, unsigned jobs);
+// The plan's replays (app::run_sweep) on `jobs` threads with a progress line, or on rank 0 of an
+// mpirun over every rank; results in configuration order.
+std::vector<ReplayResult> run_mrc_replays(const MrcPlan& plan, unsigned jobs,
+                                          const SweepPlacement& where = {});
 // The curves from LRU's one pass and `replays` (the plan's configs, in order).
 MrcRun mrc_curves(std::shared_ptr<MrcPlan> plan, const std::vector<ReplayResult>& replays);
 // Finds each curve's smallest capacity reaching `target` (exact for LRU, else by bisection).

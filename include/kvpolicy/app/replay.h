@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kvpolicy/app/cells.h"
 #include "kvpolicy/app/inputs.h"
-#include "kvpolicy/app/progress.h"
+#include "kvpolicy/app/sweep.h"
 #include "kvpolicy/core/cell_sweep.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/sweep.h"
@@ -47,13 +46,10 @@ std::vector<SweepConfig> grid_sweep_configs(const Trace& trace,
                                             const std::vector<CapacitySpec>& capacities,
                                             uint64_t seed, const GridOptions& grid,
                                             const TraceFacts* facts = nullptr);
-// The sweep settings of `grid`, its progress shown on `progress`.
-SweepOptions grid_sweep_options(const GridOptions& grid, Progress& progress);
-// A replay sweep's cells for a sharded or distributed run; rows are read back from `json_path`.
-SweepCells replay_sweep_cells(const ReplayCells& cells, const std::string& json_path);
-// Rows of replay results back into results; `path` names them in errors.
-std::vector<ReplayResult> parse_result_rows(const std::vector<std::string>& rows,
-                                            const std::string& path);
+// The sweep settings of `grid` (its jobs, JSON file and resume) at `where`.
+SweepSettings grid_sweep_settings(const GridOptions& grid, const SweepPlacement& where = {});
+// A replay sweep's cells: each runs into a ReplayResult, rows read back from `json_path`.
+Sweep<ReplayResult> replay_sweep(const ReplayCells& cells, const std::string& json_path);
 
 // What a grid on `trace` replays: the policies of `policies` it can feed
 // (policies_the_trace_feeds; the note on a set's skipped members goes to `skipped` when given,
@@ -67,11 +63,12 @@ ReplayPlan plan_replay_grid(const Trace& trace, const std::string& policies,
                             const std::string& capacities, const CostModel& cost,
                             std::string* skipped = nullptr);
 
-// Replays every policy at every capacity on `grid.jobs` threads with a progress line, streaming
-// and resuming `grid.json_path`. Results in configuration order.
-std::vector<ReplayResult> run_grid_here(const Trace& trace, const std::vector<PolicySpec>& policies,
-                                        const std::vector<CapacitySpec>& capacities, uint64_t seed,
-                                        const GridOptions& grid = {},
-                                        const TraceFacts* facts = nullptr);
+// Replays every policy at every capacity (app::run_sweep): on `grid.jobs` threads with a
+// progress line, streaming and resuming `grid.json_path`; or the cells of `where`'s shard, or on
+// rank 0 of an mpirun every rank's. Results in configuration order.
+std::vector<ReplayResult> run_grid(const Trace& trace, const std::vector<PolicySpec>& policies,
+                                   const std::vector<CapacitySpec>& capacities, uint64_t seed,
+                                   const GridOptions& grid = {}, const SweepPlacement& where = {},
+                                   const TraceFacts* facts = nullptr);
 
 }  // namespace kvpolicy::app

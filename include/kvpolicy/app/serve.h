@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kvpolicy/app/inputs.h"
+#include "kvpolicy/app/sweep.h"
 #include "kvpolicy/serve/serve.h"
 
 namespace kvpolicy::app {
@@ -34,14 +35,16 @@ struct ServeSpec {
   std::vector<ServeOptions> configs(const Trace& trace, const CostModel& cost) const;
 };
 
-// Runs `configs` on `spec.jobs` threads with a progress line named `what`, streaming
-// spec.json_path and resuming with spec.resume. Results in configuration order.
-std::vector<ServeResult> run_serve_configs(const Trace& trace,
-                                           const std::vector<ServeOptions>& configs,
-                                           const ServeSpec& spec, const std::string& what);
+// A serve sweep's cells: each runs through serve() into a ServeResult, rows read back from
+// `json_path`. `trace` and `configs` must outlive it.
+Sweep<ServeResult> serve_cells(const Trace& trace, const std::vector<ServeOptions>& configs,
+                               const std::string& json_path);
 
-// The whole sweep of `spec` on one process: configs, then run_serve_configs.
+// The whole sweep of `spec` (app::run_sweep): on `spec.jobs` threads with a progress line named
+// `what`, streaming spec.json_path and resuming with spec.resume; or the cells of `where`'s
+// shard, or on rank 0 of an mpirun every rank's. Results in configuration order.
 std::vector<ServeResult> serve_sweep(const Trace& trace, const ServeSpec& spec,
-                                     const std::string& what = "serve");
+                                     const std::string& what = "serve",
+                                     const SweepPlacement& where = {});
 
 }  // namespace kvpolicy::app

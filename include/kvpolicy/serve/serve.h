@@ -128,17 +128,6 @@ ServeResult serve(const Trace& trace, const ServeOptions& options, RequestTimeli
 // before it runs).
 ServeResult planned_result(const Trace& trace, const ServeOptions& options);
 
-struct ServeSweepOptions {
-  unsigned jobs = 0;      // simulations at once; 0 = every core
-  std::string json_path;  // append one line per finished result (empty = none)
-  bool resume = false;    // skip configurations whose results are already in json_path
-  std::function<void(double, const std::string&)> progress;  // share done, the one running
-};
-// Runs every configuration; results in configuration order.
-std::vector<ServeResult> run_serve_sweep(const Trace& trace,
-                                         const std::vector<ServeOptions>& configs,
-                                         const ServeSweepOptions& options);
-
 ServeResult parse_serve_result(const std::string& line, const std::string& path, uint64_t line_no);
 
 }  // namespace kvpolicy

@@ -23,7 +23,10 @@ struct LpcStudyOptions {
   uint64_t seed = 1;
   // Prices TTFT and sizes each result's capacity_gb; null = the default preset.
   const CostModel* cost_model = nullptr;
-  SweepOptions sweep;  // jobs, JSON output, resume, progress
+  unsigned jobs = 0;  // replays at once; 0 = every core
+  // Runs the study's replays, results in configuration order (empty: run_sweep on `jobs`
+  // threads); the command line's streams them to its --json file and resumes (app/sweep.h).
+  std::function<std::vector<ReplayResult>(const Trace&, const std::vector<SweepConfig>&)> replay;
 };
 
 // One policy at one of LRU's points.

@@ -22,13 +22,13 @@ ReplayResult replay_stream(const StreamOpener& open, const ExternalOracle* oracl
                            const PolicySpec& policy, size_t capacity_blocks,
                            const ReplayOptions& opts = {}, uint64_t requests = 0);
 
-// run_sweep over streams: one stream per configuration, `options.jobs` at once. `facts` name the
-// trace; unique_blocks = 0 when not counted (the infinite-cache hit rate is then reported as 0).
-// `oracle` is built by the caller (once) when a configuration needs the future.
-std::vector<ReplayResult> run_stream_sweep(const StreamOpener& open, const StreamFacts& facts,
-                                           const ExternalOracle* oracle,
-                                           const std::vector<SweepConfig>& configs,
-                                           const SweepOptions& options);
+// The cells of a sweep over streams: one stream per configuration. `facts` name the trace;
+// unique_blocks = 0 when not counted (the infinite-cache hit rate is then reported as 0).
+// `oracle` (which must outlive the cells) is built by the caller (once) when a configuration
+// needs the future.
+std::unique_ptr<ReplayCells> stream_cells(const StreamOpener& open, const StreamFacts& facts,
+                                          const ExternalOracle* oracle,
+                                          const std::vector<SweepConfig>& configs);
 
 // Whether any configuration (HBM or DRAM policy) reads the future.
 bool sweep_needs_future(const std::vector<SweepConfig>& configs);

@@ -1,4 +1,5 @@
-// Sweeps: many replay configurations on all cores, streamed to a JSONL file, resumable.
+// Replay sweeps' cells: the configurations of a grid, each one's resume key, cost and replay.
+// Results files, resuming, shards and ranks are the application layer's (app/sweep.h).
 #pragma once
 
 #include <functional>
@@ -15,16 +16,6 @@ struct SweepConfig {
   size_t capacity_blocks = 0;
   double capacity_fraction = -1;  // < 0 when given in blocks
   ReplayOptions options;          // its progress callback is replaced by the sweep's
-};
-
-struct SweepOptions {
-  unsigned jobs = 0;      // threads; 0 = every core
-  std::string json_path;  // append one line per finished result (empty = none)
-  // Read results already in json_path and skip their configurations, so an interrupted sweep
-  // continues where it stopped.
-  bool resume = false;
-  // Share of all configurations done, and the one running.
-  std::function<void(double, const std::string&)> progress;
 };
 
 // One configuration per (capacity, policy), capacities outer, each with `base`'s options and a
@@ -79,13 +70,13 @@ class ReplayCells {
   mutable Oracle oracle_;
 };
 
-// Runs every cell on options.jobs threads, resuming from and appending to options.json_path;
-// results come back in configuration order.
-std::vector<ReplayResult> run_cells(const ReplayCells& cells, const SweepOptions& options);
+// Runs every cell on `jobs` threads (0 = every core), in memory: no file, no progress. Results in
+// configuration order.
+std::vector<ReplayResult> run_cells(const ReplayCells& cells, unsigned jobs);
 
 // run_cells over a trace in memory.
 std::vector<ReplayResult> run_sweep(const Trace& trace, const std::vector<SweepConfig>& configs,
-                                    const SweepOptions& options, const TraceFacts* facts = nullptr);
+                                    unsigned jobs, const TraceFacts* facts = nullptr);
 
 // What identifies a result for resuming: trace, policy, capacities, seed and cost settings.
 std::string result_key(const ReplayResult& r);
