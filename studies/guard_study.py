@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The guard's study (docs/policies.md, "guarded"): reads the CSV of `kvpolicy robustness` and,
+"""The guard's study (docs/policies.md, "guarded"): reads the CSV of `kvpolicy study robustness` and,
 for each guarded policy, checks the issue's two targets against LRU and its unguarded policy:
   - at every noise level, guarded's hit rate is at most 0.5 points below LRU's;
   - at noise 0, guarded keeps at least 80 % of the unguarded policy's gain over LRU.

@@ -18,5 +18,5 @@ NOISE=${NOISE:-0:1:0.1}
 NOISY='predictor=noisy;p={p};noise=adversarial'
 POLICIES=${POLICIES:-"lru,fpb,guarded:inner=fpb,inner_params=$NOISY,laru,wa,guarded:inner=wa"}
 OUT=${OUT:-guard_study.csv}
-"$KVPOLICY" robustness -t "$TRACE" -f "$FORMAT" -c "$CAPACITY" -n "$NOISE" -p "$POLICIES" --csv "$OUT"
+"$KVPOLICY" study robustness -t "$TRACE" -f "$FORMAT" -c "$CAPACITY" -n "$NOISE" -p "$POLICIES" --csv "$OUT"
 python3 studies/guard_study.py "$OUT"

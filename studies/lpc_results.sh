@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the LPC results of docs/results/lpc.md ("LPC and the guard"):
 #   1. the continuation classifier (fastText) on Chatbot Arena and ShareGPT: test-split metrics
-#   2. lpc-study on held-out conversations: a model trained on half of the conversations scores
+#   2. study lpc on held-out conversations: a model trained on half of the conversations scores
 #      a trace built from the other half (`trace build --split test --test-share 0.5`)
 #   3. the guard around LPC under noisy / adversarial continuation scores, and around FPB and WA
 #      on Mooncake (studies/guard_study.sh)
@@ -40,7 +40,7 @@ for src_name in chatbot-arena:$A sharegpt:$S; do
       --out "$name-half.bin" > /dev/null
   run "$K" trace build --source "$name" --input "$input" --skip-bad-lines --classifier \
       "$name-half.bin" --split test --test-share 0.5 --out "$name-heldout.kvtrace"
-  run "$K" lpc-study -t "$name-heldout.kvtrace" -p "$POLICIES" --jobs 1 --json "$name-lpc.jsonl"
+  run "$K" study lpc -t "$name-heldout.kvtrace" -p "$POLICIES" --jobs 1 --json "$name-lpc.jsonl"
   if /usr/bin/python3 -c "import matplotlib" 2> /dev/null; then
     /usr/bin/python3 "$src/studies/plot_lpc_study.py" "$name-lpc.jsonl" "$fig/lpc-$name.png"
   else

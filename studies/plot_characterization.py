@@ -3,7 +3,7 @@
 policy study (Figures 25-27), from kvpolicy's JSON output.
 
   kvpolicy trace stats --deep --trace T --json c.json
-  kvpolicy wa-study --trace T --json study.jsonl
+  kvpolicy study wa --trace T --json study.jsonl
   /usr/bin/python3 studies/plot_characterization.py --json c.json [--study study.jsonl] \
       --out-dir docs/figures --prefix mooncake
 
@@ -193,7 +193,7 @@ def study(path, out_dir, prefix):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="output of `kvpolicy trace stats --deep --json`")
-    ap.add_argument("--study", help="output of `kvpolicy wa-study --json` (JSON lines)")
+    ap.add_argument("--study", help="output of `kvpolicy study wa --json` (JSON lines)")
     ap.add_argument("--out-dir", default="docs/figures")
     ap.add_argument("--prefix", default="trace")
     a = ap.parse_args()

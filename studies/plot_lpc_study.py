@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Hit rate against capacity from `kvpolicy lpc-study --json FILE` (the LPC paper's Figure 8
+"""Hit rate against capacity from `kvpolicy study lpc --json FILE` (the LPC paper's Figure 8
 style): one line per policy.
 
-  kvpolicy lpc-study --trace arena.kvtrace --json lpc.jsonl
+  kvpolicy study lpc --trace arena.kvtrace --json lpc.jsonl
   /usr/bin/python3 studies/plot_lpc_study.py lpc.jsonl docs/figures/lpc-arena.png
 
 Needs matplotlib (Debian: python3-matplotlib).

@@ -35,7 +35,7 @@ SECTIONS=(
   "predictor: the reuse predictor against LRU and Belady (studies/predictor_results.sh)"
   "tail: T-LRU vs LRU and Threshold-LRU (studies/tail_results.sh)"
   "characterization: trace characterization (trace stats --deep)"
-  "wa-study: WA vs classic policies with a DRAM tier (wa-study)"
+  "wa-study: WA vs classic policies with a DRAM tier (study wa)"
   "serve: serve mode, routers and the RLT curve (studies/serve_results.sh, studies/rlt_curve.sh)"
   "lpc: LPC, its classifier and the guard (studies/lpc_results.sh)"
 )
@@ -164,12 +164,12 @@ section_wa-study() {
   local policies=lru,fifo,lfu,s3fifo,gdsf:cost=depth,wa,wa:life=none,wa:categories=single,wa:life=p90_all
   local mc=() mixed=() h
   for h in 60GB 0.01 0.02 0.05; do
-    run "$K" wa-study --trace "$MC" --sessions infer -c $h --dram-ratios 0,1,2,3,4 \
+    run "$K" study wa --trace "$MC" --sessions infer -c $h --dram-ratios 0,1,2,3,4 \
       -p $policies --json mc-hbm$h.jsonl
     mc+=("$(hbm_label $h)=mc-hbm$h.jsonl")
   done
   for h in 0.01 0.03 0.1; do
-    run "$K" wa-study --trace mixed.jsonl --format bailian -c $h --dram-ratios 0,1,2,3,4 \
+    run "$K" study wa --trace mixed.jsonl --format bailian -c $h --dram-ratios 0,1,2,3,4 \
       -p $policies --json mixed-hbm$h.jsonl
     mixed+=("$(hbm_label $h)=mixed-hbm$h.jsonl")
   done

@@ -17,9 +17,9 @@ T=${T:-../shared/traces}
 TRACE=$T/mooncake-conversation/conversation_trace.jsonl
 POLICIES=lru,fpb,hf,laru,laru:induced=chain,belady
 for redraw in request access; do
-  echo "\$ kvpolicy robustness -t $TRACE -c 0.02,0.05,0.1 -n 0:1:0.1 -p $POLICIES" \
+  echo "\$ kvpolicy study robustness -t $TRACE -c 0.02,0.05,0.1 -n 0:1:0.1 -p $POLICIES" \
     "--redraw $redraw --json robustness-$redraw.jsonl" >&2
-  "$K" robustness -t "$TRACE" -c 0.02,0.05,0.1 -n 0:1:0.1 -p "$POLICIES" --redraw "$redraw" \
+  "$K" study robustness -t "$TRACE" -c 0.02,0.05,0.1 -n 0:1:0.1 -p "$POLICIES" --redraw "$redraw" \
     --json "$out/robustness-$redraw.jsonl" > "$out/robustness-$redraw.txt" 2> /dev/null
 done
 python3 - "$out" "$POLICIES" <<'PY'

@@ -2,7 +2,7 @@
 # Regenerates the serve-mode results of docs/results/serve.md (section "Serve mode"):
 #   (a) RLT vs LRU hit rate on GSP in round-robin order, one worker, capacity / cycle footprint
 #   (b) the cluster study: every router x {lru, rlt}, 4 workers, GSP in three orders,
-#       conversations (ShareGPT, Chatbot Arena) and LooGLE (kvpolicy route-study)
+#       conversations (ShareGPT, Chatbot Arena) and LooGLE (kvpolicy study route)
 #   (c) WA vs LRU queued TTFT on Mooncake, 1 and 4 workers
 #   (d) LARU (oracle) vs LRU vs Belady TTFT percentiles on Chatbot Arena and LooGLE
 # Usage: studies/serve_results.sh OUT_DIR
@@ -66,10 +66,10 @@ log "$K" simulate -t gsp-rr.kvtrace -p lru,rlt -c "$chk,$chk1" --seed 1 --jobs 1
 # ---- (b) the cluster study (the RLT paper's setting: Llama-3.1-8B on L40s, 200k-token caches,
 # 4 workers, 12 requests/s; and at 6 requests/s, below saturation) ---------------------------
 for rate in 12 6; do
-  log "$K" route-study --workloads all --data "$T" --rate $rate --jobs 1 \
+  log "$K" study route --workloads all --data "$T" --rate $rate --jobs 1 \
       --json b-route-study-rate$rate.jsonl
   # LBGR's token cost: the authors' scale (the default) against the cluster's real one (-1).
-  log "$K" route-study --workloads gsp-random --router cache_aware,lbgr,lbgr:token_cost_ms=-1 \
+  log "$K" study route --workloads gsp-random --router cache_aware,lbgr,lbgr:token_cost_ms=-1 \
       --policy lru,rlt --rate $rate --jobs 1 --json b-lbgr-token-cost-rate$rate.jsonl
 done
 

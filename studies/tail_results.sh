@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates docs/results/tail.md "Tail latency: T-LRU vs LRU and Threshold-LRU": `kvpolicy tail`
+# Regenerates docs/results/tail.md "Tail latency: T-LRU vs LRU and Threshold-LRU": `kvpolicy study tail`
 # (lru, threshold_lru, tlru at every xi, and tlru_end, tlru_length, tail_belady at --figure-xi)
 # on the built-in conversation workload, Chatbot Arena, Mooncake and the ShareGPT sample, each
 # with T-LRU's default budget (calibration=model) and, beside it, the earlier linear rule
@@ -36,43 +36,43 @@ oracle_linear() {  # trace, capacities, xi, slo, json, then cost-model options
 # ---- the built-in conversation workload (1000 sessions, seed 1) ------------------------------
 log "$K" trace generate --kind conversation --seed 1 -o conv.kvtrace
 c=0.05,0.1,0.2
-log "$K" tail -t conv.kvtrace -c $c --json conv.json
-log "$K" tail -t conv.kvtrace -c $c --tlru-params $linear --json conv-linear.json
+log "$K" study tail -t conv.kvtrace -c $c --json conv.json
+log "$K" study tail -t conv.kvtrace -c $c --tlru-params $linear --json conv-linear.json
 oracle_linear conv.kvtrace $c 200 200 conv-oracle-linear.json
 # Where violations still rise (20 %, xi = SLO): the next prompt's estimate. Q-hat = 25 blocks is
 # twice the mean new user prompt (200 tokens).
-log "$K" tail -t conv.kvtrace -c $c --xi 150,200 --tlru-params qhat=25 --json conv-qhat25.json
+log "$K" study tail -t conv.kvtrace -c $c --xi 150,200 --tlru-params qhat=25 --json conv-qhat25.json
 
 # ---- Chatbot Arena (cl100k_base, 16-token blocks), the paper's capacities in tokens ----------
 log "$K" trace build --source chatbot-arena \
     -i "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl" -o arena.kvtrace
 c=1000t,2000t,4000t,6000t,8000t,10000t,0.05,0.1
 qwen=(--model qwen2.5-32b --gpu a100-80gb)
-log "$K" tail -t arena.kvtrace -c $c "${qwen[@]}" --json arena.json
-log "$K" tail -t arena.kvtrace -c $c "${qwen[@]}" --tlru-params $linear --json arena-linear.json
+log "$K" study tail -t arena.kvtrace -c $c "${qwen[@]}" --json arena.json
+log "$K" study tail -t arena.kvtrace -c $c "${qwen[@]}" --tlru-params $linear --json arena-linear.json
 oracle_linear arena.kvtrace 625,0.05,0.1 200 200 arena-oracle-linear.json "${qwen[@]}"
 # The default Llama-3.1-8B preset, at the paper's scale and at its own (SLO 50 ms).
-log "$K" tail -t arena.kvtrace -c $c --json arena-llama.json
-log "$K" tail -t arena.kvtrace -c $c --tlru-params $linear --json arena-llama-linear.json
-log "$K" tail -t arena.kvtrace -c $c --xi 10,20,30,50,100 --slo 50 --figure-xi 50 \
+log "$K" study tail -t arena.kvtrace -c $c --json arena-llama.json
+log "$K" study tail -t arena.kvtrace -c $c --tlru-params $linear --json arena-llama-linear.json
+log "$K" study tail -t arena.kvtrace -c $c --xi 10,20,30,50,100 --slo 50 --figure-xi 50 \
     --json arena-llama-slo50.json
-log "$K" tail -t arena.kvtrace -c $c --xi 10,20,30,50,100 --slo 50 --figure-xi 50 \
+log "$K" study tail -t arena.kvtrace -c $c --xi 10,20,30,50,100 --slo 50 --figure-xi 50 \
     --tlru-params $linear --json arena-llama-slo50-linear.json
 
 # ---- Mooncake (sessions inferred), Llama-3.1-8B --------------------------------------------
 c=0.02,0.05,0.1,0.2
-log "$K" tail -t "$M" -c $c --json mooncake.json
-log "$K" tail -t "$M" -c $c --tlru-params $linear --json mooncake-linear.json
+log "$K" study tail -t "$M" -c $c --json mooncake.json
+log "$K" study tail -t "$M" -c $c --tlru-params $linear --json mooncake-linear.json
 own=(--xi 500,1000,2000,3000,5000 --slo 2000 --figure-xi 2000)
-log "$K" tail -t "$M" -c $c "${own[@]}" --json mooncake-slo2000.json
-log "$K" tail -t "$M" -c $c "${own[@]}" --tlru-params $linear --json mooncake-slo2000-linear.json
+log "$K" study tail -t "$M" -c $c "${own[@]}" --json mooncake-slo2000.json
+log "$K" study tail -t "$M" -c $c "${own[@]}" --tlru-params $linear --json mooncake-slo2000-linear.json
 
 # ---- ShareGPT sample, Qwen2.5-32B -----------------------------------------------------------
 log "$K" trace build --source sharegpt -i "$T/sharegpt-sample/sharegpt_sample_slim.jsonl" \
     -o sharegpt.jsonl --skip-bad-lines
 c=1000t,2000t,4000t,6000t,8000t,10000t,0.05,0.1
-log "$K" tail -t sharegpt.jsonl -c $c "${qwen[@]}" --json sharegpt.json
-log "$K" tail -t sharegpt.jsonl -c $c "${qwen[@]}" --tlru-params $linear --json sharegpt-linear.json
+log "$K" study tail -t sharegpt.jsonl -c $c "${qwen[@]}" --json sharegpt.json
+log "$K" study tail -t sharegpt.jsonl -c $c "${qwen[@]}" --tlru-params $linear --json sharegpt-linear.json
 
 # ---- tables ---------------------------------------------------------------------------------
 tables "Built-in conversation workload, Llama-3.1-8B @ A100-80GB, SLO 200 ms" conv.json \

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Markdown tables of one `kvpolicy tail` study (docs/results/tail.md, "Tail latency").
+"""Markdown tables of one `kvpolicy study tail` run (docs/results/tail.md, "Tail latency").
 
 Usage: tail_results_tables.py TITLE MODEL.json [--linear LINEAR.json] [--oracle-linear SIM.json]
                               [--tables baselines,t1,t2,slo,fig]
 
-MODEL.json is `kvpolicy tail --json` with the default calibration (the budget from the cost
+MODEL.json is `kvpolicy study tail --json` with the default calibration (the budget from the cost
 model's prefill time); LINEAR.json the same study with `--tlru-params calibration=linear`;
 SIM.json `kvpolicy simulate --json` of the oracle variants with calibration=linear, added to the
 Figure 5 table. Changes are (T-LRU - baseline) / baseline in percent, negative = T-LRU lower.

@@ -24,4 +24,17 @@ struct CommandRegistrar {
   }
 };
 
+// The `study` command: the paper reproductions (docs/results/README.md), one file each; created
+// by whichever comes first.
+CLI::App* study_command(CLI::App& app);
+
+// A study's file adds it under a parent with a name and returns it. It is added as
+// `kvpolicy study NAME` and, for one release, as its old top-level OLD_NAME too: hidden from
+// --help, the same options and output, and one notice on stderr saying the new spelling.
+using AddStudy = std::function<CLI::App*(CLI::App& parent, const std::string& name)>;
+
+struct StudyRegistrar {
+  StudyRegistrar(int order, const std::string& name, const std::string& old_name, AddStudy add);
+};
+
 }  // namespace kvpolicy::cli

@@ -1,4 +1,4 @@
-// `kvpolicy lpc-study`: the LPC paper's evaluation on a conversation trace: hit rate against
+// `kvpolicy study lpc`: the LPC paper's evaluation on a conversation trace: hit rate against
 // capacity, the cache each policy needs for LRU's hit rate, and the share of the gap to the
 // oracle it closes.
 #include "kvpolicy/sim/lpc_study.h"
@@ -55,7 +55,7 @@ void print(const LpcStudy& s, const LpcStudyOptions& o) {
   }
 }
 
-void add(CLI::App& app) {
+CLI::App* add(CLI::App& parent, const std::string& name) {
   auto trace_args = std::make_shared<TraceArgs>();
   auto o = std::make_shared<LpcStudyOptions>();
   // Where the replays' rows go: --json, streamed and resumable (app::run_sweep).
@@ -66,9 +66,8 @@ void add(CLI::App& app) {
   auto out = std::make_shared<Output>();
   auto capacities = std::make_shared<CapacityArgs>();
   auto cost = std::make_shared<CostArgs>();
-  auto* cmd = app.add_subcommand(
-      "lpc-study",
-      "LPC's evaluation: hit rate vs capacity, cache saved at LRU's hit rate, gap closed");
+  auto* cmd = parent.add_subcommand(
+      name, "LPC's evaluation: hit rate vs capacity, cache saved at LRU's hit rate, gap closed");
   trace_args->add(cmd, true);
   capacities->add(cmd, "0.01,0.02,0.03,0.05,0.075,0.1,0.15,0.2",
                   "capacities (the study interpolates between them as shares of the trace's "
@@ -123,9 +122,10 @@ void add(CLI::App& app) {
     };
     print(run_lpc_study(trace, *o), *o);
   });
+  return cmd;
 }
 
-CommandRegistrar registrar(36, add);
+StudyRegistrar registrar(65, "lpc", "lpc-study", add);
 
 }  // namespace
 }  // namespace kvpolicy::cli

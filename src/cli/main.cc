@@ -28,6 +28,28 @@ CLI::App* trace_command(CLI::App& app) {
   return trace;
 }
 
+CLI::App* study_command(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({}))
+    if (sub->get_name() == "study") return sub;
+  CLI::App* study = app.add_subcommand(
+      "study", "paper reproductions: robustness, tail, wa, lpc, route (`kvpolicy study --help`)");
+  study->require_subcommand(1);
+  return study;
+}
+
+StudyRegistrar::StudyRegistrar(int order, const std::string& name, const std::string& old_name,
+                               AddStudy add) {
+  commands().push_back({order, [=](CLI::App& app) {
+                          add(*study_command(app), name);
+                          CLI::App* old = add(app, old_name);
+                          old->group("");  // hidden from --help
+                          old->preparse_callback([=](size_t) {
+                            fmt::print(stderr, "kvpolicy: `{}` is now `kvpolicy study {}`\n",
+                                       old_name, name);
+                          });
+                        }});
+}
+
 namespace {
 
 // Every numeric option of every command, by its type: the one reading of numbers
@@ -86,7 +108,8 @@ int main(int argc, char** argv) {
         return sub->check_name(argv[1]);
       })) {
     std::string names;
-    for (CLI::App* sub : subs) names += (names.empty() ? "" : ", ") + sub->get_name();
+    for (CLI::App* sub : subs)  // the shown ones, not the old names kept for a release
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
     fmt::print(stderr, "kvpolicy: error: unknown command '{}'; the commands are: {}\n", argv[1],
                names);
     return 2;

@@ -1,4 +1,4 @@
-// `kvpolicy robustness`: hit rate of LRU, FPB, HF, LARU and Belady as the noisy oracle's
+// `kvpolicy study robustness`: hit rate of LRU, FPB, HF, LARU and Belady as the noisy oracle's
 // corruption probability grows (the LCR paper's Figures 5 and 13).
 #include "kvpolicy/sim/robustness.h"
 
@@ -48,10 +48,10 @@ void print(const std::vector<RobustnessRow>& rows, const std::vector<std::string
   }
 }
 
-void add(CLI::App& app) {
+CLI::App* add(CLI::App& parent, const std::string& name) {
   auto args = std::make_shared<RobustnessArgs>();
-  auto* cmd = app.add_subcommand(
-      "robustness", "hit rate of learned policies as predictions are corrupted (LCR Fig. 5, 13)");
+  auto* cmd = parent.add_subcommand(
+      name, "hit rate of learned policies as predictions are corrupted (LCR Fig. 5, 13)");
   args->trace.add(cmd, true);
   args->capacities.add(cmd, "0.05");
   args->cost.add(cmd);
@@ -127,9 +127,10 @@ void add(CLI::App& app) {
       write_file_atomically(args->csv, out);
     }
   });
+  return cmd;
 }
 
-CommandRegistrar registrar(30, add);
+StudyRegistrar registrar(62, "robustness", "robustness", add);
 
 }  // namespace
 }  // namespace kvpolicy::cli

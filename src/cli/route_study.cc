@@ -1,4 +1,4 @@
-// `kvpolicy route-study`: the RLT paper's comparison of routers x eviction policies on a cluster
+// `kvpolicy study route`: the RLT paper's comparison of routers x eviction policies on a cluster
 // of workers, over GSP in its three orders, conversations and long-document QA.
 #include "kvpolicy/serve/route_study.h"
 
@@ -42,7 +42,7 @@ void print_against_baseline(const std::vector<ServeResult>& results) {
   }
 }
 
-void add(CLI::App& app) {
+CLI::App* add(CLI::App& parent, const std::string& name) {
   auto args = std::make_shared<ServeArgs>();
   args->routers = "";  // every registered router
   args->policies = "lru,rlt";
@@ -52,8 +52,8 @@ void add(CLI::App& app) {
   args->base.rate = 12;
   auto workloads = std::make_shared<std::string>("gsp-random,gsp-round_robin,gsp-grouped");
   auto wopts = std::make_shared<RouteStudyWorkloadOptions>();
-  auto* cmd = app.add_subcommand(
-      "route-study",
+  auto* cmd = parent.add_subcommand(
+      name,
       "routers x eviction policies on a cluster (the RLT paper's study): GSP in three orders, "
       "conversations, long-document QA");
   cmd->add_option("--workloads", *workloads,
@@ -83,7 +83,7 @@ void add(CLI::App& app) {
     wopts->seed = args->base.seed;
     std::vector<std::string> skipped;
     auto studies = route_study_workloads(split_list(*workloads), *wopts, &skipped);
-    for (auto& s : skipped) fmt::print(stderr, "kvpolicy route-study: skipped {}\n", s);
+    for (auto& s : skipped) fmt::print(stderr, "kvpolicy study route: skipped {}\n", s);
     CostModel cost = args->cost_model();
     ServeArgs each = *args;
     for (auto& study : studies) {
@@ -94,9 +94,10 @@ void add(CLI::App& app) {
       print_against_baseline(results);
     }
   });
+  return cmd;
 }
 
-CommandRegistrar registrar(26, add);
+StudyRegistrar registrar(66, "route", "route-study", add);
 
 }  // namespace
 }  // namespace kvpolicy::cli

@@ -1,4 +1,4 @@
-// `kvpolicy tail`: the T-LRU paper's Tables 1-3 and Figure 5 on a trace.
+// `kvpolicy study tail`: the T-LRU paper's Tables 1-3 and Figure 5 on a trace.
 #include "kvpolicy/sim/tail.h"
 
 #include <fmt/format.h>
@@ -164,10 +164,10 @@ void run(const TailArgs& a) {
   }
 }
 
-void add(CLI::App& app) {
+CLI::App* add(CLI::App& parent, const std::string& name) {
   auto args = std::make_shared<TailArgs>();
-  auto* cmd = app.add_subcommand(
-      "tail", "tail latency: T-LRU vs LRU and Threshold-LRU (TTFT percentiles, TEL, SLO)");
+  auto* cmd = parent.add_subcommand(
+      name, "tail latency: T-LRU vs LRU and Threshold-LRU (TTFT percentiles, TEL, SLO)");
   args->trace.add(cmd, true);
   args->capacities.add(cmd, "0.01,0.02,0.05,0.1");
   cmd->add_option("--xi", args->xi, "T-LRU thresholds xi, ms")->capture_default_str();
@@ -192,9 +192,10 @@ void add(CLI::App& app) {
       "of max(0, TTFT - xi); changes are (T-LRU - baseline) / baseline, negative = T-LRU better. "
       "Capacity: % of unique blocks as written (- if given otherwise), blocks, GB of KV.");
   cmd->callback([args] { run(*args); });
+  return cmd;
 }
 
-CommandRegistrar registrar(65, add);
+StudyRegistrar registrar(63, "tail", "tail", add);
 
 }  // namespace
 }  // namespace kvpolicy::cli

@@ -1,4 +1,4 @@
-// `kvpolicy wa-study`: the paper's Figures 25-27 in replay mode. A fixed HBM cache and a DRAM
+// `kvpolicy study wa`: the paper's Figures 25-27 in replay mode. A fixed HBM cache and a DRAM
 // tier growing from 0 to a few times HBM; hit rate and TTFT of WA against LRU, FIFO, LFU,
 // S3-FIFO and GDSF, plus WA's ablations (no lifespan term, one category).
 #include <fmt/format.h>
@@ -135,10 +135,10 @@ void run(const StudyArgs& a) {
   if (!a.csv.empty()) write_csv(a.csv, results);
 }
 
-void add(CLI::App& app) {
+CLI::App* add(CLI::App& parent, const std::string& name) {
   auto args = std::make_shared<StudyArgs>();
-  auto* cmd = app.add_subcommand(
-      "wa-study", "WA vs classic policies as a DRAM tier grows (the WA paper's Figures 25-27)");
+  auto* cmd = parent.add_subcommand(
+      name, "WA vs classic policies as a DRAM tier grows (the WA paper's Figures 25-27)");
   args->trace.add(cmd, true);
   args->hbm.single = true;
   args->hbm.add(cmd, "0.05", "HBM capacity", {"--hbm"});
@@ -158,9 +158,10 @@ void add(CLI::App& app) {
       "= prefill of the uncached tokens + PCIe transfer of DRAM hits, no queueing; gain (pts) = "
       "WA's hit rate minus the best other policy's, in percentage points.");
   cmd->callback([args] { run(*args); });
+  return cmd;
 }
 
-CommandRegistrar registrar(66, add);
+StudyRegistrar registrar(64, "wa", "wa-study", add);
 
 }  // namespace
 }  // namespace kvpolicy::cli

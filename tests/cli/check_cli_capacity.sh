@@ -2,7 +2,7 @@
 # One capacity, one rounding (ctest: CliCapacity): `-c 100%` is every unique block of the trace
 # in every command that takes a capacity and in Python's simulate (it was one block where a share
 # became the bare number 1.0); shares above 100 % are read; "2%" is the same block count in
-# simulate and lpc-study (one rounded, the other floored). Usage: check_cli_capacity.sh
+# simulate and study lpc (one rounded, the other floored). Usage: check_cli_capacity.sh
 # KVPOLICY_BINARY [PYTHONPATH of the built module]
 set -uo pipefail
 K=${1:?usage: check_cli_capacity.sh KVPOLICY_BINARY [PYTHON_MODULE_DIR]}
@@ -54,8 +54,8 @@ expect_blocks() {
   [[ $got == "$want" ]] || fail "kvpolicy $args: capacity_blocks $got, expected $want"
 }
 
-for cmd in "simulate -p lru" "compare -p lru" "tail --xi 100" "robustness -p lru -n 0" \
-  "wa-study -p lru --dram-ratios 0" "lpc-study -p lru,belady --baseline lru --oracle belady" \
+for cmd in "simulate -p lru" "compare -p lru" "study tail --xi 100" "study robustness -p lru -n 0" \
+  "study wa -p lru --dram-ratios 0" "study lpc -p lru,belady --baseline lru --oracle belady" \
   "serve -p lru" "predictor-report -p laru --mode sync"; do
   expect_blocks "$cmd -t t.kvtrace -c 100%" "$unique"
 done
@@ -69,9 +69,9 @@ rm -f out.json
 want=$(((unique * 3 + 1) / 2))
 expect_blocks "simulate -p lru -t t.kvtrace -c 150%" "$want"
 
-# One rounding: 2 % is the same blocks in simulate and lpc-study (nearest block).
+# One rounding: 2 % is the same blocks in simulate and study lpc (nearest block).
 expect_blocks "simulate -p lru -t t.kvtrace -c 2%" "$(python3 -c "print(int($unique * 0.02 + 0.5))")"
-expect_blocks "lpc-study -p lru,belady --baseline lru --oracle belady -t t.kvtrace -c 2%" \
+expect_blocks "study lpc -p lru,belady --baseline lru --oracle belady -t t.kvtrace -c 2%" \
   "$(python3 -c "print(int($unique * 0.02 + 0.5))")"
 
 # Python's simulate reads the same capacities.

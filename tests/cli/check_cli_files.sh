@@ -31,7 +31,7 @@ onto_trace "${SIM[@]}" -tlink.kvtrace --csv ./t.kvtrace
 onto_trace compare -tt.kvtrace -p lru -c 5% --json ./hard.kvtrace
 onto_trace mrc -tt.kvtrace -p lru --plot t.kvtrace
 onto_trace serve -tt.kvtrace -p lru --json t.kvtrace
-onto_trace lpc-study -tt.kvtrace -p lru,belady -c 5% --json t.kvtrace
+onto_trace study lpc -tt.kvtrace -p lru,belady -c 5% --json t.kvtrace
 onto_trace trace stats -tlink.kvtrace --json ./hard.kvtrace
 onto_trace trace convert -tt.kvtrace --to native -o sub/../t.kvtrace
 printf 'id,ts,prompt\n1,0,hello\n' > log.kvtrace
@@ -61,13 +61,13 @@ expect_error "are one file" "${SIM[@]}" -t t.kvtrace --json r.out --csv ./r.out
 echo '{"previous":"results"}' > prev.json
 psum=$(cksum < prev.json)
 for cmd in "simulate -p lru -c 5% --json" "compare -p lru -c 5% --json" "mrc -p lru --json" \
-           "mrc -p lru --csv" "lpc-study -p lru,belady -c 5% --json" "serve -p lru --json" \
+           "mrc -p lru --csv" "study lpc -p lru,belady -c 5% --json" "serve -p lru --json" \
            "simulate -p lru -c 5% --csv"; do
   read -ra args <<< "$cmd"
-  expect_error "missing.kvtrace" "${args[0]}" -t missing.kvtrace "${args[@]:1}" prev.json
-  unchanged prev.json "$psum" "${args[0]} with a trace that does not load"
-  expect_error "missing.kvtrace" "${args[0]}" -t missing.kvtrace "${args[@]:1}" new.out
-  [[ -e new.out ]] && fail "${args[0]} with a trace that does not load created new.out"
+  expect_error "missing.kvtrace" "${args[@]}" prev.json -t missing.kvtrace
+  unchanged prev.json "$psum" "$cmd with a trace that does not load"
+  expect_error "missing.kvtrace" "${args[@]}" new.out -t missing.kvtrace
+  [[ -e new.out ]] && fail "$cmd with a trace that does not load created new.out"
 done
 expect_error "missing.csv" embed bench --trace missing.csv --json prev.json
 unchanged prev.json "$psum" "embed bench with a trace that does not load"
@@ -148,8 +148,8 @@ err=$("$K" simulate -t t.kvtrace -p lru -c 5%,0.05 --json twice.jsonl 2>&1 > /de
 "$K" serve -t t.kvtrace -p lru --workers 1,1 --json swice.jsonl > /dev/null 2>&1 ||
   fail "serve --workers 1,1"
 [[ $(wc -l < swice.jsonl) == 1 ]] || fail "serve --workers 1,1 wrote $(wc -l < swice.jsonl) rows"
-"$K" lpc-study -t t.kvtrace -p lru,belady -c 5%,0.05 --json lwice.jsonl > /dev/null 2>&1 ||
-  fail "lpc-study -c 5%,0.05"
-[[ $(wc -l < lwice.jsonl) == 2 ]] || fail "lpc-study -c 5%,0.05 wrote $(wc -l < lwice.jsonl) rows"
+"$K" study lpc -t t.kvtrace -p lru,belady -c 5%,0.05 --json lwice.jsonl > /dev/null 2>&1 ||
+  fail "study lpc -c 5%,0.05"
+[[ $(wc -l < lwice.jsonl) == 2 ]] || fail "study lpc -c 5%,0.05 wrote $(wc -l < lwice.jsonl) rows"
 
 finish "CLI files: all checks passed"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One vocabulary of flags (ctest: CliFlagVocabulary): the old spellings still work, give the same
-# output as the new ones and warn on stderr; every command that takes capacities reads the same
+# output as the new ones and warn on stderr (the studies' old command names too, `wa-study` for
+# `study wa`); every command that takes capacities reads the same
 # units (blocks, %, tokens, GB through the cost model); the policy sets online/offline expand;
 # compare ends with one recommendation line per capacity. Usage: check_cli_flags.sh KVPOLICY_BINARY
 set -uo pipefail
@@ -26,19 +27,54 @@ same_output() {
   grep -q "deprecated" new.err && fail "kvpolicy $new warns: $(cat new.err)"
 }
 
-same_output "robustness -t t.kvtrace -c 0.2 -n 0,1 --policies lru,laru" \
-  "robustness -t t.kvtrace -c 0.2 -n 0,1 --policy lru,laru" --policies --policy
-same_output "tail -t t.kvtrace --capacities 0.1 --xi 100" "tail -t t.kvtrace -c 0.1 --xi 100" \
-  --capacities --capacity
-same_output "wa-study -t t.kvtrace --hbm 0.1 --dram-ratios 0,1 -p lru,wa" \
-  "wa-study -t t.kvtrace -c 0.1 --dram-ratios 0,1 -p lru,wa" --hbm --capacity
-same_output "robustness -t t.kvtrace -c 0.1 -n 0 -p lru --infer-sessions" \
-  "robustness -t t.kvtrace -c 0.1 -n 0 -p lru --sessions infer" --infer-sessions "--sessions infer"
+same_output "study robustness -t t.kvtrace -c 0.2 -n 0,1 --policies lru,laru" \
+  "study robustness -t t.kvtrace -c 0.2 -n 0,1 --policy lru,laru" --policies --policy
+same_output "study tail -t t.kvtrace --capacities 0.1 --xi 100" \
+  "study tail -t t.kvtrace -c 0.1 --xi 100" --capacities --capacity
+same_output "study wa -t t.kvtrace --hbm 0.1 --dram-ratios 0,1 -p lru,wa" \
+  "study wa -t t.kvtrace -c 0.1 --dram-ratios 0,1 -p lru,wa" --hbm --capacity
+same_output "study robustness -t t.kvtrace -c 0.1 -n 0 -p lru --infer-sessions" \
+  "study robustness -t t.kvtrace -c 0.1 -n 0 -p lru --sessions infer" --infer-sessions \
+  "--sessions infer"
+
+# The studies' old top-level names, kept for one release: the same stdout and the same --json
+# rows byte for byte (the fields that time the run removed), one notice on stderr naming the new
+# spelling, and absent from --help.
+without_timings() {
+  local timed='replay_seconds|replay_cpu_seconds|ns_per_access|sim_seconds|predict_seconds'
+  sed -E "s/\"($timed)\":[-+.0-9e]+//g" "$1"
+}
+same_study() {  # same_study OLD NEW ARGS...
+  local old=$1 new=$2
+  shift 2
+  "$K" "$old" "$@" --json old.json > old.out 2> old.err ||
+    { fail "kvpolicy $old $* -> exit $? ($(cat old.err))"; return; }
+  "$K" study "$new" "$@" --json new.json > new.out 2> new.err ||
+    { fail "kvpolicy study $new $* -> exit $? ($(cat new.err))"; return; }
+  [[ -s new.json ]] || fail "kvpolicy study $new $*: no --json rows"
+  cmp -s <(without_timings old.json) <(without_timings new.json) ||
+    fail "kvpolicy $old and kvpolicy study $new write different --json rows"
+  cmp -s old.out new.out || fail "kvpolicy $old and kvpolicy study $new print different results"
+  local notice="kvpolicy: \`$old\` is now \`kvpolicy study $new\`"
+  [[ $(grep -cF -- "$notice" old.err) == 1 ]] || fail "kvpolicy $old: not one '$notice' on stderr"
+  grep -q "is now" new.err && fail "kvpolicy study $new prints a notice: $(cat new.err)"
+  grep -q "^ *$old " <<< "$top_help" && fail "kvpolicy --help lists $old"
+  grep -q "^  $new " <<< "$study_help" || fail "kvpolicy study --help does not list $new"
+}
+top_help=$("$K" --help)
+study_help=$("$K" study --help)
+same_study robustness robustness -t t.kvtrace -c 0.2 -n 0,1 -p lru,laru
+same_study tail tail -t t.kvtrace -c 0.1 --xi 100
+same_study wa-study wa -t t.kvtrace -c 0.1 --dram-ratios 0,1 -p lru,wa
+# -j 1: lpc's replays at once write their rows as they finish.
+same_study lpc-study lpc -t t.kvtrace -c 0.05,0.1 -p lru,belady --baseline lru --oracle belady -j 1
+same_study route-study route --workloads gsp-random --gsp groups=4,prompts=10 --workers 2 -p lru \
+  --router round_robin
 
 # The same capacity units in every command that takes one.
-for cmd in "simulate -p lru" "compare -p lru" "tail --xi 100" "wa-study -p lru --dram-ratios 0" \
-  "robustness -p lru -n 0" "lpc-study -p lru,belady --baseline lru --oracle belady" \
-  "serve -p lru"; do
+for cmd in "simulate -p lru" "compare -p lru" "study tail --xi 100" \
+  "study wa -p lru --dram-ratios 0" "study robustness -p lru -n 0" \
+  "study lpc -p lru,belady --baseline lru --oracle belady" "serve -p lru"; do
   for cap in 40 5% 0.05 640t 0.01GB; do
     # shellcheck disable=SC2086
     "$K" $cmd -t t.kvtrace -c $cap > /dev/null 2> err.txt ||

@@ -13,11 +13,11 @@ source "$(dirname "$0")/lib.sh"
 
 # -p online and -p all run on it in every command, LPC left out with one line on stderr.
 for cmd in "simulate -c 0.1 --json r.jsonl" "mrc --points 2 --json r.jsonl" \
-  "serve -c 10% --json r.jsonl" "wa-study -c 0.05 --dram-ratios 0 --json r.jsonl" \
-  "lpc-study -c 0.05,0.1 --baseline lru --oracle belady --json r.jsonl"; do
+  "serve -c 10% --json r.jsonl" "study wa -c 0.05 --dram-ratios 0 --json r.jsonl" \
+  "study lpc -c 0.05,0.1 --baseline lru --oracle belady --json r.jsonl"; do
   for set in online all; do
-    # One set is enough for serve; wa-study computes no oracle, so runs no offline policy.
-    [[ ($cmd == serve* || $cmd == wa-study*) && $set == all ]] && continue
+    # One set is enough for serve; study wa computes no oracle, so runs no offline policy.
+    [[ ($cmd == serve* || $cmd == "study wa"*) && $set == all ]] && continue
     rm -f r.jsonl
     # shellcheck disable=SC2086
     "$K" $cmd -t t.kvtrace -p $set > out.txt 2> err.txt || {

@@ -23,7 +23,7 @@ expect_error "parameter trees applies to predictor=gbm only" simulate -t t.kvtra
 # reserves terabytes of address space).
 limit=1000000
 ldd "$K" 2> /dev/null | grep -q libasan && limit=unlimited
-err=$( (ulimit -v $limit; "$K" robustness -t t.kvtrace -p laru --noise 0:1:1e-9) 2>&1 > /dev/null)
+err=$( (ulimit -v $limit; "$K" study robustness -t t.kvtrace -p laru --noise 0:1:1e-9) 2>&1 > /dev/null)
 rc=$?
 if [[ $rc -eq 0 || $err != *"levels; at most 1000"* ]]; then
   fail "robustness --noise 0:1:1e-9 -> exit $rc, stderr: $err"

@@ -176,7 +176,7 @@ TEST(ResultSchema, FormatsDocMrcTablesAreTheMrcRows) {
                     documented_fields(doc, "### `mrc --json`: points", "\n### "),
                     "mrc point table");
   expect_documented(app::mrc_target_fields(),
-                    documented_fields(doc, "### `mrc --json`: targets", "\n`robustness`"),
+                    documented_fields(doc, "### `mrc --json`: targets", "\n`study robustness`"),
                     "mrc target table");
 }
 
