@@ -58,6 +58,60 @@ def simulate(
     slo_ms: float = 200.0,
 ) -> list[dict[str, Any]]: ...
 
+def generate_trace(kind: str, params: str = "", seed: int = 1) -> Trace: ...
+def serve(
+    trace: Union[Trace, str],
+    policies: Union[str, Iterable[str]] = ...,
+    capacities: Union[Capacity, Iterable[Capacity]] = ...,
+    *,
+    routers: Union[str, Iterable[str]] = ...,
+    workers: Union[int, Iterable[int]] = ...,
+    model: str = "llama-3.1-8b",
+    gpu: str = "a100-80gb",
+    kv_dtype: str = "auto",
+    cost_params: str = "",
+    tp: int = 1,
+    rate: float = 0.0,
+    time_scale: float = 1.0,
+    clients: int = 0,
+    think_time_s: float = 0.0,
+    max_batch_tokens: int = 8192,
+    max_running: int = 256,
+    cache_outputs: bool = True,
+    slo_ms: float = 200.0,
+    seed: int = 1,
+    jobs: int = 0,
+) -> list[dict[str, Any]]: ...
+def mrc(
+    trace: Union[Trace, str],
+    policies: Union[str, Iterable[str]] = ...,
+    *,
+    points: int = 40,
+    min: Capacity = "1%",
+    max: Capacity = "100%",
+    linear: bool = False,
+    target_hit: Optional[Union[float, str]] = None,
+    model: str = "llama-3.1-8b",
+    gpu: str = "a100-80gb",
+    kv_dtype: str = "auto",
+    cost_params: str = "",
+    seed: int = 1,
+    jobs: int = 0,
+) -> list[dict[str, Any]]: ...
+def import_trace(
+    input: str,
+    map: str,
+    out: str,
+    *,
+    format: str = "auto",
+    time_unit: str = "s",
+    block_tokens: int = 16,
+    tokenizer: str = "auto",
+    skip_bad_lines: bool = False,
+) -> dict[str, Any]: ...
+def policies() -> list[dict[str, Any]]: ...
+def routers() -> list[dict[str, Any]]: ...
+
 class Cache:
     """A prefix cache of KV blocks run by a kvpolicy policy, as an engine calls it."""
 
