@@ -1,6 +1,6 @@
-// `kvpolicy bench`: the macro benchmark of DESIGN.md section 7 (single core, after load):
-// replay throughput of every policy on the Mooncake trace (repeated with fresh keys) and on a
-// Zipf prefix workload, ratio to LRU, bytes per cached block, eviction-decision latency, trace
+// `kvpolicy bench`: the macro benchmark of docs/architecture.md's budgets (single core, after
+// load): replay throughput of every policy on the Mooncake trace (repeated with fresh keys) and on
+// a Zipf prefix workload, ratio to LRU, bytes per cached block, eviction-decision latency, trace
 // load speed, and serve mode's speed (the Mooncake trace through 8 workers, per router and
 // policy, in events per second).
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // `kvpolicy bench`'s serve-mode section: the Mooncake trace x18 through 8 workers for every
-// (router, policy), timed on one thread against serve mode's budget (DESIGN.md section 7).
+// (router, policy), timed on one thread against serve mode's budget (docs/architecture.md).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // `kvpolicy embed generate|bench|load-redis`: the DLRM embedding cache of the LCR paper
-// (ALGORITHMS.md section 8): workloads, the SLS benchmark over the set-associative cache with the
+// (docs/results/embed.md): workloads, the SLS benchmark over the set-associative cache with the
 // in-memory or the Redis store, and filling Redis.
 #include <fmt/format.h>
 

@@ -47,8 +47,9 @@ class Laru final
       ++phase_;
       old_count_ = tree_.size();
       // The blocks the current request already touched count as requested in the new phase:
-      // a request's blocks are accessed together (ALGORITHMS.md section 0), and they are pinned,
-      // so left in O they could outlive a block evicted by prediction and break 1-consistency.
+      // a request's blocks are accessed together (docs/policies.md, "Common ground"), and they are
+      // pinned, so left in O they could outlive a block evicted by prediction and break
+      // 1-consistency.
       for (NodeId n : request_path_) {
         if (stamp_[n] < phase_) --old_count_;
         stamp_[n] = phase_;

@@ -1,4 +1,4 @@
-// Shared machinery of the learned policies LARU, FPB and HF (ALGORITHMS.md section 2): the
+// Shared machinery of the learned policies LARU, FPB and HF (docs/policies.md): the
 // indexes of evictable leaves by recency and predicted next access P (heap, treap, recency
 // list), the predictor plumbing, and their common parameters. Internal to
 // src/policy.

@@ -1,5 +1,5 @@
 // LPC: evicts the evictable block with the smallest decayed continuation probability p'.
-// Source: "Learned Prefix Caching" (LPC), sections 3.4-3.5 (ALGORITHMS.md section 6).
+// Source: "Learned Prefix Caching" (LPC), sections 3.4-3.5 (docs/policies.md).
 // Cost: O(1) per access (amortized); O(buckets) per eviction (the heads of the bucket lists).
 //
 // Each request brings p = P(its conversation goes on), from a ContinuationSource, quantized to

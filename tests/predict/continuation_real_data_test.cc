@@ -63,7 +63,7 @@ TEST(ContinuationRealData, ChatbotArenaAndShareGpt) {
   EXPECT_NEAR(a.model.base_rate, 0.65, 0.05);
 
   // ShareGPT (all lengths, ~650 test turns): no signal beyond noise on this sample (MCC 0.03,
-  // AUC 0.53 measured), so only the pipeline is checked here; see docs/results.md.
+  // AUC 0.53 measured), so only the pipeline is checked here; see docs/results/lpc.md.
   Result s = train_and_test(share, "sharegpt");
   EXPECT_GT(s.model.n, 500u);
   EXPECT_NEAR(s.model.base_rate, 0.69, 0.05);

@@ -1,4 +1,4 @@
-// LPC's continuation classifier (ALGORITHMS.md section 6): p = P(the conversation has another
+// LPC's continuation classifier (docs/policies.md, lpc): p = P(the conversation has another
 // user turn after this one), from the text of the current and up to 4 previous user prompts and
 // the turn count. The paper embeds the prompts with multilingual-e5-small and classifies with an
 // MLP; that model is not available offline, so this is fastText's supervised classifier

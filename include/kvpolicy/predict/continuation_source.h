@@ -1,4 +1,4 @@
-// Where LPC (ALGORITHMS.md section 6) gets p = P(this request's conversation has a later turn):
+// Where LPC (docs/policies.md) gets p = P(this request's conversation has a later turn):
 // the trace's classifier column, the trace's future (the oracle), the oracle with its answer
 // flipped at random (the robustness study's noise), or a constant (tests). The classifier that
 // fills the trace's column is apart (predict/continuation.h, run by `kvpolicy trace build

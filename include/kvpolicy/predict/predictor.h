@@ -1,4 +1,4 @@
-// Next-access predictors for the learned policies (LARU, FPB, HF; ALGORITHMS.md sections 2, 7):
+// Next-access predictors for the learned policies (LARU, FPB, HF; docs/policies.md):
 // the oracle, the noisy oracle and the online GBM (XGBoost). A predictor is told of every block
 // access and answers, in batches, the predicted absolute time of each block's next access.
 //
@@ -177,7 +177,7 @@ struct GbmConfig {
   uint64_t seed = 1;
 };
 
-// The LCR next-access predictor (ALGORITHMS.md section 7): XGBoost regression of
+// The LCR next-access predictor (docs/policies.md, "Predictors"): XGBoost regression of
 // log1p(seconds to next access) on FeatureTracker's features, trained online on a sliding
 // window of observed labels. Blocks with fewer than two accesses, and every block before the
 // first model exists, predict kNever ("far future"). P = last access + expm1(output) seconds.

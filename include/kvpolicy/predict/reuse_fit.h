@@ -1,5 +1,5 @@
-// Per-category reuse-time fits on a sliding window of block accesses, WA's model (ALGORITHMS.md
-// section 4): each category's reuse probability mass pi, exponential rate lambda = 1 / mean reuse
+// Per-category reuse-time fits on a sliding window of block accesses, WA's model (docs/policies.md,
+// wa): each category's reuse probability mass pi, exponential rate lambda = 1 / mean reuse
 // time and lifespan Life, giving log ReuseProb(t) = log pi + log(1 - e^{-lambda Life}) - lambda t.
 //
 // ReuseQuantiles keeps the exact percentiles Life needs; ReuseFitter follows the accesses,
