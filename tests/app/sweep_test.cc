@@ -18,6 +18,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/route/router.h"
 #include "kvpolicy/trace/generators.h"
+#include "support/fake_comm.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy::app {
@@ -97,48 +98,8 @@ TEST(AppSweep, ShardsRunTheirCellsAndTheirFilesConcatenateIntoTheWholes) {
   for (size_t i = 0; i < cells.size(); ++i) EXPECT_EQ(keys[i], cells.key(i)) << i;
 }
 
-// Ranks as threads: one mailbox per rank (as in tests/core/cell_sweep_test.cc).
-struct FakeWorld {
-  struct Box {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<SweepComm::Message> messages;
-  };
-  explicit FakeWorld(int n) : boxes(n) {
-    for (auto& b : boxes) b = std::make_unique<Box>();
-  }
-  std::vector<std::unique_ptr<Box>> boxes;
-};
-
-class FakeComm final : public SweepComm {
- public:
-  FakeComm(FakeWorld& world, int rank) : world_(world), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(world_.boxes.size()); }
-  void send(int to, int tag, const std::string& data) override {
-    auto& box = *world_.boxes.at(to);
-    std::lock_guard lock(box.mu);
-    box.messages.push_back({rank_, tag, data});
-    box.cv.notify_all();
-  }
-  Message receive(int from) override {
-    auto& box = *world_.boxes.at(rank_);
-    std::unique_lock lock(box.mu);
-    for (;;) {
-      for (auto it = box.messages.begin(); it != box.messages.end(); ++it)
-        if (from < 0 || it->from == from) {
-          Message m = *it;
-          box.messages.erase(it);
-          return m;
-        }
-      box.cv.wait(lock);
-    }
-  }
-
- private:
-  FakeWorld& world_;
-  int rank_;
-};
+using kvpolicy::testing::FakeComm;
+using kvpolicy::testing::FakeWorld;
 
 // Under an mpirun, rank 0 reads every row back (its own too) and the workers run what it hands
 // out: the same results as threads here, the file in configuration order, the transport ended on
