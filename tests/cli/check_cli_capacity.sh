@@ -75,7 +75,7 @@ expect_blocks "study lpc -p lru,belady --baseline lru --oracle belady -t t.kvtra
   "$(python3 -c "print(int($unique * 0.02 + 0.5))")"
 
 # Python's simulate reads the same capacities.
-if [[ -n $PYDIR && -d $PYDIR/kvpolicy ]]; then
+if [[ -n $PYDIR && -f $PYDIR/kvpolicy/__init__.py ]]; then  # the built package, not plot_mrc.py alone
   PYTHONPATH=$PYDIR /usr/bin/python3 - t.kvtrace "$unique" <<'EOF' || fail "Python simulate: 100% is not every unique block"
 import sys, kvpolicy
 rows = kvpolicy.simulate(sys.argv[1], ["lru"], ["100%", "150%"])

@@ -692,7 +692,7 @@ class Campaign:
 
     # --- the Python API: threads and misuse ------------------------------------------------
     def python(self, module_dir):
-        if not os.path.exists(os.path.join(module_dir, "kvpolicy")):
+        if not os.path.exists(os.path.join(module_dir, "kvpolicy", "__init__.py")):
             print(f"fault_campaign: no Python module in {module_dir}; its classes skipped",
                   file=sys.stderr)
             return
