@@ -20,7 +20,7 @@ import os
 import sys
 
 import plotting
-from plotting import plt
+from plotting import latency_axis, legend_beside, offline_style, plt
 
 
 def save(fig, out_dir, prefix, name):
@@ -32,10 +32,12 @@ def overview(c, out_dir, prefix):
     ax = axes[0]
     ax.bar(["blocks", "tokens"], [c["ideal_hit_rate"] * 100, c["ideal_token_hit_rate"] * 100],
            color=["tab:blue", "tab:cyan"])
+    ax.set_xlabel("hits counted in")
     ax.set_ylabel("hit rate of an infinite cache (%)")
     ax.set_title("ideal hit rate (KVCache in the Wild, Fig. 4)")
     for i, v in enumerate([c["ideal_hit_rate"], c["ideal_token_hit_rate"]]):
         ax.text(i, v * 100, f"{v * 100:.1f}%", ha="center", va="bottom")
+    ax.set_ylim(0, max(c["ideal_hit_rate"], c["ideal_token_hit_rate"]) * 112 + 1)  # room for them
 
     ax = axes[1]
     hits = [c["single_turn_hits"], c["multi_turn_hits"]]
@@ -45,9 +47,10 @@ def overview(c, out_dir, prefix):
     ax.bar([i - 0.2 for i in x], [100 * r / total_r for r in reqs], 0.4, label="requests")
     ax.bar([i + 0.2 for i in x], [100 * h / total_h for h in hits], 0.4, label="block hits")
     ax.set_xticks(x, ["single-turn", "multi-turn"])
+    ax.set_xlabel("requests")
     ax.set_ylabel("share (%)")
     ax.set_title("hits by single- vs multi-turn requests")
-    ax.legend()
+    ax.legend(fontsize=8)
 
     ax = axes[2]
     types = c.get("types", [])
@@ -59,10 +62,12 @@ def overview(c, out_dir, prefix):
            label="multi-turn share")
     ax.bar([i + 0.27 for i in xs], [t["hit_share"] * 100 for t in types], 0.27, label="hits")
     ax.set_xticks(list(xs), names)
+    ax.set_xlabel("request type")
     ax.set_ylabel("%")
     ax.set_title("request types (KVCache in the Wild, Fig. 5)")
-    ax.legend(fontsize=8)
-    fig.suptitle(os.path.basename(c["trace"]), fontsize=9)
+    legend_beside(ax)
+    fig.suptitle(f"what an infinite cache hits, and where: {os.path.basename(c['trace'])}",
+                 fontsize=9)
     save(fig, out_dir, prefix, "overview")
 
 
@@ -103,7 +108,7 @@ def reuse_time(c, out_dir, prefix):
     ax.set_xlabel("reuse time (s)")
     ax.set_ylabel("CDF")
     ax.set_title("reuse time (KVCache in the Wild, Fig. 12-14)")
-    ax.legend(fontsize=7, ncol=2)
+    legend_beside(ax, fontsize=7, ncol=2)
     plotting.style(ax)
     save(fig, out_dir, prefix, "reuse-time")
 
@@ -122,15 +127,17 @@ def reuse_fits(c, out_dir, prefix):
         ax.plot(x, f, "--", color="tab:blue", label="exponential fit")
         ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
+        ax.set_xlabel("reuse time (s)", fontsize=7)
+        ax.set_ylabel("CDF", fontsize=7)
         ax.set_title(f"{k['name']}: mean {k['fit']['mean_s']:.0f}s KS {k['fit']['ks']:.2f}\n"
                      f"reused {k['reuse_share'] * 100:.0f}% of {k['block_accesses']}",
                      fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle("reuse-time CDF per category and its exponential fit (KVCache in the Wild, Fig. 15); x: seconds",
-                 fontsize=9)
+    legend_beside(axes.flat[cols - 1], fontsize=7)
+    fig.suptitle("reuse-time CDF per category and its exponential fit (KVCache in the Wild, "
+                 "Fig. 15)", fontsize=9)
     save(fig, out_dir, prefix, "reuse-fits")
 
 
@@ -142,7 +149,8 @@ def lifespan(c, out_dir, prefix):
     ax.axhline(0.9, color="grey", ls=":")
     ax.set_xlabel("lifespan: first access to last reuse (s)")
     ax.set_ylabel("CDF over reused blocks")
-    ax.set_title(f"block lifespan (KVCache in the Wild, Fig. 19): p90 {c['lifespan_s']['p90']:.0f} s")
+    ax.set_title("block lifespan (KVCache in the Wild, Fig. 19): p90 "
+                 f"{c['lifespan_s']['p90']:.0f} s")
     plotting.style(ax)
     save(fig, out_dir, prefix, "lifespan")
 
@@ -157,7 +165,8 @@ def capacity(c, out_dir, prefix):
     ax2 = ax.twinx()
     ax2.plot(t, [p[1] for p in c["capacity"]], alpha=0)
     ax2.set_ylabel("blocks")
-    ax.set_title(f"capacity an ideal policy needs (KVCache in the Wild, Fig. 22): peak {c['peak_live_gb']:.1f} GB")
+    ax.set_title("capacity an ideal policy needs (KVCache in the Wild, Fig. 22): peak "
+                 f"{c['peak_live_gb']:.1f} GB")
     plotting.style(ax)
     save(fig, out_dir, prefix, "capacity")
 
@@ -166,25 +175,30 @@ def study(path, out_dir, prefix):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     if not rows:
         return
-    series = {}
+    series, series_rows = {}, {}
     for r in rows:
         label = r["policy"] + (":" + r["params"] if r["params"] else "")
+        series_rows.setdefault(label, r)
         ratio = r["dram_capacity_blocks"] / r["capacity_blocks"]
         series.setdefault(label, []).append((ratio, r["block_hit_rate"] * 100,
                                              r["ttft_mean_ms"], r["ttft_p99_ms"]))
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     for label, pts in series.items():
         pts.sort()
-        style = "-o" if label.startswith("wa") else "--."
-        lw = 2 if label == "wa" else 1
+        lw = 2 if label == "wa" else 1  # the policy the study is about
         for ax, i in zip(axes, (1, 2, 3)):
-            ax.plot([p[0] for p in pts], [p[i] for p in pts], style, lw=lw, label=label, ms=4)
+            ax.plot([p[0] for p in pts], [p[i] for p in pts], marker="o", lw=lw, ms=4,
+                    **offline_style(label, series_rows[label]))
     for ax, title in zip(axes, ("block hit rate (%)", "mean TTFT (ms)", "P99 TTFT (ms)")):
         ax.set_xlabel("DRAM / HBM")
         ax.set_title(title)
-        ax.set_ylim(bottom=0)
+        if "TTFT" in title:
+            latency_axis(ax, title)
+        else:
+            ax.set_ylabel(title)
+            ax.set_ylim(bottom=0)
         plotting.style(ax)
-    axes[0].legend(fontsize=7)
+    legend_beside(axes[-1], fontsize=7)
     fig.suptitle(f"{os.path.basename(rows[0]['trace'])}: HBM {rows[0]['capacity_blocks']} blocks "
                  "(KVCache in the Wild, Figs. 25-27; replay mode, no queueing)", fontsize=9)
     save(fig, out_dir, prefix, "wa-study")

@@ -9,7 +9,7 @@ Needs matplotlib (Debian: python3-matplotlib).
 import json
 import sys
 
-from plotting import plt, save, style
+from plotting import latency_axis, legend_beside, plt, save, style
 
 
 def main(src, out, title):
@@ -22,12 +22,11 @@ def main(src, out, title):
                          if r["policy"] == policy and r["cache_ratio"] == ratio)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=policy)
         ax.set_xscale("log", base=2)
-        ax.set_ylim(bottom=0)
         ax.set_xlabel("batch (samples per SLS query)")
-        ax.set_ylabel("mean SLS latency, ms")
+        latency_axis(ax, "mean SLS latency, ms")
         ax.set_title(f"cache {ratio:.1%} of distinct keys")
         style(ax)
-    axes[0][0].legend()
+    legend_beside(axes[0][-1])
     fig.suptitle(title, fontsize=10)
     save(fig, out, dpi=110)
 

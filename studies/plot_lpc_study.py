@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hit rate against capacity from `kvpolicy study lpc --json FILE` (the LPC paper's Figure 8
-style): one line per policy.
+style): one line per policy, offline references dashed.
 
   kvpolicy study lpc --trace arena.kvtrace --json lpc.jsonl
   /usr/bin/python3 studies/plot_lpc_study.py lpc.jsonl docs/figures/lpc-arena.png
@@ -10,11 +10,11 @@ Needs matplotlib (Debian: python3-matplotlib).
 import json
 import sys
 
-from plotting import plt, save, style
+from plotting import legend_beside, offline_style, plt, save, style, trace_name
 
 
 def main(src, out):
-    curves = {}
+    curves, rows_of = {}, {}
     trace = None
     with open(src) as f:
         for line in f:
@@ -25,20 +25,19 @@ def main(src, out):
             label = r["policy"] + (":" + r["params"] if r["params"] else "")
             curves.setdefault(label, []).append((r["capacity_fraction"] * 100,
                                                  r["block_hit_rate"] * 100))
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+            rows_of.setdefault(label, r)
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
     for label, points in curves.items():
         points.sort()
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                **offline_style(label, rows_of[label]))
     ax.set_xlabel("cache capacity (% of the trace's unique blocks)")
     ax.set_ylabel("block hit rate (%)")
     ax.set_ylim(bottom=0)
-    # A built trace is named "source:path"; the file name is enough.
-    source, _, path = trace.partition(":")
-    ax.set_title(f"hit rate vs capacity (LPC paper, Fig. 8): {source} ({path.rsplit('/', 1)[-1]})"
-                 if path else trace,
+    ax.set_title(f"block hit rate vs capacity (LPC paper, Fig. 8): {trace_name(trace)}",
                  fontsize=10)
     style(ax)
-    ax.legend(fontsize=8)
+    legend_beside(ax)
     save(fig, out)
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Hit rate and TTFT against capacity in GB of KV, from `kvpolicy mrc --json FILE`: block hit
-rate (solid) and token hit rate (dashed) in the first panel, TTFT mean (solid) and P99 (dashed)
-in the second, one colour per policy. `kvpolicy mrc --plot F.png` calls it.
+"""Hit rate and TTFT against capacity in GB of KV, from `kvpolicy mrc --json FILE`: block and
+token hit rate, mean and P99 replay TTFT, one panel each and one colour per policy; offline
+references dashed; each target answer marked, with the target as a line. `kvpolicy mrc --plot
+F.png` calls it.
 
   kvpolicy mrc --trace T --policy lru,s3fifo --json mrc.jsonl
   python3 -m kvpolicy.plot_mrc mrc.jsonl mrc.png     # or: python3 plot_mrc.py mrc.jsonl mrc.png
@@ -10,21 +11,15 @@ Part of the Python package kvpolicy (and installed as share/kvpolicy/plot_mrc.py
 command line, which runs it as a script). Needs matplotlib (Debian: python3-matplotlib).
 """
 import json
-import os
 import sys
 
 try:
-    import matplotlib
-except ImportError:
-    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)  # the system's has it
-    sys.exit("plot_mrc.py needs matplotlib: apt-get install python3-matplotlib (Debian), "
-             "or pip install matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    from . import figures
+except ImportError:  # run as a script: figures.py is beside it
+    import figures
 
 
-def main(src, out):
+def read(src):
     curves, targets = {}, []
     trace = cost = None
     with open(src) as f:
@@ -41,37 +36,50 @@ def main(src, out):
             curves.setdefault(label, []).append(r)
     if not curves:
         sys.exit(f"plot_mrc.py: no points in {src}")
-    fig, (hit_ax, ttft_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
+    return curves, targets, trace, cost
+
+
+def figure(src):
+    """The figure of `kvpolicy mrc --json` rows in `src`."""
+    curves, targets, trace, cost = read(src)
+    fig, axes = figures.plt.subplots(2, 2, figsize=(11, 7.5))
+    panels = [(axes[0][0], "block_hit_rate", 100, "block hit rate (%)"),
+              (axes[0][1], "token_hit_rate", 100, "token hit rate (%)"),
+              (axes[1][0], "ttft_mean_ms", 1, "mean replay TTFT (ms)"),
+              (axes[1][1], "ttft_p99_ms", 1, "P99 replay TTFT (ms)")]
+    all_gb = [r["capacity_gb"] for rows in curves.values() for r in rows]
     for i, (label, rows) in enumerate(curves.items()):
         rows.sort(key=lambda r: r["capacity_gb"])
         gb = [r["capacity_gb"] for r in rows]
-        colour = f"C{i}"
-        hit_ax.plot(gb, [r["block_hit_rate"] * 100 for r in rows], color=colour,
-                    label=f"{label} (block)")
-        hit_ax.plot(gb, [r["token_hit_rate"] * 100 for r in rows], color=colour, ls="--",
-                    label=f"{label} (token)")
-        ttft_ax.plot(gb, [r["ttft_mean_ms"] for r in rows], color=colour, label=f"{label} mean")
-        ttft_ax.plot(gb, [r["ttft_p99_ms"] for r in rows], color=colour, ls="--",
-                     label=f"{label} P99")
+        for ax, key, scale, _ in panels:
+            ax.plot(gb, [r[key] * scale for r in rows], color=f"C{i}",
+                    **figures.offline_style(label, rows[0]))
+    hit_ax = axes[0][0]
+    for hit in sorted({t[2] for t in targets}):
+        hit_ax.axhline(hit, color="grey", lw=0.8, ls=":")
+        hit_ax.annotate(f"target {hit:g} %", (1, hit), xycoords=("axes fraction", "data"),
+                        xytext=(-2, -10), textcoords="offset points", fontsize=7, color="grey",
+                        ha="right")
     for label, gb, hit in targets:
         hit_ax.plot([gb], [hit], marker="o", color="black", ms=4)
-    all_gb = [r["capacity_gb"] for rows in curves.values() for r in rows]
-    for ax in (hit_ax, ttft_ax):
-        ax.set_xlabel("KV cache capacity (GB)")
-        if max(all_gb) > 20 * min(all_gb):  # a geometric sweep reads best on a log axis
-            ax.set_xscale("log")
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    hit_ax.set_ylabel("hit rate (%)")
-    ttft_ax.set_ylabel("replay TTFT (ms, no queueing)")
-    # A built trace is named "source:path"; the file name is enough.
-    source, _, path = trace.partition(":")
-    name = f"{source} ({path.rsplit('/', 1)[-1]})" if path else trace.rsplit("/", 1)[-1]
-    fig.suptitle(f"hit rate and TTFT vs capacity: {name}, {cost}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    print(out)
+        hit_ax.annotate(f"{figures.gb_text(gb)} GB", (gb, hit), xytext=(-4, 4),
+                        textcoords="offset points", fontsize=7, ha="right")
+    for ax, _, _, ylabel in panels:
+        figures.gb_axis(ax, "KV cache capacity (GB, one cache in replay mode)", all_gb)
+        if "TTFT" in ylabel:
+            figures.latency_axis(ax, ylabel)
+        else:
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(bottom=0)
+        figures.style(ax)
+    figures.legend_beside(axes[0][1])
+    fig.suptitle("hit rate and replay TTFT (no queueing) vs KV capacity: "
+                 f"{figures.trace_name(trace)}, {cost}", fontsize=10)
+    return fig
+
+
+def main(src, out):
+    figures.save(figure(src), out)
 
 
 if __name__ == "__main__":
