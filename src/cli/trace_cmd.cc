@@ -58,6 +58,7 @@ void stats(const StatsArgs& args) {
   double mb_per_s = l.seconds > 0 ? l.file_bytes / 1e6 / l.seconds : 0;
   auto pct = [](double a, double b) { return b > 0 ? 100 * a / b : 0.0; };
 
+  print_assumptions(t.assumptions);
   fmt::print("trace {}: {} requests, blocks of {} tokens\n", t.name, s.requests, t.block_tokens);
   fmt::print("load: {:.3f} s ({:.1f} MB, {:.0f} MB/s)\n", l.seconds, l.file_bytes / 1e6, mb_per_s);
   if (s.requests_with_session == 0) {
