@@ -14,6 +14,7 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/assumed_prompts.h"
 #include "kvpolicy/trace/characterize.h"
 #include "kvpolicy/trace/trace_io.h"
 #include "kvpolicy/trace/trace_stats.h"
@@ -130,6 +131,13 @@ void convert(const ConvertArgs& args) {
     write_native(out, args.out);
   else
     write_oracle_general(out, args.out, args.obj_size);
+  // oracleGeneral has no place for them: the converted file's hit rates would not say they are
+  // the model's.
+  if (args.to != "native" && !out.assumptions.empty())
+    fmt::print(stderr,
+               "kvpolicy: warning: {} has no place for the trace's assumptions; its blocks are "
+               "still the assumption model's: {}\n",
+               args.to, assumption_line(out.assumptions));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("{}: {} requests, {} block accesses -> {} ({}) in {:.3f} s\n", out.name, out.size(),
              out.num_block_accesses(), args.out, args.to, secs);
