@@ -13,6 +13,7 @@
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/assumed_prompts.h"
 #include "kvpolicy/trace/characterize.h"
@@ -93,6 +94,7 @@ void stats(const StatsArgs& args) {
   std::string extra =
       fmt::format(R"("continued_requests":{},"load_seconds":{:.6f},"file_bytes":{})", l.continued,
                   l.seconds, l.file_bytes);
+  if (!t.assumptions.empty()) extra += ",\"assumptions\":" + json_string(t.assumptions.model);
   if (args.deep) {
     CharacterizeOptions opts;
     opts.turn_buckets = args.turn_buckets;

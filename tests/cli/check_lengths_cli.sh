@@ -71,6 +71,9 @@ model="system=256,system_prompts=4,turns=4,reply=output,idle=600,seed=1"
   fail "trace import did not state the assumptions: $out"
 [[ $out == *"--assume \"$model\")"* ]] || fail "trace import's model is not '$model': $out"
 check_assumed small.kvtrace "$model"
+"$K" trace stats -t small.kvtrace --json stats.json > /dev/null 2>&1 || fail "trace stats"
+python3 -c 'import json, sys; assert json.load(open("stats.json"))["assumptions"] == sys.argv[1]' \
+  "$model" || fail "trace stats --json has not the assumptions"
 # A trace with the content logged prints nothing of the kind.
 "$K" trace generate --kind zipf --params requests=200,prefixes=20 --out g.kvtrace > /dev/null 2>&1 ||
   fail "trace generate"
