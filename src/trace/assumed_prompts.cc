@@ -4,12 +4,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/types.h"
 #include "kvpolicy/trace/text_trace.h"
+#include "kvpolicy/trace/trace_stream.h"
 
 namespace kvpolicy {
 namespace {
@@ -102,6 +105,16 @@ AssumedPromptReport assume_prompts(Trace& trace, const AssumedPromptModel& m) {
   const Time idle = static_cast<Time>(std::llround(m.idle * kMicrosPerSecond));
   // Geometric on {1, 2, ...} with mean `turns`: P(length > k) = q^k, q = 1 - 1/turns.
   const double q = 1 - 1 / m.turns;
+
+  // The lengths are the log's: an absurd one (billions of tokens) must be one clear error, not
+  // an allocation that fails halfway.
+  uint64_t blocks = 0, longest = 0;
+  for (uint32_t len : trace.prompt_tokens) {
+    blocks += (uint64_t(len) + B - 1) / B;
+    longest = std::max<uint64_t>(longest, len);
+  }
+  require_memory(blocks * kTraceBytesPerBlock + n * kTraceBytesPerRequest + longest * 4,
+                 "--assume: the prompts of the log's lengths");
 
   std::vector<Session> sessions;
   // Open sessions by context length: a request continues the longest context it holds.
