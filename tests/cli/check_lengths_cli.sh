@@ -81,7 +81,7 @@ python3 -c 'import json, sys; assert json.load(open("stats.json"))["assumptions"
   fail "simulate printed assumptions for a trace without any"
 
 # --- The real Azure traces ------------------------------------------------------------------
-azure=azure-2023/AzureLLMInferenceTrace
+azure="azure-2023/AzureLLMInferenceTrace"
 if [[ -n $data && -f $data/${azure}_conv.csv && -f $data/${azure}_code.csv ]]; then
   for kind in conv code; do
     refused "$data/${azure}_$kind.csv" "$lengths_map"
