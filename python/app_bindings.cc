@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,10 @@ py::dict import_summary(const app::ImportSummary& s) {
   d["output_tokens"] = s.output_tokens;
   d["duration_s"] = s.duration_s;
   d["sorted"] = s.sorted;
+  d["assumptions"] =
+      s.assumptions.empty() ? py::object(py::none()) : py::object(py::str(s.assumptions.model));
+  d["assumptions_statement"] = s.assumptions.statement;
+  d["continuations"] = s.continuations;
   return d;
 }
 
@@ -217,7 +222,8 @@ void bind_app(py::module_& m) {
       "_import_trace",
       [](const std::string& input, const std::string& map, const std::string& out,
          const std::string& format, const std::string& time_unit, uint32_t block_tokens,
-         const std::string& tokenizer, bool skip_bad_lines) {
+         const std::string& tokenizer, bool skip_bad_lines,
+         const std::optional<std::string>& assume) {
         app::ImportSpec spec;
         spec.input = input;
         spec.map = map;
@@ -227,6 +233,7 @@ void bind_app(py::module_& m) {
         spec.opts.time_unit = time_unit;
         spec.opts.block_tokens = block_tokens;
         spec.opts.skip_bad_lines = skip_bad_lines;
+        spec.opts.assume = assume;
         if (block_tokens < 1) throw ConfigError("block_tokens must be at least 1");
         app::ImportSummary s;
         {
@@ -236,7 +243,7 @@ void bind_app(py::module_& m) {
         return import_summary(s);
       },
       py::arg("input"), py::arg("map"), py::arg("out"), py::arg("format"), py::arg("time_unit"),
-      py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"));
+      py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"), py::arg("assume"));
   m.def("_policies", [] {
     py::list out;
     for (const PolicyInfo& p : PolicyRegistry::instance().all()) {

@@ -138,6 +138,16 @@ PYBIND11_MODULE(_kvpolicy, m) {
   py::class_<Trace>(m, "Trace", "A replayable trace: requests with chained block keys")
       .def_readonly("name", &Trace::name, "the trace's name (its source and path)")
       .def_readonly("block_tokens", &Trace::block_tokens, "tokens per KV block")
+      .def_property_readonly(
+          "assumptions",
+          [](const Trace& t) -> py::object {
+            if (t.assumptions.empty()) return py::none();
+            return py::str(t.assumptions.model);
+          },
+          "the assumption model its prompts were made by (trace import --assume), or None")
+      .def_property_readonly(
+          "assumptions_statement", [](const Trace& t) { return t.assumptions.statement; },
+          "that model in one line for humans (\"\" when None)")
       .def("__len__", &Trace::size, "the number of requests")
       .def_property_readonly("block_accesses", &Trace::num_block_accesses,
                              "prompt blocks over all requests")

@@ -128,7 +128,7 @@ def mrc(trace, policies=("lru",), *, points=40, min="1%", max="100%", linear=Fal
 
 
 def import_trace(input, map, out, *, format="auto", time_unit="s", block_tokens=16,
-                 tokenizer="auto", skip_bad_lines=False):
+                 tokenizer="auto", skip_bad_lines=False, assume=None):
     """Imports your own request log (CSV or JSONL, one request per row) as a native trace
     written to `out` (FILE.kvtrace), as `kvpolicy trace import` does.
 
@@ -137,9 +137,17 @@ def import_trace(input, map, out, *, format="auto", time_unit="s", block_tokens=
     was written: a dict of requests, sessions, skipped_rows, block_accesses, unique_blocks,
     prompt_tokens, output_tokens, duration_s, format, the tokenizer used (or None) and paths.
     Load the result with load_trace(out).
+
+    A log of lengths only (map prompt_tokens=COLUMN, no tokens, text or hashes) is refused
+    unless `assume` names an assumption model, key=value,... ("" for its defaults), as
+    `--assume` does: the prompts are then the model's, and the dict's `assumptions` (the model,
+    defaults filled in), `assumptions_statement` and `continuations` say so; hit rates on such a
+    trace measure the assumptions (docs/formats.md, "Length-only logs").
     """
+    if assume is not None and not isinstance(assume, str):
+        raise TypeError("assume must be a str (key=value,...) or None")
     return _import_trace(str(input), map, str(out), format, time_unit, int(block_tokens),
-                         str(tokenizer), bool(skip_bad_lines))
+                         str(tokenizer), bool(skip_bad_lines), assume)
 
 
 def policies():

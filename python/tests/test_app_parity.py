@@ -143,6 +143,31 @@ def test_import_trace_writes_what_the_cli_writes(tmp_path):
 
 
 @needs_cli
+def test_import_trace_assumes_what_the_cli_assumes(tmp_path):
+    log = tmp_path / "lengths.csv"
+    log.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(
+        f"{i * 0.5},{100 + (i * 397) % 2000},{1 + (i * 31) % 200}\n" for i in range(200)))
+    lengths = "time=TIMESTAMP,prompt_tokens=ContextTokens,output=GeneratedTokens"
+    # Without a model the log is refused, as on the command line.
+    with pytest.raises(kvpolicy.ConfigError, match="--assume MODEL"):
+        kvpolicy.import_trace(log, lengths, tmp_path / "x.kvtrace")
+    printed = cli("trace", "import", "-i", log, "-o", tmp_path / "cli.kvtrace", "--map", lengths,
+                  "--assume", "system=64,turns=4").stdout
+    got = kvpolicy.import_trace(log, lengths, tmp_path / "py.kvtrace", assume="system=64,turns=4")
+    assert (tmp_path / "cli.kvtrace").read_bytes() == (tmp_path / "py.kvtrace").read_bytes()
+    assert got["assumptions"] == "system=64,system_prompts=4,turns=4,reply=output,idle=600,seed=1"
+    assert f"assumed prompts: {got['assumptions_statement']}" in printed
+    assert f"{got['continuations']} of {got['requests']} requests continue a session" in printed
+    trace = kvpolicy.load_trace(str(tmp_path / "py.kvtrace"))
+    assert trace.assumptions == got["assumptions"]
+    assert trace.assumptions_statement == got["assumptions_statement"]
+    rows = kvpolicy.simulate(str(tmp_path / "py.kvtrace"), policies=["lru"], capacities=["10%"])
+    assert all(r["assumptions"] == got["assumptions"] for r in rows)
+    assert kvpolicy.import_trace(log, lengths, tmp_path / "d.kvtrace", assume="")["assumptions"] \
+        == "system=512,system_prompts=4,turns=3,reply=output,idle=600,seed=1"
+
+
+@needs_cli
 def test_policies_and_routers_list_what_the_cli_lists():
     listing = cli("policies").stdout
     names = [p["name"] for p in kvpolicy.policies()]

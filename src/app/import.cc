@@ -16,7 +16,7 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   if (out.size() < 8 || out.compare(out.size() - 8, 8, ".kvtrace") != 0)
     throw ConfigError("--out must end in .kvtrace");
   ImportOptions opts = spec.opts;
-  opts.map = parse_import_mapping(spec.map);
+  opts.map = parse_import_mapping(spec.map, opts.assume.has_value());
   std::unique_ptr<Tokenizer> tok;
   if (!opts.map.text.empty() || !opts.map.output_text.empty()) {
     std::string note;
@@ -53,6 +53,8 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   s.unique_blocks = count_unique_blocks(t);
   s.duration_s = t.size() ? double(t.time.back()) / kMicrosPerSecond : 0.0;
   s.sorted = rep.sorted;
+  s.assumptions = t.assumptions;
+  s.continuations = rep.assumed.continuations;
   return s;
 }
 

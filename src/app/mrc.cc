@@ -57,6 +57,9 @@ std::vector<ResultFieldOf<Row>> row_head() {
   std::vector<ResultFieldOf<Row>> f;
   f.push_back(text("kind", &Row::kind, "`point` (a capacity on a curve) or `target`"));
   f.push_back(text("trace", &Row::trace, "the trace's name (its path as given)"));
+  f.push_back(optional_text("assumptions", &Row::assumptions,
+                            "as in replay: the trace's assumption model, when its prompts are "
+                            "assumed"));
   f.push_back(text("policy", &Row::policy, "policy name"));
   f.push_back(text("params", &Row::params, "its `key=value,...` parameters as given"));
   return f;
@@ -147,6 +150,7 @@ Row head_row(const Trace& trace, const MrcCurve& c, const char* kind) {
   Row row;
   row.kind = kind;
   row.trace = trace.name;
+  row.assumptions = trace.assumptions.model;
   row.policy = c.spec.name;
   row.params = c.spec.params;
   return row;

@@ -6,9 +6,14 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
+#include "kvpolicy/trace/assumed_prompts.h"
 #include "kvpolicy/trace/trace_io.h"
 
 namespace kvpolicy::cli {
+
+void print_assumptions(const Trace::Assumptions& assumptions) {
+  if (!assumptions.empty()) fmt::print("{}\n", assumption_line(assumptions));
+}
 
 void TraceArgs::add(CLI::App* app, bool required) { add_trace_options(app, *this, required); }
 

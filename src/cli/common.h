@@ -29,6 +29,10 @@ using app::resolve_capacity;
 using app::ResolvedCapacity;
 using app::with_commas;
 
+// The line above every table of results on a trace whose prompts an assumption model made
+// (`trace import --assume`): "assumed prompts: ..." on stdout; nothing for any other trace.
+void print_assumptions(const Trace::Assumptions& assumptions);
+
 // --trace/--format/--skip-bad-lines/--block-tokens/--max-requests/--sessions: app::TraceOptions
 // from flags (--infer-sessions is a deprecated spelling of --sessions infer).
 void add_trace_options(CLI::App* app, app::TraceOptions& trace, bool required);

@@ -86,6 +86,7 @@ void print_identical_rows(const std::vector<Row>& rows) {
 
 void print_tables(const Trace& trace, const TraceFacts& facts, const CostModel& cost,
                   const std::vector<ResolvedCapacity>& caps, std::vector<Row>& rows) {
+  print_assumptions(trace.assumptions);
   fmt::print("workload: {}\n", trace.name);
   fmt::print("  {} requests, {} block accesses, {} unique blocks of {} tokens\n", facts.requests,
              facts.block_accesses, facts.unique_blocks, trace.block_tokens);

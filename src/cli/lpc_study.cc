@@ -92,6 +92,7 @@ CLI::App* add(CLI::App& parent, const std::string& name) {
     if (out->resume && out->json_path.empty()) throw ConfigError("--resume needs --json FILE");
     if (!out->json_path.empty()) check_writable(out->json_path);  // before the work
     Trace trace = trace_args->load();
+    print_assumptions(trace.assumptions);  // above the tables that follow
     std::string policies;
     for (auto& s : policies_the_trace_feeds(o->policies, trace))
       policies += (policies.empty() ? "" : ",") + s.label();

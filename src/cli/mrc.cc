@@ -151,6 +151,7 @@ void run(const MrcArgs& a) {
   const size_t hi = plan->hi;
   const ReplayOptions& opts = plan->opts;
 
+  print_assumptions(trace.assumptions);
   fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens\n",
              trace.name, facts.requests, facts.block_accesses, facts.unique_blocks,
              trace.block_tokens);

@@ -126,6 +126,7 @@ void add(CLI::App& app) {
     TraceFacts facts = trace_facts(trace);
     cost = cost.with_block_tokens(trace.block_tokens);
     auto caps = args->capacities.resolve(facts.unique_blocks, cost);
+    print_assumptions(trace.assumptions);
     fmt::print("trace {}: {} requests, {} block accesses, {} unique blocks\n", trace.name,
                facts.requests, facts.block_accesses, facts.unique_blocks);
     for (auto& c : caps) fmt::print("capacity {}\n", c.label());

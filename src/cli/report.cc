@@ -29,11 +29,12 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid) {
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
                  const TraceFacts* known_facts) {
   TraceFacts facts = known_facts ? *known_facts : trace_facts(trace);
-  print_table(trace.name, trace.block_tokens, facts, results);
+  print_table(trace.name, trace.block_tokens, facts, results, trace.assumptions);
 }
 
 void print_table(const std::string& trace_name, uint32_t block_tokens, const TraceFacts& facts,
-                 const std::vector<ReplayResult>& results) {
+                 const std::vector<ReplayResult>& results, const Trace::Assumptions& assumptions) {
+  print_assumptions(assumptions);
   // A streamed replay with capacities in blocks does not count the unique blocks.
   std::string unique =
       facts.unique_blocks ? std::to_string(facts.unique_blocks) : std::string("(uncounted)");

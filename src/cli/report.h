@@ -28,9 +28,11 @@ void add_sweep_options(CLI::App* cmd, GridOptions& grid);
 
 void print_table(const Trace& trace, const std::vector<ReplayResult>& results,
                  const TraceFacts* facts = nullptr);
-// The same for a trace not held (a stream): facts.unique_blocks = 0 when not counted.
+// The same for a trace not held (a stream): facts.unique_blocks = 0 when not counted;
+// `assumptions` are the trace's (print_assumptions).
 void print_table(const std::string& trace_name, uint32_t block_tokens, const TraceFacts& facts,
-                 const std::vector<ReplayResult>& results);
+                 const std::vector<ReplayResult>& results,
+                 const Trace::Assumptions& assumptions = {});
 // One stderr line per row whose policy's model was never fitted (ReplayResult::model_fitted).
 void warn_unfitted_models(const std::vector<ReplayResult>& results);
 void write_json(const std::string& path, const std::vector<ReplayResult>& results);

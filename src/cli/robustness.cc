@@ -110,6 +110,7 @@ CLI::App* add(CLI::App& parent, const std::string& name) {
       };
       auto rows = run_robustness(trace, oracle, blocks, opts);
       for (auto& r : rows) r.capacity_fraction = caps[c].capacity.fraction();
+      print_assumptions(trace.assumptions);
       fmt::print("trace {}: capacity {}, {} noise redrawn per {}\n", trace.name, caps[c].label(),
                  args->noise_kind, args->redraw);
       print(rows, names);

@@ -88,6 +88,7 @@ void ServeArgs::say_ignored(const CLI::App& cmd) const {
 
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
                        const CostModel& cost) {
+  print_assumptions(trace.assumptions);
   fmt::print("trace {}: {} requests, {} block accesses of {} tokens; cost model {}\n", trace.name,
              trace.size(), trace.num_block_accesses(), trace.block_tokens, cost.label());
   double gb_per_block = cost.with_block_tokens(trace.block_tokens).kv_bytes_per_block() / 1e9;

@@ -85,7 +85,7 @@ void simulate_streamed(const SimulateArgs& args, const CostModel& cost, const Gr
   shown.unique_blocks = facts.unique_blocks;
   shown.prompt_tokens = facts.prompt_tokens;
   shown.infinite_hit_rate = results.empty() ? 0 : results[0].infinite_hit_rate;
-  print_table(facts.name, facts.block_tokens, shown, results);
+  print_table(facts.name, facts.block_tokens, shown, results, first.assumptions);
   if (!grid.csv_path.empty()) write_csv(grid.csv_path, results);
 }
 

@@ -148,6 +148,7 @@ void run(const TailArgs& a) {
   size_t sessions = 0;
   for (size_t r = 0; r < trace.size(); ++r) sessions += trace.turn[r] == 1;
   LinearFit fit = o.cost.linear_fit();
+  print_assumptions(trace.assumptions);
   fmt::print("trace {}: {} requests, {} sessions, {}-token blocks\n", trace.name, trace.size(),
              sessions, trace.block_tokens);
   fmt::print(

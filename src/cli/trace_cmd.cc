@@ -13,7 +13,9 @@
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/sim/sim.h"
+#include "kvpolicy/trace/assumed_prompts.h"
 #include "kvpolicy/trace/characterize.h"
 #include "kvpolicy/trace/trace_io.h"
 #include "kvpolicy/trace/trace_stats.h"
@@ -58,6 +60,7 @@ void stats(const StatsArgs& args) {
   double mb_per_s = l.seconds > 0 ? l.file_bytes / 1e6 / l.seconds : 0;
   auto pct = [](double a, double b) { return b > 0 ? 100 * a / b : 0.0; };
 
+  print_assumptions(t.assumptions);
   fmt::print("trace {}: {} requests, blocks of {} tokens\n", t.name, s.requests, t.block_tokens);
   fmt::print("load: {:.3f} s ({:.1f} MB, {:.0f} MB/s)\n", l.seconds, l.file_bytes / 1e6, mb_per_s);
   if (s.requests_with_session == 0) {
@@ -91,6 +94,7 @@ void stats(const StatsArgs& args) {
   std::string extra =
       fmt::format(R"("continued_requests":{},"load_seconds":{:.6f},"file_bytes":{})", l.continued,
                   l.seconds, l.file_bytes);
+  if (!t.assumptions.empty()) extra += ",\"assumptions\":" + json_string(t.assumptions.model);
   if (args.deep) {
     CharacterizeOptions opts;
     opts.turn_buckets = args.turn_buckets;
@@ -129,6 +133,13 @@ void convert(const ConvertArgs& args) {
     write_native(out, args.out);
   else
     write_oracle_general(out, args.out, args.obj_size);
+  // oracleGeneral has no place for them: the converted file's hit rates would not say they are
+  // the model's.
+  if (args.to != "native" && !out.assumptions.empty())
+    fmt::print(stderr,
+               "kvpolicy: warning: {} has no place for the trace's assumptions; its blocks are "
+               "still the assumption model's: {}\n",
+               args.to, assumption_line(out.assumptions));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("{}: {} requests, {} block accesses -> {} ({}) in {:.3f} s\n", out.name, out.size(),
              out.num_block_accesses(), args.out, args.to, secs);

@@ -24,6 +24,9 @@ void run(const ImportArgs& a) {
       s.unique_blocks, s.prompt_tokens, s.output_tokens, s.duration_s);
   // On stderr: the vocabulary's path is the machine's, not the trace's.
   if (!s.tokenizer.empty()) fmt::print(stderr, "kvpolicy: tokenized text with {}\n", s.tokenizer);
+  if (!s.assumptions.empty())
+    fmt::print("{}; {} of {} requests continue a session\n", assumption_line(s.assumptions),
+               s.continuations, s.requests);
   fmt::print("wrote {}\n", s.out);
 }
 
@@ -36,9 +39,17 @@ void add(CLI::App& app) {
       ->required();
   cmd->add_option("--map", args->map,
                   "target=column,...: time (required); one of tokens, text, hashes (the "
-                  "prompt); optional session, prompt_tokens (with hashes), output or "
-                  "output_text, turn, category, user")
+                  "prompt); optional session, prompt_tokens (with hashes; alone with --assume), "
+                  "output or output_text, turn, category, user")
       ->required();
+  cmd->add_option_function<std::string>(
+      "--assume", [args](const std::string& model) { args->opts.assume = model; },
+      "MODEL: import a log of lengths only (--map prompt_tokens=COLUMN, no prompt "
+      "content) under this stated assumption model, key=value,... ('' = defaults: " +
+          AssumedPromptModel{}.canonical() +
+          "): shared system prompts of `system` tokens, sessions of geometric length "
+          "with mean `turns`; stored in the trace and printed above every table "
+          "(docs/formats.md, Length-only logs)");
   output_file(cmd->add_option("--out,-o", args->out, "FILE.kvtrace"))->required();
   cmd->add_option("--format", args->opts.format, "csv, jsonl, or auto (by extension)")
       ->check(CLI::IsMember({"auto", "csv", "jsonl"}))

@@ -77,6 +77,7 @@ void run(const StudyArgs& a) {
     }
   }
 
+  print_assumptions(trace.assumptions);
   fmt::print(
       "trace {}: {} requests, {} block accesses, {} unique blocks of {} tokens; infinite-cache "
       "hit rate {:.2f}%\n",

@@ -112,6 +112,7 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   cost = cost.with_block_tokens(trace.block_tokens);
   res.trace = trace.name;
   res.trace_fingerprint = trace_fingerprint(trace);
+  res.assumptions = trace.assumptions.model;
   res.policy = o.policy.name;
   res.params = o.policy.params;
   res.capacity_blocks = o.capacity_blocks;

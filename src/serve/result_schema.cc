@@ -108,6 +108,9 @@ std::vector<ServeResultField> make_fields() {
                }});
   f.push_back(text("trace", &R::trace, "the trace's name (its path as given)"));
   f.push_back(text("trace_fingerprint", &R::trace_fingerprint, "the trace's content", ""));
+  f.push_back(optional_text("assumptions", &R::assumptions,
+                            "as in replay: the trace's assumption model, when its prompts are "
+                            "assumed"));
   f.push_back(text("policy", &R::policy, "the policy of each worker's cache"));
   f.push_back(text("params", &R::params, "its parameters as given"));
   f.push_back(integer("capacity_blocks", &R::capacity_blocks, "blocks",

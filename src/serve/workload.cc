@@ -12,6 +12,7 @@ Workload make_workload(const Trace& trace, std::span<const Time> arrival_us, boo
   s.name = trace.name;
   s.block_tokens = trace.block_tokens;
   s.category_names = trace.category_names;
+  s.assumptions = trace.assumptions;
   s.continuation = trace.continuation;
   size_t n = trace.size();
   std::vector<uint32_t> next_turn(n, UINT32_MAX);

@@ -123,6 +123,7 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
   }
   ReplayResult r = run.finish();
   r.trace_fingerprint = trace_fingerprint(trace);
+  r.assumptions = trace.assumptions.model;
   return r;
 }
 

@@ -21,6 +21,11 @@ std::vector<ResultField> make_fields() {
                    "hex over each request's time, prompt and output tokens and block keys; the "
                    "same read whole or streamed)",
                    ""));
+  f.push_back(optional_text("assumptions", &R::assumptions,
+                            "present when the trace's prompts were made by an assumption model "
+                            "from a log of lengths only (`trace import --assume`): the model "
+                            "with every default filled in; the hit rates then measure the "
+                            "assumptions, not the traffic"));
   f.push_back(text("policy", &R::policy, "policy name"));
   f.push_back(text("params", &R::params, "the policy's `key=value,...` parameters as given"));
   f.push_back({"offline", "bool", "",

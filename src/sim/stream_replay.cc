@@ -40,6 +40,7 @@ ReplayResult replay_stream(const StreamOpener& open, const ExternalOracle* oracl
     throw Error("stream replay: the trace changed since its oracle was built");
   ReplayResult r = run.finish();
   r.trace_fingerprint = checksum.fingerprint();
+  r.assumptions = chunk.assumptions.model;  // every chunk carries the trace's
   return r;
 }
 

@@ -20,6 +20,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/strings.h"
+#include "kvpolicy/trace/assumed_prompts.h"
 
 namespace kvpolicy {
 namespace {
@@ -47,10 +48,13 @@ constexpr Target kTargets[] = {
 // Why a log of prompt lengths alone cannot be imported, for the errors that meet one.
 constexpr const char* kLengthsAreNotPrompts =
     "a prefix cache hits when requests share a prompt prefix, and token counts cannot say "
-    "which requests do. Map the prompts' content: text=COLUMN (the prompt text), tokens=COLUMN "
-    "(a list of token ids per row) or hashes=COLUMN (the engine's block hashes); a log of "
-    "lengths only (such as Azure's LLM inference trace) cannot be replayed without an "
-    "assumption about what its prompts share, which trace import does not make";
+    "which requests do. Missing: the prompts' content or the engine's block hashes. Either "
+    "would supply it: map text=COLUMN (the prompt text, or the chat messages as sent), "
+    "tokens=COLUMN (a list of token ids per row) or hashes=COLUMN (the engine's chained block "
+    "hashes, from its block-hash log). A log of lengths only (such as Azure's LLM inference "
+    "trace) is replayed only under stated assumptions: map prompt_tokens=COLUMN and add "
+    "--assume MODEL (Python: assume=), which simulates what the prompts share (shared system "
+    "prompts, sessions), stores the assumptions in the trace and prints them above every table";
 
 constexpr const char* kNotChained =
     "these are not chained block hashes (each block's hash must cover the blocks before it, as "
@@ -181,6 +185,28 @@ class Names {
 
 constexpr uint32_t kTurnUnknown = 0;  // filled in after sorting: order within the session
 
+// --assume takes a log of lengths only, and makes its sessions itself (assumed_prompts.h).
+AssumedPromptModel assumed_prompts_for(const ImportMapping& m, const std::string& model) {
+  if (!m.tokens.empty() || !m.text.empty() || !m.hashes.empty() || m.prompt_tokens.empty())
+    throw ConfigError(
+        "trace import: --assume is for a log of lengths only: map prompt_tokens=COLUMN and no "
+        "tokens, text or hashes (a log with the prompts' content needs no assumption)");
+  if (!m.session.empty() || !m.turn.empty())
+    throw ConfigError(
+        "trace import: --assume makes the sessions and turns by its model; map "
+        "no session or turn with it");
+  return parse_assumed_prompt_model(model);
+}
+
+// A logged prompt length, from 1 to 2^32 - 1 tokens.
+uint64_t prompt_length(const RowSource& row, const std::string& column) {
+  auto cell = row.scalar(column);
+  std::optional<uint64_t> n;
+  if (!cell || !(n = parse_uint(*cell)) || *n == 0 || *n > UINT32_MAX)
+    row.fail(column, "expected a prompt length from 1 to 2^32 - 1 tokens");
+  return *n;
+}
+
 class Importer {
  public:
   Importer(const std::string& path, const ImportOptions& opts)
@@ -189,6 +215,12 @@ class Importer {
       throw ConfigError("trace import: mapping text or output_text needs a tokenizer");
     trace_.name = path;
     trace_.block_tokens = opts.block_tokens ? opts.block_tokens : 16;
+    if (opts.assume)
+      assume_ = assumed_prompts_for(m_, *opts.assume);
+    else if (m_.tokens.empty() && m_.text.empty() && m_.hashes.empty())
+      throw ConfigError(
+          fmt::format("trace import: a log of lengths only and no assumption model: {}",
+                      kLengthsAreNotPrompts));
   }
 
   // Parses every mapped cell first, so a bad row throws before anything is appended.
@@ -228,6 +260,8 @@ class Importer {
         prompt_tokens = *n;
       }
       check_chained(row);
+    } else if (assume_) {  // lengths only: the model makes the blocks once rows are in time order
+      prompt_tokens = prompt_length(row, m_.prompt_tokens);
     } else {
       tokens_.clear();
       if (!m_.tokens.empty()) {
@@ -333,15 +367,18 @@ class Importer {
   // request and gives rows without a turn their place in the session.
   Trace finish(const std::string& path, ImportReport& report) {
     Trace& t = trace_;
-    // Every prompt one number is a column of lengths (or ids of whole prompts), not content:
+    // Most prompts one number is a column of lengths (or ids of whole prompts), not content:
     // imported, each would be a one-token (or one-block) prompt and the hit rates fiction.
-    if (t.size() && one_number_rows_ == t.size()) {
+    if (t.size() && one_number_rows_ * 2 > t.size()) {
       const std::string& column = !m_.tokens.empty() ? m_.tokens
                                   : !m_.text.empty() ? m_.text
                                                      : m_.hashes;
       throw InputError(path, 0, column,
-                       fmt::format("every row's prompt is one number, which looks like a "
-                                   "token count rather than the prompt: {}",
+                       fmt::format("{}, which looks like a token count rather than the prompt: {}",
+                                   one_number_rows_ == t.size()
+                                       ? std::string("every row's prompt is one number")
+                                       : fmt::format("{} of {} rows' prompts are one number",
+                                                     one_number_rows_, t.size()),
                                    kLengthsAreNotPrompts));
     }
     if (!m_.category.empty()) t.category_names = categories_.names();
@@ -370,6 +407,7 @@ class Importer {
       uint32_t nth = s == kNoSession ? 1 : ++turns_so_far[s];
       if (t.turn[r] == kTurnUnknown) t.turn[r] = nth;
     }
+    if (assume_) report.assumed = assume_prompts(t, *assume_);
     return std::move(trace_);
   }
 
@@ -382,6 +420,7 @@ class Importer {
   std::vector<uint64_t> ids_;
   std::vector<uint32_t> tokens_, out_tokens_;
   uint64_t one_number_rows_ = 0;
+  std::optional<AssumedPromptModel> assume_;  // --assume: a log of lengths only
   // Where each hash was seen (check_chained): its position, the hash before it, its request.
   struct Place {
     uint64_t before;
@@ -464,7 +503,7 @@ std::string detect_import_format(const std::string& path) {
 
 }  // namespace
 
-ImportMapping parse_import_mapping(const std::string& spec) {
+ImportMapping parse_import_mapping(const std::string& spec, bool lengths_only_ok) {
   ImportMapping m;
   std::string valid;
   for (const Target& t : kTargets) valid += (valid.empty() ? "" : ", ") + std::string(t.name);
@@ -493,10 +532,15 @@ ImportMapping parse_import_mapping(const std::string& spec) {
   int prompts = !m.tokens.empty() + !m.text.empty() + !m.hashes.empty();
   if (prompts > 1)
     throw ConfigError("--map: map exactly one of tokens, text and hashes (the prompt)");
-  if (prompts == 0)
+  if (prompts == 0 && !m.prompt_tokens.empty() && !lengths_only_ok)
+    throw ConfigError(
+        fmt::format("--map: a log of lengths only (prompt_tokens, no tokens, text "
+                    "or hashes) and no --assume: {}",
+                    kLengthsAreNotPrompts));
+  if (prompts == 0 && m.prompt_tokens.empty())
     throw ConfigError(
         fmt::format("--map: no prompt mapped (tokens, text or hashes): {}", kLengthsAreNotPrompts));
-  if (!m.prompt_tokens.empty() && m.hashes.empty())
+  if (!m.prompt_tokens.empty() && prompts == 1 && m.hashes.empty())
     throw ConfigError("--map: prompt_tokens goes with hashes (tokens and text are counted)");
   if (!m.output.empty() && !m.output_text.empty())
     throw ConfigError("--map: map output or output_text, not both");

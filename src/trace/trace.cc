@@ -82,6 +82,7 @@ bool Trace::sort_by_time() {
   sorted.name = name;
   sorted.block_tokens = block_tokens;
   sorted.category_names = category_names;
+  sorted.assumptions = assumptions;
   sorted.reserve(size(), blocks.size());
   for (uint32_t r : order) {
     sorted.add_request_keys(time[r], prompt(r), prompt_tokens[r], output_tokens[r], session[r],
@@ -207,6 +208,7 @@ Trace repeat_with_fresh_keys(const Trace& base, size_t copies) {
                        : base.name + " x" + std::to_string(copies) + " (fresh keys per copy)";
   t.block_tokens = base.block_tokens;
   t.category_names = base.category_names;
+  t.assumptions = base.assumptions;
   t.reserve(base.size() * copies, base.num_block_accesses() * copies);
   Time span = (base.size() ? base.time.back() : 0) + kMicrosPerSecond;
   SessionId sessions = 0;

@@ -21,6 +21,7 @@ ReplayResult every_field_set() {
   ReplayResult r;
   r.trace = "t \"quoted\".jsonl";
   r.trace_fingerprint = "3/9/00ff";
+  r.assumptions = "system=512,system_prompts=4,turns=3,reply=output,idle=600,seed=1";
   r.policy = "laru";
   r.params = "predictor=gbm";
   r.offline = true;
@@ -86,6 +87,7 @@ TEST(ResultSchema, OptionalFieldsAreLeftOutOrNull) {
   EXPECT_NE(json.find("\"capacity_fraction\":null"), std::string::npos);
   EXPECT_EQ(json.find("model_fitted"), std::string::npos);
   EXPECT_EQ(json.find("policy_stats"), std::string::npos);
+  EXPECT_EQ(json.find("assumptions"), std::string::npos);
   EXPECT_EQ(parse_result_json(json, "rows.jsonl", 1).to_json(), json);
 }
 

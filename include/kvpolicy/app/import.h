@@ -14,7 +14,7 @@ struct ImportSpec {
   std::string map;                 // target=column,... (parse_import_mapping)
   std::string out;                 // FILE.kvtrace
   std::string tokenizer = "auto";  // for text and output_text: auto, cl100k, approx, or a file
-  ImportOptions opts;              // format, time unit, block size, skip_bad_lines
+  ImportOptions opts;              // format, time unit, block size, skip_bad_lines, assume
 };
 
 // What an import wrote.
@@ -27,6 +27,10 @@ struct ImportSummary {
   uint64_t prompt_tokens = 0, output_tokens = 0;
   double duration_s = 0;  // from the first to the last request
   bool sorted = false;    // rows were not in time order and were sorted (stably)
+  // With opts.assume (a log of lengths only): the model, defaults filled in, and its statement;
+  // and how many requests it made continue a session.
+  Trace::Assumptions assumptions;
+  uint64_t continuations = 0;
 };
 
 // Imports spec.input and writes spec.out; notes (skipped rows, sorting, the tokenizer chosen) go

@@ -90,6 +90,7 @@ std::vector<std::string> mrc_rows(const MrcRun& run);
 // fields mrc_point_fields and mrc_target_fields declare (trace/result_field.h).
 struct MrcRow {
   std::string kind, trace, policy, params, method;
+  std::string assumptions;  // the trace's assumption model (Trace::Assumptions), or empty
   size_t capacity_blocks = 0;
   bool reached = true;  // a target: whether a capacity reached it (else capacity is null)
   double capacity_gb = 0, capacity_share = 0, kv_bytes_per_block = 0;

@@ -63,6 +63,7 @@ struct ServeResult {
   // What replay results carry too (same JSON names).
   std::string trace;
   std::string trace_fingerprint;  // TraceChecksum::fingerprint of the trace served
+  std::string assumptions;        // Trace::Assumptions::model, when the prompts are assumed
   std::string policy;
   std::string params;
   size_t capacity_blocks = 0;

@@ -29,6 +29,9 @@ struct ReplayResult {
   // The trace's content as replayed (TraceChecksum::fingerprint), part of the resume key; empty
   // in rows written before it existed.
   std::string trace_fingerprint;
+  // The trace's assumption model (Trace::Assumptions::model) when its prompts are assumed, else
+  // empty (and absent from the JSON).
+  std::string assumptions;
   std::string policy;
   std::string params;
   bool offline = false;  // the policy (or the DRAM tier's) reads the trace's future

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "kvpolicy/trace/assumed_prompts.h"
 #include "kvpolicy/trace/text_trace.h"
 #include "kvpolicy/trace/trace.h"
 
@@ -28,8 +30,10 @@ struct ImportMapping {
 
 // Parses "target=column,target=column,...": targets are the fields of ImportMapping; throws
 // ConfigError for an unknown target (listing the valid ones), a repeated one, or a mapping
-// without time or without exactly one of tokens, text and hashes.
-ImportMapping parse_import_mapping(const std::string& spec);
+// without time or without exactly one of tokens, text and hashes. A mapping of lengths only
+// (prompt_tokens and none of those three) is refused, saying what is missing and what would
+// supply it, unless `lengths_only_ok` (an import with ImportOptions::assume).
+ImportMapping parse_import_mapping(const std::string& spec, bool lengths_only_ok = false);
 
 struct ImportOptions {
   ImportMapping map;
@@ -40,15 +44,20 @@ struct ImportOptions {
   uint32_t block_tokens = 16;
   bool skip_bad_lines = false;           // count and skip bad rows instead of failing
   const Tokenizer* tokenizer = nullptr;  // required when text or output_text is mapped
+  // A log of lengths only (prompt_tokens mapped, no prompt content) is imported under this
+  // assumption model (assumed_prompts.h, `key=value,...`; "" = its defaults); unset = such a
+  // log is refused.
+  std::optional<std::string> assume;
 };
 
 struct ImportReport {
-  std::string format;         // csv or jsonl
-  uint64_t lines = 0;         // physical lines read
-  uint64_t rows = 0;          // requests imported
-  uint64_t skipped_rows = 0;  // bad rows skipped (skip_bad_lines)
-  std::string first_skipped;  // the first skipped row's error
-  bool sorted = false;        // rows were not in time order and were sorted (stably)
+  std::string format;           // csv or jsonl
+  uint64_t lines = 0;           // physical lines read
+  uint64_t rows = 0;            // requests imported
+  uint64_t skipped_rows = 0;    // bad rows skipped (skip_bad_lines)
+  std::string first_skipped;    // the first skipped row's error
+  bool sorted = false;          // rows were not in time order and were sorted (stably)
+  AssumedPromptReport assumed;  // with ImportOptions::assume: what the model made
 };
 
 // Reads the log into a trace: times from the earliest row (microseconds), sorted stably if out

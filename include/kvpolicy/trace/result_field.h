@@ -46,6 +46,20 @@ ResultFieldOf<R> text(std::string name, std::string R::*m, std::string desc,
           [m](const R& r) { return r.*m; }};
 }
 
+// A string written only when not empty (absent reads as ""); not a CSV column.
+template <typename R>
+ResultFieldOf<R> optional_text(std::string name, std::string R::*m, std::string desc) {
+  std::string key = name;
+  return {name,
+          "string",
+          "",
+          std::move(desc),
+          [key, m](const R& r, JsonObject& o) {
+            if (!(r.*m).empty()) o.add(key, r.*m);
+          },
+          [key, m](const JsonRecord& j, R& r) { r.*m = j.str_or(key.c_str(), ""); }};
+}
+
 template <typename R, typename T>
 ResultFieldOf<R> integer(std::string name, T R::*m, std::string unit, std::string desc) {
   std::string key = name;

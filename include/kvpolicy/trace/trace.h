@@ -40,6 +40,18 @@ struct Trace {
   std::vector<float> continuation;
   bool has_continuation() const { return !continuation.empty(); }
 
+  // Optional: set when the prompts are not the log's but an assumption model's (`trace import
+  // --assume`, assumed_prompts.h): its parameters with every default filled in, and one line
+  // saying it for humans. Hit rates on such a trace measure the assumptions, so every table and
+  // result row says so (docs/formats.md, "Length-only logs").
+  struct Assumptions {
+    std::string model;      // "system=512,system_prompts=4,turns=3,..."
+    std::string statement;  // "lengths from the log; 4 shared system prompts of 512 tokens; ..."
+    bool empty() const { return model.empty(); }
+    bool operator==(const Assumptions&) const = default;
+  };
+  Assumptions assumptions;
+
   size_t size() const { return time.size(); }
   size_t num_block_accesses() const { return blocks.size(); }
   std::span<const BlockKey> prompt(size_t r) const {

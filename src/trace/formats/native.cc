@@ -5,8 +5,11 @@
 //   columns as raw arrays: time i64[n], session u32[n], turn u32[n], category u16[n], user u32[n],
 //     prompt_tokens u32[n], output_tokens u32[n], block_offset u64[n+1], blocks u64[blocks];
 //   version 2 only: continuation f32[n] (Trace::continuation, each in [0, 1]).
+//   version 3: after the category names, u32 flags, then the assumptions (native_layout.h);
+//     the continuation column as in version 2 when its flag is set.
 // A trace without the continuation column is written as version 1, byte for byte as before, so
-// older builds still read it; version 2 is written only when the column is present.
+// older builds still read it; version 2 is written only when the column is present, version 3
+// only when the trace carries assumptions (a length-only log's, `trace import --assume`).
 // A load is one read per column; the checksum and the structural checks turn a truncated or
 // corrupt file into an InputError.
 #include <algorithm>
@@ -120,7 +123,10 @@ void write_native(const Trace& trace, const std::string& path) {
   Writer out(file);
   unsigned char h[kHeaderBytes] = {};
   std::memcpy(h, kMagic, sizeof kMagic);
-  put<uint32_t>(h + 8, trace.has_continuation() ? kVersionContinuation : kVersion);
+  const bool flagged = !trace.assumptions.empty();
+  put<uint32_t>(h + 8, flagged                    ? kVersionFlags
+                       : trace.has_continuation() ? kVersionContinuation
+                                                  : kVersion);
   put<uint32_t>(h + 12, trace.block_tokens);
   put<uint64_t>(h + 16, trace.size());
   put<uint64_t>(h + 24, trace.blocks.size());
@@ -136,6 +142,16 @@ void write_native(const Trace& trace, const std::string& path) {
     put<uint32_t>(len, static_cast<uint32_t>(c.size()));
     out.write(len, 4, &sum);
     out.write(c.data(), c.size(), &sum);
+  }
+  if (flagged) {
+    unsigned char word[4];
+    put<uint32_t>(word, kHasAssumptions | (trace.has_continuation() ? kHasContinuation : 0));
+    out.write(word, 4, &sum);
+    for (const std::string* text : {&trace.assumptions.model, &trace.assumptions.statement}) {
+      put<uint32_t>(word, static_cast<uint32_t>(text->size()));
+      out.write(word, 4, &sum);
+      out.write(text->data(), text->size(), &sum);
+    }
   }
   out.column(trace.time, sum);
   out.column(trace.session, sum);

@@ -22,6 +22,11 @@ namespace kvpolicy::native {
 constexpr char kMagic[8] = {'K', 'V', 'P', 'T', 'R', 'A', 'C', 'E'};
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kVersionContinuation = 2;  // version 1 + the continuation column
+// Version 3: after the category names, u32 flags (kHasContinuation, kHasAssumptions), then with
+// kHasAssumptions the model and the statement (Trace::assumptions), each u32 length + bytes.
+// Written only for a trace with assumptions, so every other trace stays readable by older builds.
+constexpr uint32_t kVersionFlags = 3;
+constexpr uint32_t kHasContinuation = 1, kHasAssumptions = 2;
 constexpr size_t kHeaderBytes = 48;
 constexpr size_t kChecksumOffset = kNativeChecksumOffset;
 // Bytes per request over all per-request columns.
@@ -145,12 +150,12 @@ inline NativeHeader read_native_header(Reader& in, const std::string& path, Trac
   if (std::memcmp(h, kMagic, sizeof kMagic) != 0)
     throw InputError(path, 0, "magic", "not a kvpolicy native trace");
   uint32_t version = get<uint32_t>(h + 8);
-  if (version != kVersion && version != kVersionContinuation)
+  if (version != kVersion && version != kVersionContinuation && version != kVersionFlags)
     throw InputError(path, 0, "version",
                      "native trace version " + std::to_string(version) + ", this build reads " +
-                         std::to_string(kVersion) + " and " + std::to_string(kVersionContinuation) +
+                         std::to_string(kVersion) + " to " + std::to_string(kVersionFlags) +
                          " (convert the source trace again)");
-  const bool with_continuation = version == kVersionContinuation;
+  bool with_continuation = version == kVersionContinuation;
   t.block_tokens = get<uint32_t>(h + 12);
   uint64_t n = get<uint64_t>(h + 16);
   uint64_t nb = get<uint64_t>(h + 24);
@@ -176,6 +181,25 @@ inline NativeHeader read_native_header(Reader& in, const std::string& path, Trac
     if (l > in.left()) in.truncated("category_names");
     c.resize(l);
     in.read(c.data(), l, "category_names", &sum);
+  }
+  if (version == kVersionFlags) {
+    unsigned char word[4];
+    in.read(word, 4, "flags", &sum);
+    uint32_t flags = get<uint32_t>(word);
+    if (flags & ~(kHasContinuation | kHasAssumptions))
+      throw InputError(path, 0, "flags", "unknown flags (a newer build's trace?)");
+    with_continuation = flags & kHasContinuation;
+    if (flags & kHasAssumptions) {
+      for (std::string* text : {&t.assumptions.model, &t.assumptions.statement}) {
+        in.read(word, 4, "assumptions", &sum);
+        uint32_t l = get<uint32_t>(word);
+        if (l > in.left()) in.truncated("assumptions");
+        text->resize(l);
+        in.read(text->data(), l, "assumptions", &sum);
+      }
+      if (t.assumptions.model.empty())
+        throw InputError(path, 0, "assumptions", "corrupt native trace: an empty model");
+    }
   }
   // The columns must fill the rest exactly; checked before allocating anything.
   const uint64_t request_bytes = kRequestBytes + (with_continuation ? sizeof(float) : 0);

@@ -58,6 +58,7 @@ class NativeStream final : public TraceStream {
     chunk.block_tokens = header_.block_tokens;
     if (chunk.category_names.size() != header_.category_names.size())
       chunk.category_names = header_.category_names;
+    if (chunk.assumptions != header_.assumptions) chunk.assumptions = header_.assumptions;
     uint64_t k = std::min<uint64_t>(max_requests, end_ - done_);
     if (k == 0) return false;
     const ColumnOffsets& c = *cols_;
@@ -110,7 +111,7 @@ class NativeStream final : public TraceStream {
   std::string path_;
   ReadOptions opts_;
   File f_;
-  Trace header_;  // name, block size and categories
+  Trace header_;  // name, block size, categories and assumptions
   uint64_t n_ = 0, nb_ = 0, end_ = 0, done_ = 0, next_block_ = 0;
   bool with_continuation_ = false;
   std::optional<ColumnOffsets> cols_;
