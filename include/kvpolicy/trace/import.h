@@ -40,6 +40,16 @@ struct ImportOptions {
   uint32_t block_tokens = 16;
   bool skip_bad_lines = false;           // count and skip bad rows instead of failing
   const Tokenizer* tokenizer = nullptr;  // required when text or output_text is mapped
+  // Opt-in for `kvpolicy doctor` (docs/doctor.md): keep each row's prompt text and token ids in
+  // ImportReport::prompts, so causes of prefix breaks can be told from the content.
+  bool keep_prompts = false;
+};
+
+// One imported row's prompt as the log had it (ImportOptions::keep_prompts).
+struct KeptPrompt {
+  uint64_t line = 0;             // the row's line in the log (its first line, for CSV)
+  std::string text;              // the prompt text; empty unless text is mapped
+  std::vector<uint32_t> tokens;  // its token ids; empty when hashes are mapped
 };
 
 struct ImportReport {
@@ -49,6 +59,8 @@ struct ImportReport {
   uint64_t skipped_rows = 0;  // bad rows skipped (skip_bad_lines)
   std::string first_skipped;  // the first skipped row's error
   bool sorted = false;        // rows were not in time order and were sorted (stably)
+  // With keep_prompts: one per request, in the trace's order (after the time sort).
+  std::vector<KeptPrompt> prompts;
 };
 
 // Reads the log into a trace: times from the earliest row (microseconds), sorted stably if out
