@@ -161,6 +161,7 @@ py::dict import_summary(const app::ImportSummary& s) {
   d["output_tokens"] = s.output_tokens;
   d["duration_s"] = s.duration_s;
   d["sorted"] = s.sorted;
+  d["sanity"] = py::module_::import("json").attr("loads")(s.sanity.to_json());
   return d;
 }
 

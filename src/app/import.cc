@@ -53,6 +53,7 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   s.unique_blocks = count_unique_blocks(t);
   s.duration_s = t.size() ? double(t.time.back()) / kMicrosPerSecond : 0.0;
   s.sorted = rep.sorted;
+  s.sanity = import_sanity(t, rep.sorted);
   return s;
 }
 

@@ -24,6 +24,7 @@ void run(const ImportArgs& a) {
       s.unique_blocks, s.prompt_tokens, s.output_tokens, s.duration_s);
   // On stderr: the vocabulary's path is the machine's, not the trace's.
   if (!s.tokenizer.empty()) fmt::print(stderr, "kvpolicy: tokenized text with {}\n", s.tokenizer);
+  fmt::print("{}", s.sanity.text());  // import_sanity: docs/doctor.md
   fmt::print("wrote {}\n", s.out);
 }
 

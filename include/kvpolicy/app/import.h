@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kvpolicy/app/import_sanity.h"
 #include "kvpolicy/trace/import.h"
 
 namespace kvpolicy::app {
@@ -27,6 +28,7 @@ struct ImportSummary {
   uint64_t prompt_tokens = 0, output_tokens = 0;
   double duration_s = 0;  // from the first to the last request
   bool sorted = false;    // rows were not in time order and were sorted (stably)
+  SanityReport sanity;    // import_sanity of the trace written
 };
 
 // Imports spec.input and writes spec.out; notes (skipped rows, sorting, the tokenizer chosen) go
