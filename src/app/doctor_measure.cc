@@ -1,0 +1,160 @@
+// Sections 1, 4, 5 and 6 of `kvpolicy doctor` (docs/doctor.md): every number a replay
+// (app::run_grid) or a serve sweep (app::serve_sweep) of the trace or of a counterfactual of it.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "doctor_internal.h"
+#include "kvpolicy/app/replay.h"
+#include "kvpolicy/app/serve.h"
+
+namespace kvpolicy::app::doctor {
+namespace {
+
+// The deployable policies section 6 compares the chosen one with.
+constexpr const char* kDeployable[] = {"lru", "s3fifo", "gdsf"};
+constexpr const char* kRouters[] = {"random", "session_affinity", "cache_aware"};
+
+const ReplayResult* find(const std::vector<ReplayResult>& rows, const std::string& policy) {
+  for (const ReplayResult& r : rows)
+    if (r.policy == policy) return &r;
+  return nullptr;
+}
+
+// The block size section 4 tries: 16 (vLLM's default) under a larger one, else half.
+uint32_t smaller_block(uint32_t b) { return b > 16 ? 16 : b / 2; }
+
+}  // namespace
+
+HitRates hit_of(const ReplayResult& r) { return {r.block_hit_rate, r.token_hit_rate}; }
+
+HitRates ideal_of(const Trace& t) {
+  SanityReport s = import_sanity(t);
+  return {s.ideal_block_hit_rate, s.ideal_token_hit_rate};
+}
+
+std::vector<ReplayResult> replays(const Trace& trace, const std::vector<std::string>& policies,
+                                  const std::vector<CapacitySpec>& caps, const DoctorSpec& spec,
+                                  const CostModel& cost) {
+  std::string list;
+  for (const std::string& p : policies)
+    if (std::find(policies.begin(), policies.end(), p) - policies.begin() ==
+        &p - policies.data())  // each once: a repeat would be a repeated configuration
+      list += (list.empty() ? "" : ",") + p;
+  std::string skipped;
+  std::vector<PolicySpec> specs = policies_the_trace_feeds(list, trace, &skipped);
+  GridOptions grid;
+  CostModel at_b = cost.with_block_tokens(std::max<uint32_t>(trace.block_tokens, 1));
+  grid.cost_model = &at_b;
+  grid.jobs = spec.jobs;
+  return run_grid(trace, specs, caps, spec.seed, grid);
+}
+
+void measure_cache(const Input& in, const DoctorSpec& spec, const CostModel& cost, Measured& m,
+                   DoctorReport& rep) {
+  std::vector<std::string> names{spec.policy, "lru", "belady"};
+  for (const char* p : kDeployable) names.push_back(p);
+  m.at_capacity = replays(in.trace, names, {m.capacity}, spec, cost);
+  size_t twice = std::max<size_t>(1, 2 * rep.capacity_blocks);
+  m.doubled =
+      replays(in.trace, {spec.policy}, {CapacitySpec::whole_blocks(twice)}, spec, cost).at(0);
+  rep.ideal = ideal_of(in.trace);
+  const ReplayResult* chosen = &m.at_capacity.at(0);
+  rep.policy = chosen->policy;
+  rep.policy_hit = hit_of(*chosen);
+  if (auto* r = find(m.at_capacity, "lru")) rep.lru = hit_of(*r);
+  if (auto* r = find(m.at_capacity, "belady")) rep.belady = hit_of(*r);
+}
+
+void measure_block_size(const Input& in, const DoctorSpec& spec, const CostModel& cost,
+                        const Measured&, DoctorReport& rep) {
+  const Trace& t = in.trace;
+  uint64_t tokens = 0, partial = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    rep.shorter_than_block += t.prompt_tokens[r] < t.block_tokens;
+    partial += t.prompt_tokens[r] % t.block_tokens;
+    tokens += t.prompt_tokens[r];
+  }
+  rep.partial_block_token_share = tokens ? double(partial) / tokens : 0;
+  uint32_t small = smaller_block(t.block_tokens);
+  if (!in.has_tokens() || small < 1) return;
+  std::vector<std::vector<uint32_t>> ids;
+  ids.reserve(t.size());
+  for (const KeptPrompt& p : in.prompts) ids.push_back(p.tokens);
+  Trace smaller = rebuild(t, ids, small);
+  // The same KV memory: as many tokens in smaller blocks.
+  size_t blocks = rep.capacity_blocks * t.block_tokens / small;
+  rep.small_block_tokens = small;
+  rep.small_ideal = ideal_of(smaller);
+  rep.small_policy = hit_of(
+      replays(smaller, {spec.policy}, {CapacitySpec::whole_blocks(blocks)}, spec, cost).at(0));
+}
+
+void measure_routing(const Input& in, const DoctorSpec& spec, const Measured& m,
+                     DoctorReport& rep) {
+  ServeSpec s;
+  std::string routers;
+  for (const char* r : kRouters) routers += (routers.empty() ? "" : ",") + std::string(r);
+  s.routers = routers;
+  s.policies = spec.policy;
+  s.workers = std::to_string(spec.workers);
+  s.capacities = std::to_string(rep.capacity_blocks);
+  s.cost = spec.cost;
+  s.base.seed = spec.seed;
+  s.jobs = spec.jobs;
+  rep.workers = spec.workers;
+  for (const ServeResult& r : serve_sweep(in.trace, s, "doctor: routers"))
+    rep.routers.push_back(
+        {r.router, {r.block_hit_rate, r.token_hit_rate}, r.ttft_ms.p50, r.ttft_ms.p90});
+  (void)m;
+}
+
+void measure_remedies(const Input& in, const DoctorSpec& spec, const CostModel& cost,
+                      const Measured& m, DoctorReport& rep) {
+  const Trace& t = in.trace;
+  auto add = [&](std::string what, std::string setting, HitRates before, HitRates after) {
+    rep.remedies.push_back({std::move(what), std::move(setting), before, after});
+  };
+  if (!m.anchors.empty() && in.has_text() && in.tokenizer) {
+    std::vector<std::vector<uint32_t>> ids(t.size());
+    for (size_t r = 0; r < t.size(); ++r)
+      in.tokenizer->encode(mask_volatile(in.prompts[r].text, m.anchors), ids[r]);
+    Trace masked = rebuild(t, ids, t.block_tokens);
+    HitRates after = hit_of(replays(masked, {spec.policy}, {m.capacity}, spec, cost).at(0));
+    add(fmt::format("mask the volatile span (timestamp or id) after \"{}\"", m.anchors.front()),
+        "keep timestamps and request ids out of the prompt's head (after the shared part, or "
+        "not at all)",
+        rep.policy_hit, after);
+  }
+  if (rep.small_block_tokens)
+    add(fmt::format("blocks of {} tokens instead of {} (the same KV memory)",
+                    rep.small_block_tokens, t.block_tokens),
+        fmt::format("the engine's block size (vLLM --block-size {}; SGLang --page-size {})",
+                    rep.small_block_tokens, rep.small_block_tokens),
+        rep.policy_hit, rep.small_policy);
+  if (!rep.routers.empty()) {
+    auto best = std::max_element(rep.routers.begin(), rep.routers.end(),
+                                 [](auto& a, auto& b) { return a.hit.token < b.hit.token; });
+    auto random = std::find_if(rep.routers.begin(), rep.routers.end(),
+                               [](auto& r) { return r.router == "random"; });
+    if (random != rep.routers.end() && best->router != "random")
+      add(fmt::format("route with {} instead of random ({} workers)", best->router, rep.workers),
+          fmt::format("the load balancer: kvpolicy serve --router {}", best->router), random->hit,
+          best->hit);
+  }
+  add(fmt::format("twice the cache ({} blocks instead of {})",
+                  with_commas(m.doubled.capacity_blocks), with_commas(rep.capacity_blocks)),
+      "more KV memory: a larger GPU, tensor parallelism, fp8 KV (--kv-dtype fp8) or a DRAM tier",
+      rep.policy_hit, hit_of(m.doubled));
+  const ReplayResult* best = nullptr;
+  for (const char* p : kDeployable)
+    if (auto* r = find(m.at_capacity, p); r && (!best || r->token_hit_rate > best->token_hit_rate))
+      best = r;
+  if (best && best->policy != rep.policy)
+    add(fmt::format("evict with {} instead of {}", best->policy, rep.policy),
+        fmt::format("the eviction policy: -p {}", best->policy), rep.policy_hit, hit_of(*best));
+  std::stable_sort(rep.remedies.begin(), rep.remedies.end(),
+                   [](auto& a, auto& b) { return a.gain_token_points() > b.gain_token_points(); });
+}
+
+}  // namespace kvpolicy::app::doctor
