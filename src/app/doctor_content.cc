@@ -74,11 +74,6 @@ bool resync(const Seq& a, const Seq& b, size_t at, size_t va, size_t vb, size_t 
 
 // --- Messages ------------------------------------------------------------------------------
 
-struct Message {
-  size_t start = 0, end = 0;  // in the text
-  std::string content;        // trimmed, end-of-turn markers removed
-};
-
 constexpr const char* kRoles[] = {"system", "user", "assistant", "human", "ai", "gpt", "bot"};
 
 // The header of a message starting at `i` (at the text's start or after a newline), or 0: a
@@ -123,6 +118,8 @@ std::string clean(std::string_view s) {
 
 // The messages of a text with recognisable boundaries (header_at); empty when it has fewer than
 // two, which says nothing about messages.
+}  // namespace
+
 std::vector<Message> split_messages(std::string_view s) {
   std::vector<Message> out;
   for (size_t i = 0; i < s.size();
@@ -137,6 +134,8 @@ std::vector<Message> split_messages(std::string_view s) {
   if (out.size() < 2) out.clear();
   return out;
 }
+
+namespace {
 
 std::string message_cause(std::string_view a, std::string_view b, size_t at) {
   auto ma = split_messages(a), mb = split_messages(b);
@@ -248,6 +247,31 @@ std::string mask_volatile(std::string_view text, const std::vector<std::string>&
       pos = from + 1;
       if (anchor.empty()) break;  // a span at the very start
     }
+  }
+  return out;
+}
+
+std::string replace_first_message(std::string_view text, std::string_view first) {
+  auto m = split_messages(text);
+  if (m.empty()) return std::string(text);
+  return std::string(text.substr(0, m[0].start)) + std::string(first) +
+         std::string(text.substr(m[0].end));
+}
+
+std::string stable_message_order(std::string_view text, std::map<std::string, size_t>& first_seen) {
+  auto m = split_messages(text);
+  if (m.empty()) return std::string(text);
+  for (const Message& x : m) first_seen.try_emplace(x.content, first_seen.size());
+  std::vector<const Message*> order;
+  for (const Message& x : m) order.push_back(&x);
+  std::stable_sort(order.begin(), order.end(), [&](const Message* a, const Message* b) {
+    return first_seen.at(a->content) < first_seen.at(b->content);
+  });
+  std::string out(text.substr(0, m[0].start));
+  for (const Message* x : order) {
+    std::string_view raw = text.substr(x->start, x->end - x->start);
+    out += raw;
+    if (!raw.ends_with('\n')) out += '\n';  // the last message, moved up, needs its line end
   }
   return out;
 }

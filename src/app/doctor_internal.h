@@ -44,6 +44,20 @@ Diff classify(const Content& earlier, const Content& later);
 // separators) after which they agree again for a while; fills d's at, anchor and agree_after.
 bool volatile_span(std::string_view a, std::string_view b, Diff& d);
 
+// A message of a prompt text with recognisable boundaries (a line "role:", ChatML's
+// <|im_start|>role, Llama 3's <|start_header_id|>role<|end_header_id|>).
+struct Message {
+  size_t start = 0, end = 0;  // in the text, header included
+  std::string content;        // trimmed, whitespace collapsed, end-of-turn markers removed
+};
+// The messages of `text`; empty when it has fewer than two (nothing to tell from them).
+std::vector<Message> split_messages(std::string_view text);
+// Counterfactuals of section 6: `text` with its first message replaced by `first` (raw, header
+// included); `text` with its messages in the order of their first appearance in `first_seen`
+// (content -> rank; new messages are added in their order).
+std::string replace_first_message(std::string_view text, std::string_view first);
+std::string stable_message_order(std::string_view text, std::map<std::string, size_t>& first_seen);
+
 // `text` with the volatile run after each anchor replaced by "#": the counterfactual of masking a
 // timestamp or id (docs/doctor.md, "What to change").
 std::string mask_volatile(std::string_view text, const std::vector<std::string>& anchors);

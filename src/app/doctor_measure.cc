@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "doctor_internal.h"
 #include "kvpolicy/app/replay.h"
@@ -23,6 +24,66 @@ const ReplayResult* find(const std::vector<ReplayResult>& rows, const std::strin
 
 // The block size section 4 tries: 16 (vLLM's default) under a larger one, else half.
 uint32_t smaller_block(uint32_t b) { return b > 16 ? 16 : b / 2; }
+
+bool found(const BreakSection& s, const char* cause) {
+  return std::any_of(s.causes.begin(), s.causes.end(),
+                     [&](const BreakCause& c) { return c.code == cause && c.count > 0; });
+}
+
+// A counterfactual of the log's prompt texts, for a cause found in sections 2 and 3.
+struct Rewrite {
+  std::string what, setting;
+  std::vector<std::string> texts;
+};
+
+// Each session's requests rewritten in turn by `change(text, session's state)`.
+template <typename State, typename Change>
+std::vector<std::string> per_session(const Input& in, Change change) {
+  const Trace& t = in.trace;
+  std::unordered_map<SessionId, State> state;
+  std::vector<std::string> out;
+  for (size_t r = 0; r < t.size(); ++r) {
+    const std::string& text = in.prompts[r].text;
+    out.push_back(t.session[r] == kNoSession ? text : change(text, state[t.session[r]]));
+  }
+  return out;
+}
+
+std::vector<Rewrite> rewrites(const Input& in, const DoctorReport& rep, const Measured& m) {
+  std::vector<Rewrite> out;
+  if (!in.has_text() || !in.tokenizer) return out;
+  if (!m.anchors.empty()) {
+    std::vector<std::string> texts;
+    for (const KeptPrompt& p : in.prompts) texts.push_back(mask_volatile(p.text, m.anchors));
+    out.push_back(
+        {fmt::format("mask the volatile span (timestamp or id) after \"{}\"", m.anchors.front()),
+         "keep timestamps and request ids out of the prompt's head (after the shared "
+         "part, or not at all)",
+         std::move(texts)});
+  }
+  if (found(rep.within, kSystemPrompt))
+    out.push_back({"keep each session's system prompt as its first turn had it",
+                   "change the system prompt only between sessions; put what changes per turn "
+                   "after the conversation",
+                   per_session<std::string>(in, [](const std::string& text, std::string& first) {
+                     if (first.empty()) {
+                       auto msgs = split_messages(text);
+                       if (!msgs.empty())
+                         first = text.substr(msgs[0].start, msgs[0].end - msgs[0].start);
+                       return text;
+                     }
+                     return replace_first_message(text, first);
+                   })});
+  if (found(rep.within, kReordered))
+    out.push_back({"keep the messages in the order they first appeared in the session",
+                   "append new messages (retrieved documents, tool results) after the earlier "
+                   "ones; never reorder the history",
+                   per_session<std::map<std::string, size_t>>(
+                       in, [](const std::string& text, std::map<std::string, size_t>& seen) {
+                         return stable_message_order(text, seen);
+                       })});
+  return out;
+}
 
 }  // namespace
 
@@ -115,16 +176,15 @@ void measure_remedies(const Input& in, const DoctorSpec& spec, const CostModel& 
   auto add = [&](std::string what, std::string setting, HitRates before, HitRates after) {
     rep.remedies.push_back({std::move(what), std::move(setting), before, after});
   };
-  if (!m.anchors.empty() && in.has_text() && in.tokenizer) {
+  for (Rewrite& w : rewrites(in, rep, m)) {
     std::vector<std::vector<uint32_t>> ids(t.size());
-    for (size_t r = 0; r < t.size(); ++r)
-      in.tokenizer->encode(mask_volatile(in.prompts[r].text, m.anchors), ids[r]);
-    Trace masked = rebuild(t, ids, t.block_tokens);
-    HitRates after = hit_of(replays(masked, {spec.policy}, {m.capacity}, spec, cost).at(0));
-    add(fmt::format("mask the volatile span (timestamp or id) after \"{}\"", m.anchors.front()),
-        "keep timestamps and request ids out of the prompt's head (after the shared part, or "
-        "not at all)",
-        rep.policy_hit, after);
+    for (size_t r = 0; r < t.size(); ++r) in.tokenizer->encode(w.texts[r], ids[r]);
+    Trace changed = rebuild(t, ids, t.block_tokens);
+    add(w.what, w.setting, rep.policy_hit,
+        // The same blocks, not the same share: a counterfactual has fewer unique blocks.
+        hit_of(replays(changed, {spec.policy}, {CapacitySpec::whole_blocks(rep.capacity_blocks)},
+                       spec, cost)
+                   .at(0)));
   }
   if (rep.small_block_tokens)
     add(fmt::format("blocks of {} tokens instead of {} (the same KV memory)",

@@ -51,19 +51,27 @@ TEST(Doctor, ATimestampInTheSystemPromptIsNamedAndMaskingItRanksFirst) {
   EXPECT_GT(r.remedies[0].gain_token_points(), 20) << r.text();
 }
 
-TEST(Doctor, AChangingSystemPromptIsNamed) {
-  DoctorReport r = run_doctor(log_spec(temp_log("sys.jsonl", Planted::kSystemChanges)));
+TEST(Doctor, AChangingSystemPromptIsNamedAndKeepingItRanksFirstWhenTheCacheIsAmple) {
+  DoctorSpec s = log_spec(temp_log("sys.jsonl", Planted::kSystemChanges));
+  s.capacity = "100%";  // nothing lost to the cache: the breaks dominate
+  s.skip_routing = true;
+  DoctorReport r = run_doctor(s);
   ASSERT_NE(top_cause(r.within), nullptr) << r.text();
   EXPECT_EQ(top_cause(r.within)->code, "system_prompt") << r.text();
   // Every second turn keeps its persona: those extend the previous prompt.
   EXPECT_LT(r.within.breaks, r.within.pairs);
   EXPECT_GT(r.within.breaks, 0u);
+  ASSERT_FALSE(r.remedies.empty());
+  EXPECT_NE(r.remedies[0].what.find("system prompt"), std::string::npos) << r.text();
+  EXPECT_GT(r.remedies[0].gain_token_points(), 5) << r.text();
 }
 
-TEST(Doctor, ReorderedMessagesAreNamed) {
+TEST(Doctor, ReorderedMessagesAreNamedAndAStableOrderRanksFirst) {
   DoctorReport r = run_doctor(log_spec(temp_log("reorder.jsonl", Planted::kReordered)));
   ASSERT_NE(top_cause(r.within), nullptr) << r.text();
   EXPECT_EQ(top_cause(r.within)->code, "reordered") << r.text();
+  ASSERT_FALSE(r.remedies.empty());
+  EXPECT_NE(r.remedies[0].what.find("order they first appeared"), std::string::npos) << r.text();
 }
 
 TEST(Doctor, BlocksLargerThanThePromptsAreNamedAndSmallerBlocksRankFirst) {
