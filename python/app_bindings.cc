@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/app/doctor.h"
 #include "kvpolicy/app/import.h"
 #include "kvpolicy/app/inputs.h"
 #include "kvpolicy/app/mrc.h"
@@ -165,6 +166,42 @@ py::dict import_summary(const app::ImportSummary& s) {
   return d;
 }
 
+// `kvpolicy doctor` (app::run_doctor): its findings as the JSON object `--json` writes.
+std::string doctor_json(const std::string& trace, const std::string& input, const py::dict& o) {
+  app::DoctorSpec spec;
+  spec.trace.path = trace;
+  spec.log.input = input;
+  std::string format = o["format"].cast<std::string>();
+  bool skip = o["skip_bad_lines"].cast<bool>();
+  uint32_t block_tokens = o["block_tokens"].cast<uint32_t>();
+  if (!trace.empty()) {
+    spec.trace.format = format;
+    spec.trace.skip_bad_lines = skip;
+    spec.trace.block_tokens = block_tokens;
+    spec.trace.sessions = o["sessions"].cast<std::string>();
+  } else {
+    // As the CLI reads them for a log: one --format, --block-tokens and --skip-bad-lines.
+    spec.log.map = o["map"].cast<std::string>();
+    if (spec.log.map.empty()) throw ConfigError("doctor: input needs map (as import_trace)");
+    spec.log.opts.format = format;
+    spec.log.opts.skip_bad_lines = skip;
+    spec.log.opts.block_tokens = block_tokens ? block_tokens : 16;
+    spec.log.opts.time_unit = o["time_unit"].cast<std::string>();
+    spec.log.tokenizer = o["tokenizer"].cast<std::string>();
+  }
+  spec.capacity = o["capacity"].cast<std::string>();
+  spec.policy = o["policy"].cast<std::string>();
+  spec.workers = o["workers"].cast<uint32_t>();
+  spec.skip_routing = !o["routing"].cast<bool>();
+  spec.cost.model = o["model"].cast<std::string>();
+  spec.cost.gpu = o["gpu"].cast<std::string>();
+  spec.cost.kv_dtype = o["kv_dtype"].cast<std::string>();
+  spec.seed = o["seed"].cast<uint64_t>();
+  spec.jobs = o["jobs"].cast<unsigned>();
+  py::gil_scoped_release release;
+  return app::run_doctor(spec).to_json();
+}
+
 // As `kvpolicy policies` lists them: deprecated spellings left out, a nested parameter's choices
 // (the learned policies' predictor) each with its own parameters.
 py::list param_dicts(const std::vector<ParamSpec>& params) {
@@ -238,6 +275,7 @@ void bind_app(py::module_& m) {
       },
       py::arg("input"), py::arg("map"), py::arg("out"), py::arg("format"), py::arg("time_unit"),
       py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"));
+  m.def("_doctor", &doctor_json, py::arg("trace"), py::arg("input"), py::arg("options"));
   m.def("_policies", [] {
     py::list out;
     for (const PolicyInfo& p : PolicyRegistry::instance().all()) {
