@@ -60,15 +60,17 @@ BreakExample example(const std::vector<KeptPrompt>* prompts, size_t earlier, siz
   return {line_of(prompts, r), line_of(prompts, earlier), block, d.before, d.after};
 }
 
-// Where two contents first differ, for choosing the most similar candidate.
+// Where two contents first differ, for choosing the most similar candidate; at most kCompare
+// characters (or tokens) are compared, which is past the first blocks, where a span counts.
+constexpr size_t kCompare = 8192;
 size_t common_content(const Content& a, const Content& b) {
   if (!a.text.empty() && !b.text.empty()) {
-    size_t n = std::min(a.text.size(), b.text.size()), i = 0;
+    size_t n = std::min({a.text.size(), b.text.size(), kCompare}), i = 0;
     while (i < n && a.text[i] == b.text[i]) ++i;
     return i;
   }
   if (a.tokens && b.tokens) {
-    size_t n = std::min(a.tokens->size(), b.tokens->size()), i = 0;
+    size_t n = std::min({a.tokens->size(), b.tokens->size(), kCompare}), i = 0;
     while (i < n && (*a.tokens)[i] == (*b.tokens)[i]) ++i;
     return i;
   }
