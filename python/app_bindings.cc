@@ -171,24 +171,14 @@ std::string doctor_json(const std::string& trace, const std::string& input, cons
   app::DoctorSpec spec;
   spec.trace.path = trace;
   spec.log.input = input;
-  std::string format = o["format"].cast<std::string>();
-  bool skip = o["skip_bad_lines"].cast<bool>();
-  uint32_t block_tokens = o["block_tokens"].cast<uint32_t>();
-  if (!trace.empty()) {
-    spec.trace.format = format;
-    spec.trace.skip_bad_lines = skip;
-    spec.trace.block_tokens = block_tokens;
-    spec.trace.sessions = o["sessions"].cast<std::string>();
-  } else {
-    // As the CLI reads them for a log: one --format, --block-tokens and --skip-bad-lines.
-    spec.log.map = o["map"].cast<std::string>();
-    if (spec.log.map.empty()) throw ConfigError("doctor: input needs map (as import_trace)");
-    spec.log.opts.format = format;
-    spec.log.opts.skip_bad_lines = skip;
-    spec.log.opts.block_tokens = block_tokens ? block_tokens : 16;
-    spec.log.opts.time_unit = o["time_unit"].cast<std::string>();
-    spec.log.tokenizer = o["tokenizer"].cast<std::string>();
-  }
+  spec.trace.format = o["format"].cast<std::string>();
+  spec.trace.skip_bad_lines = o["skip_bad_lines"].cast<bool>();
+  spec.trace.block_tokens = o["block_tokens"].cast<uint32_t>();
+  spec.trace.sessions = o["sessions"].cast<std::string>();
+  spec.log.map = o["map"].cast<std::string>();
+  spec.log.opts.time_unit = o["time_unit"].cast<std::string>();
+  spec.log.tokenizer = o["tokenizer"].cast<std::string>();
+  spec.share_input_options();  // as the command line: one format, block size and skip flag
   spec.capacity = o["capacity"].cast<std::string>();
   spec.policy = o["policy"].cast<std::string>();
   spec.workers = o["workers"].cast<uint32_t>();

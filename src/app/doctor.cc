@@ -23,7 +23,7 @@ Input load(const DoctorSpec& spec) {
   bool log = !spec.log.input.empty(), file = !spec.trace.path.empty();
   if (log == file) throw ConfigError("doctor: give either a trace (-t) or a log (--input)");
   if (file) {
-    in.trace = load_trace(spec.trace);
+    in.trace = load_trace(spec.trace, &in.inferred);
     return in;
   }
   ImportOptions opts = spec.log.opts;
@@ -85,6 +85,19 @@ bool Input::has_tokens() const {
 
 }  // namespace doctor
 
+void DoctorSpec::share_input_options() {
+  if (log.input.empty()) {
+    if (!log.map.empty()) throw ConfigError("doctor: --map goes with --input (a log), not with -t");
+    return;
+  }
+  if (trace.format != "auto" && trace.format != "csv" && trace.format != "jsonl")
+    throw ConfigError("doctor: a log's --format is csv, jsonl or auto");
+  if (log.map.empty()) throw ConfigError("doctor: --input needs --map (as trace import)");
+  log.opts.format = trace.format;
+  log.opts.skip_bad_lines = trace.skip_bad_lines;
+  log.opts.block_tokens = trace.block_tokens ? trace.block_tokens : 16;
+}
+
 DoctorReport run_doctor(const DoctorSpec& spec) {
   using namespace doctor;
   auto start = std::chrono::steady_clock::now();
@@ -108,6 +121,11 @@ DoctorReport run_doctor(const DoctorSpec& spec) {
   AnchorCounts anchors;
   const std::vector<KeptPrompt>* prompts = in.prompts.empty() ? nullptr : &in.prompts;
   rep.within = within_sessions(t, prompts, anchors);
+  if (in.inferred)
+    rep.within.basis += fmt::format(
+        "; the sessions were inferred from shared prefixes ({} requests continue an earlier one), "
+        "so a break within them is rare by construction",
+        in.inferred);
   rep.across = across_sessions(t, prompts, anchors);
   m.anchors = top_anchors(anchors);
 

@@ -108,7 +108,8 @@ BreakSection within_sessions(const Trace& t, const std::vector<KeptPrompt>* prom
   sort_causes(s);
   s.basis = content ? "each turn's prompt against its session's previous prompt (the trace holds "
                       "answers as lengths, not content, so answers are not compared); causes told "
-                      "from the prompts' text or token ids"
+                      "from the prompts' text or token ids, messages recognised by 'role:' lines, "
+                      "ChatML or Llama 3 headers"
                     : "each turn's prompt against its session's previous prompt, by block keys; "
                       "the trace holds no text or token ids, so causes cannot be told";
   return s;

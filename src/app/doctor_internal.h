@@ -97,6 +97,7 @@ struct Input {
   std::vector<KeptPrompt> prompts;  // empty for a trace file (-t)
   std::unique_ptr<Tokenizer> tokenizer;
   bool sorted = false;
+  size_t inferred = 0;  // requests load_trace put into an earlier one's session (inferred sessions)
   bool has_text() const;
   bool has_tokens() const;  // every prompt's token ids (text logs have them too)
 };

@@ -8,7 +8,6 @@
 #include "common.h"
 #include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
-#include "kvpolicy/core/error.h"
 
 namespace kvpolicy::cli {
 namespace {
@@ -19,19 +18,8 @@ struct DoctorArgs {
 };
 
 void run(DoctorArgs& a) {
-  app::DoctorSpec& s = a.spec;
-  // The trace options double as the log's: one --format, --block-tokens, --skip-bad-lines.
-  if (!s.log.input.empty()) {
-    if (s.trace.format != "auto" && s.trace.format != "csv" && s.trace.format != "jsonl")
-      throw ConfigError("doctor: a log's --format is csv, jsonl or auto");
-    s.log.opts.format = s.trace.format;
-    s.log.opts.skip_bad_lines = s.trace.skip_bad_lines;
-    s.log.opts.block_tokens = s.trace.block_tokens ? s.trace.block_tokens : 16;
-    if (s.log.map.empty()) throw ConfigError("doctor: --input needs --map (as trace import)");
-  } else if (!s.log.map.empty()) {
-    throw ConfigError("doctor: --map goes with --input (a log), not with -t");
-  }
-  app::DoctorReport rep = app::run_doctor(s);
+  a.spec.share_input_options();  // one --format, --block-tokens, --skip-bad-lines
+  app::DoctorReport rep = app::run_doctor(a.spec);
   if (!a.json.empty()) write_file_atomically(a.json, rep.to_json() + "\n");
   fmt::print("{}", rep.text());
 }

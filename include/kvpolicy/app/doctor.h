@@ -24,6 +24,12 @@ struct DoctorSpec {
   unsigned jobs = 0;  // replays at once; 0 = every core
   uint64_t seed = 1;
   bool skip_routing = false;  // leave out the serve runs of section 5
+
+  // One set of input options for both inputs, as the front ends take them: trace.format,
+  // trace.block_tokens (0 = 16 for a log) and trace.skip_bad_lines applied to the log when
+  // log.input is set; throws ConfigError on a log's format other than csv, jsonl or auto, a log
+  // without log.map, or log.map without a log.
+  void share_input_options();
 };
 
 // One instance of a cause: where the prompt broke and what both sides hold there.
