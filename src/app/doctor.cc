@@ -128,6 +128,7 @@ DoctorReport run_doctor(const DoctorSpec& spec) {
         in.inferred);
   rep.across = across_sessions(t, prompts, anchors);
   m.anchors = top_anchors(anchors);
+  m.token_anchors = top_token_anchors(anchors);
 
   measure_cache(in, spec, cost, m, rep);
   measure_block_size(in, spec, cost, m, rep);

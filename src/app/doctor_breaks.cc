@@ -98,7 +98,7 @@ BreakSection within_sessions(const Trace& t, const std::vector<KeptPrompt>* prom
         count(s, b);
         if (content) {
           Diff d = classify(content_of(prompts, e), content_of(prompts, r));
-          if (d.cause == kVolatile && !content_of(prompts, e).text.empty()) ++anchors[d.anchor];
+          if (d.cause == kVolatile) anchors.add(d, !content_of(prompts, e).text.empty());
           add_cause(s, d, example(prompts, e, r, b, d));
         }
       }
@@ -148,7 +148,7 @@ BreakSection across_sessions(const Trace& t, const std::vector<KeptPrompt>* prom
                                     : d.agree_after >= kLongHeadChars;
     if (d.cause != kVolatile || !long_head) continue;
     ++s.breaks;
-    if (!a.text.empty()) ++anchors[d.anchor];
+    anchors.add(d, !a.text.empty());
     add_cause(s, d, example(prompts, best, r, best_blocks, d));
   }
   s.basis = content
@@ -165,8 +165,27 @@ BreakSection across_sessions(const Trace& t, const std::vector<KeptPrompt>* prom
   return s;
 }
 
+void AnchorCounts::add(const Diff& d, bool from_text) {
+  if (from_text) {
+    ++text[d.anchor];
+    return;
+  }
+  auto& [count, span] = tokens[d.token_anchor];
+  ++count;
+  span = std::max(span, d.span_tokens);
+}
+
+std::vector<TokenAnchor> top_token_anchors(const AnchorCounts& anchors, size_t n) {
+  std::vector<std::pair<TokenAnchor, uint64_t>> v;
+  for (auto& [before, cs] : anchors.tokens) v.push_back({{before, cs.second}, cs.first});
+  std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::vector<TokenAnchor> out;
+  for (size_t i = 0; i < v.size() && i < n; ++i) out.push_back(v[i].first);
+  return out;
+}
+
 std::vector<std::string> top_anchors(const AnchorCounts& anchors, size_t n) {
-  std::vector<std::pair<std::string, uint64_t>> v(anchors.begin(), anchors.end());
+  std::vector<std::pair<std::string, uint64_t>> v(anchors.text.begin(), anchors.text.end());
   std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
   std::vector<std::string> out;
   for (size_t i = 0; i < v.size() && i < n; ++i) out.push_back(v[i].first);

@@ -14,8 +14,11 @@ constexpr size_t kMaxSpan = 48;      // a volatile run is at most this long (cha
 constexpr size_t kAgree = 16;        // ... and both texts agree this long after it
 constexpr size_t kMaxTokenSpan = 8;  // the same in token ids
 constexpr size_t kTokenAgree = 8;
-constexpr size_t kExcerpt = 30;  // characters either side of a difference
-constexpr size_t kAnchor = 16;   // characters of constant text before a volatile span
+constexpr size_t kExcerpt = 30;     // characters either side of a difference
+constexpr size_t kAnchor = 16;      // characters of constant text before a volatile span
+constexpr size_t kTokenAnchor = 4;  // tokens before a volatile span in token ids
+// What a masked span of token ids becomes: one token no tokenizer gives.
+constexpr uint32_t kMaskToken = 0xFFFFFFFFu;
 
 bool is_volatile(char c) {
   return c != 0 && (std::isxdigit(static_cast<unsigned char>(c)) || std::strchr("-:._/+TZ ", c));
@@ -205,8 +208,12 @@ Diff classify(const Content& earlier, const Content& later) {
     size_t i, j;
     if (d.at < ta.size() && d.at < tb.size() &&
         resync(ta, tb, d.at, run_length(ta, d.at, kMaxTokenSpan, any),
-               run_length(tb, d.at, kMaxTokenSpan, any), kTokenAgree, i, j))
+               run_length(tb, d.at, kMaxTokenSpan, any), kTokenAgree, i, j)) {
       d.cause = kVolatile;
+      size_t from = d.at > kTokenAnchor ? d.at - kTokenAnchor : 0;
+      d.token_anchor.assign(ta.begin() + from, ta.begin() + d.at);
+      d.span_tokens = std::max(i, j);
+    }
     auto ids = [](const std::vector<uint32_t>& t, size_t at) {
       std::string out;
       for (size_t k = at > 4 ? at - 4 : 0; k < std::min(t.size(), at + 4); ++k)
@@ -272,6 +279,23 @@ std::string stable_message_order(std::string_view text, std::map<std::string, si
     std::string_view raw = text.substr(x->start, x->end - x->start);
     out += raw;
     if (!raw.ends_with('\n')) out += '\n';  // the last message, moved up, needs its line end
+  }
+  return out;
+}
+
+std::vector<uint32_t> mask_volatile_tokens(const std::vector<uint32_t>& tokens,
+                                           const std::vector<TokenAnchor>& anchors) {
+  std::vector<uint32_t> out = tokens;
+  for (const TokenAnchor& a : anchors) {
+    auto at = a.before.empty()
+                  ? out.begin()
+                  : std::search(out.begin(), out.end(), a.before.begin(), a.before.end());
+    if (at == out.end()) continue;
+    auto from = at + a.before.size();
+    auto to = from + std::min<size_t>(a.span, out.end() - from);
+    if (from == to) continue;
+    *from = kMaskToken;
+    out.erase(from + 1, to);
   }
   return out;
 }

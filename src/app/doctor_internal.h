@@ -27,6 +27,15 @@ struct Diff {
   std::string before, after;  // excerpts around `at`: the earlier prompt, the later
   std::string anchor;         // kVolatile in text: the constant text just before the volatile span
   size_t agree_after = 0;     // kVolatile: how long both agree again after the span
+  // kVolatile in token ids: the tokens just before the span, and the span's length (the longer).
+  std::vector<uint32_t> token_anchor;
+  size_t span_tokens = 0;
+};
+
+// A volatile span in token ids: the tokens before it and how many tokens it covers.
+struct TokenAnchor {
+  std::vector<uint32_t> before;
+  size_t span = 0;
 };
 
 // Content of one request: its text (may be empty) and token ids (may be empty).
@@ -68,13 +77,21 @@ std::string bucket_label(size_t bucket);
 
 // Sections 2 and 3 (doctor_breaks.cc). `prompts` is null for a trace of block keys only. The
 // anchors of the volatile spans found are counted in `anchors`.
-using AnchorCounts = std::map<std::string, uint64_t>;
+struct AnchorCounts {
+  std::map<std::string, uint64_t> text;
+  std::map<std::vector<uint32_t>, std::pair<uint64_t, size_t>> tokens;  // count, longest span
+  void add(const Diff& d, bool from_text);
+};
 BreakSection within_sessions(const Trace& trace, const std::vector<KeptPrompt>* prompts,
                              AnchorCounts& anchors);
 BreakSection across_sessions(const Trace& trace, const std::vector<KeptPrompt>* prompts,
                              AnchorCounts& anchors);
 // The most frequent anchors, at most `n`.
 std::vector<std::string> top_anchors(const AnchorCounts& anchors, size_t n = 8);
+std::vector<TokenAnchor> top_token_anchors(const AnchorCounts& anchors, size_t n = 8);
+// `tokens` with the span after each anchor's first occurrence replaced by one sentinel token.
+std::vector<uint32_t> mask_volatile_tokens(const std::vector<uint32_t>& tokens,
+                                           const std::vector<TokenAnchor>& anchors);
 
 // `trace` with every request's prompt re-blocked from `tokens` at `block_tokens` (times,
 // sessions, outputs kept): the counterfactual traces of the remedies.
@@ -105,9 +122,10 @@ struct Input {
 // Replays the measurements share (doctor_measure.cc), at the capacity of section 1.
 struct Measured {
   CapacitySpec capacity;
-  std::vector<ReplayResult> at_capacity;  // policy, lru, belady, s3fifo, gdsf
-  ReplayResult doubled;                   // the policy at twice the capacity
-  std::vector<std::string> anchors;       // volatile spans' anchors (sections 2, 3)
+  std::vector<ReplayResult> at_capacity;   // policy, lru, belady, s3fifo, gdsf
+  ReplayResult doubled;                    // the policy at twice the capacity
+  std::vector<std::string> anchors;        // volatile spans' anchors in text (sections 2, 3)
+  std::vector<TokenAnchor> token_anchors;  // ... in token ids (a log of tokens)
 };
 
 HitRates hit_of(const ReplayResult& r);

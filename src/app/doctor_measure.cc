@@ -176,6 +176,19 @@ void measure_remedies(const Input& in, const DoctorSpec& spec, const CostModel& 
   auto add = [&](std::string what, std::string setting, HitRates before, HitRates after) {
     rep.remedies.push_back({std::move(what), std::move(setting), before, after});
   };
+  if (!m.token_anchors.empty() && in.has_tokens() && !in.has_text()) {
+    std::vector<std::vector<uint32_t>> ids;
+    for (const KeptPrompt& p : in.prompts)
+      ids.push_back(mask_volatile_tokens(p.tokens, m.token_anchors));
+    add(fmt::format("mask the volatile span of token ids ({} tokens after {} others)",
+                    m.token_anchors.front().span, m.token_anchors.front().before.size()),
+        "keep timestamps and request ids out of the prompt's head (after the shared part, or "
+        "not at all)",
+        rep.policy_hit,
+        hit_of(replays(rebuild(t, ids, t.block_tokens), {spec.policy},
+                       {CapacitySpec::whole_blocks(rep.capacity_blocks)}, spec, cost)
+                   .at(0)));
+  }
   for (Rewrite& w : rewrites(in, rep, m)) {
     std::vector<std::vector<uint32_t>> ids(t.size());
     for (size_t r = 0; r < t.size(); ++r) in.tokenizer->encode(w.texts[r], ids[r]);

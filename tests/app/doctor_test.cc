@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../../src/app/doctor_internal.h"
 #include "doctor_logs.h"
@@ -118,6 +119,39 @@ TEST(Doctor, ACleanLogHasNoBreakCause) {
   EXPECT_EQ(r.across.breaks, 0u) << r.text();
   EXPECT_TRUE(r.sanity.warnings.empty()) << r.sanity.text();
   EXPECT_GT(r.ideal.token, 0.5);
+}
+
+TEST(Doctor, AVolatileTokenInALogOfTokenIdsIsNamedAndMaskedFirst) {
+  // Token ids only: a shared head whose 4th token changes on every request.
+  auto path = std::filesystem::temp_directory_path() / "kvpolicy_doctor_test" / "tokens.csv";
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path);
+  out << "t,s,toks\n";
+  test_logs::Words w(3);
+  std::vector<uint64_t> shared;
+  for (int i = 0; i < 200; ++i) shared.push_back(1000 + w.next() % 40000);
+  for (int s = 0; s < 10; ++s) {
+    std::string history;
+    for (int k = 0; k < 4; ++k) {
+      for (int i = 0; i < 40; ++i) history += " " + std::to_string(1000 + w.next() % 40000);
+      std::string head = fmt::format("1 2 3 {} 5", 100 + w.next() % 900);
+      for (uint64_t x : shared) head += " " + std::to_string(x);
+      out << k * 60 + s << ",s" << s << ",\"" << head << history << "\"\n";
+    }
+  }
+  out.close();
+  DoctorSpec s = log_spec(path.string());
+  s.log.map = "time=t,session=s,tokens=toks";
+  s.capacity = "50%";
+  s.skip_routing = true;
+  DoctorReport r = run_doctor(s);
+  EXPECT_EQ(r.content, "tokens");
+  ASSERT_NE(top_cause(r.within), nullptr);
+  EXPECT_EQ(top_cause(r.within)->code, "timestamp_or_id");
+  ASSERT_FALSE(r.remedies.empty());
+  EXPECT_NE(r.remedies[0].what.find("mask the volatile span of token ids"), std::string::npos)
+      << r.text();
+  EXPECT_GT(r.remedies[0].gain_token_points(), 50) << r.text();
 }
 
 TEST(Doctor, ATraceOfBlockKeysReportsPositionsWithoutCauses) {
