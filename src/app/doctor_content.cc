@@ -25,12 +25,17 @@ bool is_volatile(char c) {
 }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+bool continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// kExcerpt characters either side of `at`, cut at UTF-8 character boundaries, on one line.
 std::string excerpt(std::string_view s, size_t at) {
-  size_t from = at > kExcerpt ? at - kExcerpt : 0;
-  std::string out(s.substr(from, std::min(s.size() - std::min(s.size(), from), 2 * kExcerpt)));
+  size_t from = at > kExcerpt ? at - kExcerpt : 0, to = std::min(s.size(), at + kExcerpt);
+  while (from > 0 && continuation_byte(s[from])) --from;
+  while (to < s.size() && continuation_byte(s[to])) ++to;
+  std::string out(s.substr(from, to - from));
   for (char& c : out)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  return (from ? "…" : "") + out + (from + 2 * kExcerpt < s.size() ? "…" : "");
+  return (from ? "…" : "") + out + (to < s.size() ? "…" : "");
 }
 
 template <typename Seq>
