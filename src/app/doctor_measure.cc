@@ -165,8 +165,11 @@ void measure_routing(const Input& in, const DoctorSpec& spec, const Measured& m,
   s.jobs = spec.jobs;
   rep.workers = spec.workers;
   for (const ServeResult& r : serve_sweep(in.trace, s, "doctor: routers"))
-    rep.routers.push_back(
-        {r.router, {r.block_hit_rate, r.token_hit_rate}, r.ttft_ms.p50, r.ttft_ms.p90});
+    rep.routers.push_back({r.router,
+                           {r.block_hit_rate, r.token_hit_rate},
+                           r.ttft_ms.p50,
+                           r.ttft_ms.p90,
+                           r.queue_wait_ms.p50});
   (void)m;
 }
 

@@ -123,9 +123,18 @@ std::string DoctorReport::text() const {
   } else {
     o += fmt::format("5. Routing: {} workers, {} with {} blocks each (serve mode)\n", workers,
                      policy, with_commas(capacity_blocks));
-    for (const RouterRow& r : routers)
-      o += fmt::format("   {:<18} {}  TTFT p50 {:.1f} ms, p90 {:.1f} ms\n", r.router,
-                       hits_text(r.hit), r.ttft_p50_ms, r.ttft_p90_ms);
+    bool queueing = false;
+    for (const RouterRow& r : routers) {
+      o += fmt::format(
+          "   {:<18} {}  TTFT p50 {:.1f} ms, p90 {:.1f} ms (queue wait p50 {:.1f} ms)\n", r.router,
+          hits_text(r.hit), r.ttft_p50_ms, r.ttft_p90_ms, r.queue_wait_p50_ms);
+      queueing |= r.queue_wait_p50_ms > r.ttft_p50_ms / 2;
+    }
+    if (queueing)
+      o += fmt::format(
+          "   (the median request waits in a queue for more than half its TTFT: {} workers do "
+          "not keep up with the trace's arrivals; try more --workers)\n",
+          workers);
     o += "\n";
   }
   o += "6. What to change, by measured gain in token hit rate:\n";
@@ -146,6 +155,7 @@ std::string DoctorReport::to_json() const {
                                             .raw("hit_rate", hits_json(r.hit))
                                             .add("ttft_p50_ms", r.ttft_p50_ms, 3)
                                             .add("ttft_p90_ms", r.ttft_p90_ms, 3)
+                                            .add("queue_wait_p50_ms", r.queue_wait_p50_ms, 3)
                                             .str();
   for (const Remedy& r : remedies)
     rem += (rem.empty() ? "" : ",") + JsonObject()

@@ -64,6 +64,7 @@ struct RouterRow {
   std::string router;
   HitRates hit;
   double ttft_p50_ms = 0, ttft_p90_ms = 0;
+  double queue_wait_p50_ms = 0;  // of TTFT, the median wait before the first prefill step
 };
 
 struct Remedy {
