@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvpolicy::test_logs {
@@ -19,6 +20,7 @@ enum class Planted {
   kShortPrompts,   // (iv) prompts of ~100 tokens (to be imported with 256-token blocks)
   kSprayed,        // (v) long private sessions: the router decides their reuse
   kClean,          // (vi) well-formed conversations, a fixed system prompt
+  kTemplate,       // role markers capitalized every other 2 turns: same messages, other template
 };
 
 // Words of letters only, none all-hex, so only planted digits look volatile.
@@ -115,6 +117,12 @@ inline std::vector<Row> planted_rows(Planted kind, int sessions = 24, int turns 
       }
       history.push_back(question);
       for (const std::string& m : history) text += m + "\n";
+      if (kind == Planted::kTemplate && (k / 2) % 2 == 1)
+        for (auto [from, to] : {std::pair{"system: ", "System: "},
+                                {"user: ", "User: "},
+                                {"assistant: ", "Assistant: "}})
+          for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += 1)
+            text.replace(at, std::string(from).size(), to);
       rows.push_back({t, fmt::format("s{}", s), text});
       history.push_back("assistant: " + w.sentence(30));
     }
