@@ -177,30 +177,39 @@ void measure_remedies(const Input& in, const DoctorSpec& spec, const CostModel& 
                       const Measured& m, DoctorReport& rep) {
   const Trace& t = in.trace;
   auto add = [&](std::string what, std::string setting, HitRates before, HitRates after) {
-    rep.remedies.push_back({std::move(what), std::move(setting), before, after});
+    Remedy r;
+    r.what = std::move(what);
+    r.setting = std::move(setting);
+    r.before = before;
+    r.after = after;
+    rep.remedies.push_back(std::move(r));
+  };
+  // A remedy on changed prompts: the policy at the same blocks (not the same share: a
+  // counterfactual has fewer unique blocks), and the changed trace's ideal.
+  auto add_changed = [&](std::string what, std::string setting, const Trace& changed) {
+    add(std::move(what), std::move(setting), rep.policy_hit,
+        hit_of(replays(changed, {spec.policy}, {CapacitySpec::whole_blocks(rep.capacity_blocks)},
+                       spec, cost)
+                   .at(0)));
+    Remedy& r = rep.remedies.back();
+    r.changes_prompts = true;
+    r.ideal_before = rep.ideal;
+    r.ideal_after = ideal_of(changed);
   };
   if (!m.token_anchors.empty() && in.has_tokens() && !in.has_text()) {
     std::vector<std::vector<uint32_t>> ids;
     for (const KeptPrompt& p : in.prompts)
       ids.push_back(mask_volatile_tokens(p.tokens, m.token_anchors));
-    add(fmt::format("mask the volatile span of token ids ({} tokens after {} others)",
-                    m.token_anchors.front().span, m.token_anchors.front().before.size()),
-        "keep timestamps and request ids out of the prompt's head (after the shared part, or "
-        "not at all)",
-        rep.policy_hit,
-        hit_of(replays(rebuild(t, ids, t.block_tokens), {spec.policy},
-                       {CapacitySpec::whole_blocks(rep.capacity_blocks)}, spec, cost)
-                   .at(0)));
+    add_changed(fmt::format("mask the volatile span of token ids ({} tokens after {} others)",
+                            m.token_anchors.front().span, m.token_anchors.front().before.size()),
+                "keep timestamps and request ids out of the prompt's head (after the shared "
+                "part, or not at all)",
+                rebuild(t, ids, t.block_tokens));
   }
   for (Rewrite& w : rewrites(in, rep, m)) {
     std::vector<std::vector<uint32_t>> ids(t.size());
     for (size_t r = 0; r < t.size(); ++r) in.tokenizer->encode(w.texts[r], ids[r]);
-    Trace changed = rebuild(t, ids, t.block_tokens);
-    add(w.what, w.setting, rep.policy_hit,
-        // The same blocks, not the same share: a counterfactual has fewer unique blocks.
-        hit_of(replays(changed, {spec.policy}, {CapacitySpec::whole_blocks(rep.capacity_blocks)},
-                       spec, cost)
-                   .at(0)));
+    add_changed(w.what, w.setting, rebuild(t, ids, t.block_tokens));
   }
   if (rep.small_block_tokens)
     add(fmt::format("blocks of {} tokens instead of {} (the same KV memory)",
@@ -208,6 +217,11 @@ void measure_remedies(const Input& in, const DoctorSpec& spec, const CostModel& 
         fmt::format("the engine's block size (vLLM --block-size {}; SGLang --page-size {})",
                     rep.small_block_tokens, rep.small_block_tokens),
         rep.policy_hit, rep.small_policy);
+  if (rep.small_block_tokens) {
+    rep.remedies.back().changes_prompts = true;
+    rep.remedies.back().ideal_before = rep.ideal;
+    rep.remedies.back().ideal_after = rep.small_ideal;
+  }
   if (!rep.routers.empty()) {
     auto best = std::max_element(rep.routers.begin(), rep.routers.end(),
                                  [](auto& a, auto& b) { return a.hit.token < b.hit.token; });

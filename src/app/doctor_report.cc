@@ -142,6 +142,9 @@ std::string DoctorReport::text() const {
     const Remedy& r = remedies[i];
     o += fmt::format("   {}. {:+.1f} points of tokens ({:+.1f} of blocks): {} — {}\n", i + 1,
                      r.gain_token_points(), r.gain_block_points(), r.what, r.setting);
+    if (r.changes_prompts)
+      o += fmt::format("      (the ideal, an infinite cache: {} → {} of tokens)\n",
+                       pct(r.ideal_before.token), pct(r.ideal_after.token));
   }
   o += fmt::format("\ndiagnosed in {:.1f} s\n", seconds);
   return o;
@@ -158,14 +161,17 @@ std::string DoctorReport::to_json() const {
                                             .add("queue_wait_p50_ms", r.queue_wait_p50_ms, 3)
                                             .str();
   for (const Remedy& r : remedies)
-    rem += (rem.empty() ? "" : ",") + JsonObject()
-                                          .add("what", r.what)
-                                          .add("setting", r.setting)
-                                          .raw("before", hits_json(r.before))
-                                          .raw("after", hits_json(r.after))
-                                          .add("gain_token_points", r.gain_token_points(), 3)
-                                          .add("gain_block_points", r.gain_block_points(), 3)
-                                          .str();
+    rem += (rem.empty() ? "" : ",") +
+           JsonObject()
+               .add("what", r.what)
+               .add("setting", r.setting)
+               .raw("before", hits_json(r.before))
+               .raw("after", hits_json(r.after))
+               .add("gain_token_points", r.gain_token_points(), 3)
+               .add("gain_block_points", r.gain_block_points(), 3)
+               .raw("ideal_before", r.changes_prompts ? hits_json(r.ideal_before) : "null")
+               .raw("ideal_after", r.changes_prompts ? hits_json(r.ideal_after) : "null")
+               .str();
   return JsonObject()
       .add("input", input)
       .add("content", content)

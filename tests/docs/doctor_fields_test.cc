@@ -27,7 +27,8 @@ TEST(DoctorDoc, EveryJsonFieldIsDocumented) {
   std::string doc = testing::read_source_file("docs/doctor.md");
   app::DoctorReport r;
   r.routers.push_back({"random", {}, 0, 0});
-  r.remedies.push_back({"x", "y", {}, {}});
+  r.remedies.emplace_back();
+  r.remedies.back().changes_prompts = true;
   r.within.histogram = {1};
   r.within.causes.push_back({"other", 1, {app::BreakExample{}}});
   r.sanity.warnings.push_back({"one_block_prompts", "x"});

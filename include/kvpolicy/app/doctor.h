@@ -71,6 +71,10 @@ struct Remedy {
   std::string what;     // the change, in words
   std::string setting;  // the command or setting to change
   HitRates before, after;
+  // A remedy that changes the prompts: the ideal (infinite-cache) hit rate of the trace as it
+  // is and as changed, which says what the change allows beyond the capacity measured.
+  bool changes_prompts = false;
+  HitRates ideal_before, ideal_after;
   double gain_token_points() const { return 100 * (after.token - before.token); }
   double gain_block_points() const { return 100 * (after.block - before.block); }
 };
