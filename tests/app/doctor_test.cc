@@ -3,6 +3,7 @@
 #include "kvpolicy/app/doctor.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,7 +18,8 @@ namespace {
 using test_logs::Planted;
 
 std::string temp_log(const char* name, Planted kind, int sessions = 24, int turns = 6) {
-  auto dir = std::filesystem::temp_directory_path() / "kvpolicy_doctor_test";
+  auto dir =
+      std::filesystem::temp_directory_path() / ("kvpolicy_doctor_test." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   return test_logs::write_planted_log((dir / name).string(), kind, sessions, turns);
 }
@@ -130,7 +132,8 @@ TEST(Doctor, ACleanLogHasNoBreakCause) {
 
 TEST(Doctor, AVolatileTokenInALogOfTokenIdsIsNamedAndMaskedFirst) {
   // Token ids only: a shared head whose 4th token changes on every request.
-  auto path = std::filesystem::temp_directory_path() / "kvpolicy_doctor_test" / "tokens.csv";
+  auto path = std::filesystem::temp_directory_path() /
+              ("kvpolicy_doctor_test." + std::to_string(getpid())) / "tokens.csv";
   std::filesystem::create_directories(path.parent_path());
   std::ofstream out(path);
   out << "t,s,toks\n";

@@ -3,6 +3,7 @@
 #include "kvpolicy/app/import_sanity.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,7 +21,8 @@ bool warns(const SanityReport& s, const std::string& code) {
 
 // Imports `csv` (columns t, s, toks) with 4-token blocks and returns the summary.
 ImportSummary import_csv(const std::string& name, const std::string& csv) {
-  auto dir = std::filesystem::temp_directory_path() / "kvpolicy_sanity_test";
+  auto dir =
+      std::filesystem::temp_directory_path() / ("kvpolicy_sanity_test." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream((dir / (name + ".csv")).string()) << "t,s,toks\n" << csv;
   ImportSpec spec;

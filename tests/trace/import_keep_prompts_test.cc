@@ -1,6 +1,7 @@
 // ImportOptions::keep_prompts (for kvpolicy doctor): each row's line, text and token ids, moved
 // with the rows when the import sorts them by time.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,7 +12,9 @@ namespace kvpolicy {
 namespace {
 
 TEST(ImportKeepPrompts, KeepsLineTextAndTokensInTheTracesOrder) {
-  auto path = (std::filesystem::temp_directory_path() / "kvpolicy_keep_prompts.jsonl").string();
+  auto path = (std::filesystem::temp_directory_path() /
+               ("kvpolicy_keep_prompts." + std::to_string(getpid()) + ".jsonl"))
+                  .string();
   std::ofstream(path) << "{\"t\": 3, \"text\": \"third\"}\n"
                          "{\"t\": 1, \"text\": \"first one\"}\n"
                          "\n"
