@@ -124,10 +124,9 @@ std::string clean(std::string_view s) {
   return out;
 }
 
-// The messages of a text with recognisable boundaries (header_at); empty when it has fewer than
-// two, which says nothing about messages.
 }  // namespace
 
+// Boundaries by header_at; the doc comment is in doctor_internal.h.
 std::vector<Message> split_messages(std::string_view s) {
   std::vector<Message> out;
   for (size_t i = 0; i < s.size();
@@ -135,7 +134,7 @@ std::vector<Message> split_messages(std::string_view s) {
     size_t h = header_at(s, i);
     if (!h) continue;
     if (!out.empty()) out.back().end = i;
-    out.push_back({i, s.size(), std::string(s.substr(i + h))});
+    out.push_back({i, s.size(), {}});
   }
   for (Message& m : out)
     m.content = clean(s.substr(m.start, m.end - m.start).substr(header_at(s, m.start)));
@@ -175,7 +174,7 @@ bool volatile_span(std::string_view a, std::string_view b, Diff& d) {
   size_t start = at;
   while (start > 0 && at - start < kMaxSpan && is_volatile(a[start - 1])) --start;
   // ... from its first piece (between separators) that holds a digit: "e: 2024-…" starts at 2024.
-  for (size_t piece = start; piece < at; ++piece) {
+  for (size_t piece = start; piece <= at && piece < a.size(); ++piece) {
     if (!std::isxdigit(static_cast<unsigned char>(a[piece]))) continue;
     size_t end = piece;
     while (end < a.size() && std::isxdigit(static_cast<unsigned char>(a[end]))) ++end;

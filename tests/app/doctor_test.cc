@@ -208,6 +208,10 @@ TEST(DoctorContent, VolatileSpansAndTheirMask) {
   EXPECT_EQ(d.anchor, "Now: ");
   EXPECT_EQ(doctor::mask_volatile(a, {d.anchor}), doctor::mask_volatile(b, {d.anchor}));
   EXPECT_EQ(doctor::mask_volatile(a, {d.anchor}), "Now: #. Be kind and brief.");
+  // A difference at the number's first digit: the anchor still ends before the number.
+  ASSERT_TRUE(doctor::volatile_span("At time: 12:00 be brief and kind to all.",
+                                    "At time: 31:00 be brief and kind to all.", d));
+  EXPECT_EQ(d.anchor, "At time: ");
   // Letters that differ are not a volatile span, nor is a long run.
   EXPECT_FALSE(doctor::volatile_span("Persona: gilmi. Be kind and brief today.",
                                      "Persona: kalo. Be kind and brief today.", d));
