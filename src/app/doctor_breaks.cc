@@ -92,8 +92,8 @@ BreakSection within_sessions(const Trace& t, const std::vector<KeptPrompt>* prom
       size_t e = it->second;
       ++s.pairs;
       uint32_t b = common_prefix_blocks(t, e, r);
-      if (b <
-          t.prompt_tokens[e] / t.block_tokens) {  // before the previous prompt's last full block
+      // A break: before the previous prompt's last full block (its partial one never matches).
+      if (b < t.prompt_tokens[e] / std::max<uint32_t>(t.block_tokens, 1)) {
         ++s.breaks;
         count(s, b);
         if (content) {
