@@ -59,7 +59,9 @@ void add(CLI::App& app) {
       "Sections: 1 the finite cache (ideal, the policy, LRU, Belady as an offline bound); 2 "
       "prefix breaks within sessions and their causes; 3 the same across sessions; 4 block size "
       "against prompt lengths; 5 routers (random, session_affinity, cache_aware) in serve mode; "
-      "6 remedies, each measured on a counterfactual. See docs/doctor.md.");
+      "6 remedies, each measured on a counterfactual. With --input, --format (csv, jsonl or "
+      "auto), --block-tokens (default 16) and --skip-bad-lines apply to the log; --sessions and "
+      "--max-requests to -t only. See docs/doctor.md.");
   cmd->callback([args] { run(*args); });
 }
 
