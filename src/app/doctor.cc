@@ -127,6 +127,7 @@ DoctorReport run_doctor(const DoctorSpec& spec) {
         "so a break within them is rare by construction",
         in.inferred);
   rep.across = across_sessions(t, prompts, anchors);
+  rep.answers = answers_within_sessions(t, prompts);
   m.anchors = top_anchors(anchors);
   m.token_anchors = top_token_anchors(anchors);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <unordered_map>
 
 #include "doctor_internal.h"
@@ -77,6 +78,38 @@ size_t common_content(const Content& a, const Content& b) {
   return 0;
 }
 
+// The previous answer in the next prompt: its first characters (kAnswerKey, or fewer when the
+// change is that early) within kAnswerWithin after the previous prompt, then all of it unchanged.
+// Else false with d's cause answer_missing or answer_changed and its excerpts.
+constexpr size_t kAnswerWithin = 256;
+constexpr size_t kAnswerKey = 32;
+bool answer_carried(const std::string& prev, const std::string& answer, const std::string& text,
+                    Diff& d) {
+  std::string_view a = answer;
+  while (!a.empty() && std::isspace(static_cast<unsigned char>(a.front()))) a.remove_prefix(1);
+  while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.remove_suffix(1);
+  if (a.empty()) return true;
+  // Its start: the longest of its first 32, 16, 8 or 4 characters found in the window.
+  size_t q = std::string::npos;
+  for (size_t key = kAnswerKey; key >= 4 && q == std::string::npos; key /= 2) {
+    q = text.find(a.substr(0, std::min(a.size(), key)), prev.size());
+    if (q != std::string::npos && q - prev.size() > kAnswerWithin) q = std::string::npos;
+  }
+  if (q == std::string::npos) {
+    d.cause = "answer_missing";
+    d.before = excerpt_of(a, 0);
+    d.after = excerpt_of(text, prev.size());
+    return false;
+  }
+  size_t k = 0;
+  while (k < a.size() && q + k < text.size() && a[k] == text[q + k]) ++k;
+  if (k == a.size()) return true;
+  d.cause = "answer_changed";
+  d.before = excerpt_of(a, k);
+  d.after = excerpt_of(text, q + k);
+  return false;
+}
+
 }  // namespace
 
 BreakSection within_sessions(const Trace& t, const std::vector<KeptPrompt>* prompts,
@@ -106,10 +139,10 @@ BreakSection within_sessions(const Trace& t, const std::vector<KeptPrompt>* prom
     last[id] = static_cast<uint32_t>(r);
   }
   sort_causes(s);
-  s.basis = content ? "each turn's prompt against its session's previous prompt (the trace holds "
-                      "answers as lengths, not content, so answers are not compared); causes told "
-                      "from the prompts' text or token ids, messages recognised by 'role:' lines, "
-                      "ChatML or Llama 3 headers"
+  s.basis = content ? "each turn's prompt against its session's previous prompt (answers are "
+                      "compared in 2b when output_text is mapped, else they are lengths only); "
+                      "causes told from the prompts' text or token ids, messages recognised by "
+                      "'role:' lines, ChatML or Llama 3 headers"
                     : "each turn's prompt against its session's previous prompt, by block keys; "
                       "the trace holds no text or token ids, so causes cannot be told";
   return s;
@@ -162,6 +195,40 @@ BreakSection across_sessions(const Trace& t, const std::vector<KeptPrompt>* prom
                       "keys; the trace holds no text or token ids, so a volatile span cannot be "
                       "told from a different prompt",
                       kCandidates);
+  return s;
+}
+
+BreakSection answers_within_sessions(const Trace& t, const std::vector<KeptPrompt>* prompts) {
+  BreakSection s;
+  if (!prompts || std::none_of(prompts->begin(), prompts->end(),
+                               [](const KeptPrompt& k) { return !k.output_text.empty(); }))
+    return s;
+  std::unordered_map<SessionId, uint32_t> last;
+  for (size_t r = 0; r < t.size(); ++r) {
+    SessionId id = t.session[r];
+    if (id == kNoSession) continue;
+    auto it = last.find(id);
+    size_t e = it == last.end() ? SIZE_MAX : it->second;
+    last[id] = static_cast<uint32_t>(r);
+    if (e == SIZE_MAX) continue;
+    const std::string &prev = (*prompts)[e].text, &answer = (*prompts)[e].output_text,
+                      &text = (*prompts)[r].text;
+    if (prev.empty() || answer.empty() || !text.starts_with(prev)) continue;
+    ++s.pairs;
+    Diff d;
+    if (!answer_carried(prev, answer, text, d)) {
+      ++s.breaks;
+      uint32_t block = t.prompt_tokens[e] / std::max<uint32_t>(t.block_tokens, 1);
+      count(s, block);
+      add_cause(s, d, example(prompts, e, r, block, d));
+    }
+  }
+  sort_causes(s);
+  s.basis = fmt::format(
+      "each turn whose prompt starts with its session's previous prompt, against that prompt's "
+      "answer (output_text): the answer must follow within {} characters, as generated; the "
+      "block is where the answer starts",
+      kAnswerWithin);
   return s;
 }
 

@@ -38,6 +38,12 @@ std::string excerpt(std::string_view s, size_t at) {
   return (from ? "…" : "") + out + (to < s.size() ? "…" : "");
 }
 
+}  // namespace
+
+std::string excerpt_of(std::string_view text, size_t at) { return excerpt(text, at); }
+
+namespace {
+
 template <typename Seq>
 size_t first_difference(const Seq& a, const Seq& b) {
   size_t n = std::min(a.size(), b.size()), i = 0;

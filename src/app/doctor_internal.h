@@ -67,6 +67,9 @@ std::vector<Message> split_messages(std::string_view text);
 std::string replace_first_message(std::string_view text, std::string_view first);
 std::string stable_message_order(std::string_view text, std::map<std::string, size_t>& first_seen);
 
+// 30 characters either side of `at`, on one line, cut at UTF-8 character boundaries.
+std::string excerpt_of(std::string_view text, size_t at);
+
 // `text` with the volatile run after each anchor replaced by "#": the counterfactual of masking a
 // timestamp or id (docs/doctor.md, "What to change").
 std::string mask_volatile(std::string_view text, const std::vector<std::string>& anchors);
@@ -86,6 +89,9 @@ BreakSection within_sessions(const Trace& trace, const std::vector<KeptPrompt>* 
                              AnchorCounts& anchors);
 BreakSection across_sessions(const Trace& trace, const std::vector<KeptPrompt>* prompts,
                              AnchorCounts& anchors);
+// With answers' text (output_text mapped): whether each turn that extends its session's previous
+// prompt carries the previous answer as generated (what an engine that caches outputs holds).
+BreakSection answers_within_sessions(const Trace& trace, const std::vector<KeptPrompt>* prompts);
 // The most frequent anchors, at most `n`.
 std::vector<std::string> top_anchors(const AnchorCounts& anchors, size_t n = 8);
 std::vector<TokenAnchor> top_token_anchors(const AnchorCounts& anchors, size_t n = 8);

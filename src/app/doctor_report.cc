@@ -16,6 +16,10 @@ std::string cause_meaning(const std::string& code) {
            "digits/hex and agree again after it";
   if (code == doctor::kSystemPrompt) return "a changed system prompt: the first message differs";
   if (code == doctor::kReordered) return "reordered messages: the same messages in another order";
+  if (code == "answer_missing")
+    return "the next prompt does not carry the previous answer after the previous prompt";
+  if (code == "answer_changed")
+    return "the next prompt carries the previous answer altered (trimmed, reformatted, edited)";
   if (code == doctor::kTemplate)
     return "a tokenizer or template change: the same text (or messages) in other tokens or role "
            "markers";
@@ -99,6 +103,13 @@ std::string DoctorReport::text() const {
       "previous prompt's last full block\n",
       within.breaks, within.pairs, pct(within.pairs ? double(within.breaks) / within.pairs : 0));
   o += section_text(within, "the breaks") + "\n";
+  if (answers.pairs) {
+    o += fmt::format(
+        "2b. Answers: {} of {} turns that extend the previous prompt do not carry its "
+        "answer as generated (output_text)\n",
+        answers.breaks, answers.pairs);
+    o += section_text(answers, "those turns") + "\n";
+  }
   o += fmt::format(
       "3. Across sessions: {} of {} requests ({}) share a long head with a recent "
       "request of another session except for a volatile span near the start\n",
@@ -188,6 +199,7 @@ std::string DoctorReport::to_json() const {
       .raw("belady", hits_json(belady))
       .raw("within_sessions", section_json(within))
       .raw("across_sessions", section_json(across))
+      .raw("answers", section_json(answers))
       .add("shorter_than_block", shorter_than_block)
       .add("partial_block_token_share", partial_block_token_share)
       .add("small_block_tokens", small_block_tokens)

@@ -339,6 +339,7 @@ class Importer {
     k.line = row.line();
     if (!m_.text.empty()) k.text = row.scalar(m_.text).value_or("");
     if (m_.hashes.empty()) k.tokens = tokens_;
+    if (!m_.output_text.empty()) k.output_text = row.scalar(m_.output_text).value_or("");
     kept_.push_back(std::move(k));
   }
   // The order Trace::sort_by_time gives (a stable sort by time), applied to the kept prompts.

@@ -21,6 +21,7 @@ enum class Planted {
   kSprayed,        // (v) long private sessions: the router decides their reuse
   kClean,          // (vi) well-formed conversations, a fixed system prompt
   kTemplate,       // role markers capitalized every other 2 turns: same messages, other template
+  kAnswerEdited,   // the client re-sends each answer with its double space made single
 };
 
 // Words of letters only, none all-hex, so only planted digits look volatile.
@@ -51,6 +52,7 @@ class Words {
 struct Row {
   double t;
   std::string session, text;
+  std::string out;  // the answer as generated (output_text)
 };
 
 inline std::string json_escape(const std::string& s) {
@@ -111,7 +113,7 @@ inline std::vector<Row> planted_rows(Planted kind, int sessions = 24, int turns 
       }
       std::string question = "user: " + w.sentence(kind == Planted::kShortPrompts ? 10 : 25);
       if (kind == Planted::kShortPrompts) {
-        rows.push_back({t, fmt::format("s{}", s), text + question});
+        rows.push_back({t, fmt::format("s{}", s), text + question, ""});
         history.clear();
         continue;
       }
@@ -123,8 +125,11 @@ inline std::vector<Row> planted_rows(Planted kind, int sessions = 24, int turns 
                                 {"assistant: ", "Assistant: "}})
           for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += 1)
             text.replace(at, std::string(from).size(), to);
-      rows.push_back({t, fmt::format("s{}", s), text});
-      history.push_back("assistant: " + w.sentence(30));
+      // The answer as generated, and as the next turn's prompt carries it.
+      std::string answer = w.sentence(30);
+      bool edited = kind == Planted::kAnswerEdited;
+      rows.push_back({t, fmt::format("s{}", s), text, (edited ? "Sure.  " : "") + answer});
+      history.push_back(std::string("assistant: ") + (edited ? "Sure. " : "") + answer);
     }
   }
   return rows;
@@ -137,8 +142,8 @@ inline std::string write_planted_log(const std::string& path, Planted kind, int 
   std::stable_sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.t < b.t; });
   std::ofstream out(path);
   for (const Row& r : rows)
-    out << fmt::format("{{\"t\": {}, \"s\": \"{}\", \"text\": \"{}\"}}\n", r.t, r.session,
-                       json_escape(r.text));
+    out << fmt::format("{{\"t\": {}, \"s\": \"{}\", \"text\": \"{}\", \"out\": \"{}\"}}\n", r.t,
+                       r.session, json_escape(r.text), json_escape(r.out));
   return path;
 }
 

@@ -27,7 +27,7 @@ std::string temp_log(const char* name, Planted kind, int sessions = 24, int turn
 DoctorSpec log_spec(const std::string& path, uint32_t block_tokens = 16) {
   DoctorSpec s;
   s.log.input = path;
-  s.log.map = "time=t,session=s,text=text";
+  s.log.map = "time=t,session=s,text=text,output_text=out";
   s.log.tokenizer = "approx";
   s.log.opts.block_tokens = block_tokens;
   s.capacity = "30%";
@@ -75,6 +75,18 @@ TEST(Doctor, ReorderedMessagesAreNamedAndAStableOrderRanksFirst) {
   EXPECT_EQ(top_cause(r.within)->code, "reordered") << r.text();
   ASSERT_FALSE(r.remedies.empty());
   EXPECT_NE(r.remedies[0].what.find("order they first appeared"), std::string::npos) << r.text();
+}
+
+TEST(Doctor, AnAnswerTheClientAltersIsNamed) {
+  DoctorSpec s = log_spec(temp_log("answer.jsonl", Planted::kAnswerEdited));
+  s.skip_routing = true;
+  DoctorReport r = run_doctor(s);
+  EXPECT_EQ(r.within.breaks, 0u);  // every prompt extends the last
+  EXPECT_EQ(r.answers.pairs, r.within.pairs);
+  EXPECT_EQ(r.answers.breaks, r.answers.pairs) << r.text();
+  ASSERT_NE(top_cause(r.answers), nullptr);
+  EXPECT_EQ(top_cause(r.answers)->code, "answer_changed");
+  EXPECT_NE(top_cause(r.answers)->examples.at(0).before.find("Sure.  "), std::string::npos);
 }
 
 TEST(Doctor, AChangedTemplateIsNamed) {
@@ -125,6 +137,8 @@ TEST(Doctor, ACleanLogHasNoBreakCause) {
   EXPECT_GT(r.within.pairs, 0u);
   EXPECT_EQ(r.within.breaks, 0u) << r.text();
   EXPECT_TRUE(r.within.causes.empty()) << r.text();
+  EXPECT_EQ(r.answers.pairs, r.within.pairs);  // every answer carried as generated
+  EXPECT_EQ(r.answers.breaks, 0u) << r.text();
   EXPECT_EQ(r.across.breaks, 0u) << r.text();
   EXPECT_TRUE(r.sanity.warnings.empty()) << r.sanity.text();
   EXPECT_GT(r.ideal.token, 0.5);

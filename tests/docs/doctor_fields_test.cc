@@ -36,7 +36,8 @@ TEST(DoctorDoc, EveryJsonFieldIsDocumented) {
     EXPECT_NE(doc.find("`" + k + "`"), std::string::npos) << "docs/doctor.md lacks `" << k << "`";
   for (const char* code :
        {"one_block_prompts", "no_session_reuse", "no_shared_blocks", "rows_sorted", "equal_times",
-        "timestamp_or_id", "system_prompt", "reordered", "tokenizer_or_template", "other"})
+        "timestamp_or_id", "system_prompt", "reordered", "tokenizer_or_template", "other",
+        "answer_missing", "answer_changed"})
     EXPECT_NE(doc.find(std::string("`") + code + "`"), std::string::npos) << code;
 }
 

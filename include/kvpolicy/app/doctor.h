@@ -92,6 +92,7 @@ struct DoctorReport {
   HitRates ideal, policy_hit, lru, belady;
   // 2, 3. Prefix breaks within sessions and across them.
   BreakSection within, across;
+  BreakSection answers;  // with output_text mapped: turns not carrying the previous answer as given
   // 4. Block size against prompt lengths.
   uint64_t shorter_than_block = 0;       // prompts shorter than one block
   double partial_block_token_share = 0;  // prompt tokens in partial last blocks

@@ -50,6 +50,7 @@ struct KeptPrompt {
   uint64_t line = 0;             // the row's line in the log (its first line, for CSV)
   std::string text;              // the prompt text; empty unless text is mapped
   std::vector<uint32_t> tokens;  // its token ids; empty when hashes are mapped
+  std::string output_text;       // the answer's text; empty unless output_text is mapped
 };
 
 struct ImportReport {
