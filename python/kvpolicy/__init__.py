@@ -6,9 +6,11 @@ adapter that lets any kvpolicy policy decide evictions in a Python engine's radi
     rows = kvpolicy.simulate(trace, ["lru", "s3fifo", "belady"], ["2%", "40GB"])
     rows = kvpolicy.serve(trace, policies=["lru", "s3fifo"], routers=["cache_aware"], workers=2)
     rows = kvpolicy.mrc(trace, ["lru", "s3fifo"], points=20, target_hit="30%")
+    findings = kvpolicy.doctor("conversation_trace.jsonl")   # why the hit rate is low
 
-simulate, serve, mrc and import_trace call the same application layer as the command line and
-return its records: simulate/serve/mrc one dict per row of `kvpolicy simulate|serve|mrc --json`.
+simulate, serve, mrc, import_trace and doctor call the same application layer as the command line
+and return its records: simulate/serve/mrc one dict per row of `kvpolicy simulate|serve|mrc
+--json`, doctor the object `kvpolicy doctor --json` writes.
 
 See docs/api.md for the whole API, its thread-safety and the cost of a call.
 """
