@@ -64,10 +64,12 @@ CapacitySpec choose_capacity(const DoctorSpec& spec, const Trace& t, const CostM
                     with_commas(blocks), free / 1e9, cost.label());
     return CapacitySpec::whole_blocks(blocks);
   }
-  CapacitySpec share = CapacitySpec::share(kFallbackShare);
+  // A tiny trace's share can round to no block: one block then.
+  CapacitySpec share = kFallbackShare * double(unique) >= 0.5 ? CapacitySpec::share(kFallbackShare)
+                                                              : CapacitySpec::whole_blocks(1);
   label = fmt::format(
-      "{} blocks, {}% of the trace's unique blocks: the {:.1f} GB {} leaves for KV would hold "
-      "every block (-c to change)",
+      "{} blocks, {}% of the trace's unique blocks (at least one): the {:.1f} GB {} leaves for "
+      "KV would hold every block (-c to change)",
       with_commas(share.blocks(unique)), percent_text(kFallbackShare), free / 1e9, cost.label());
   return share;
 }

@@ -206,6 +206,19 @@ TEST(Doctor, TheJsonHoldsTheReportedNumbers) {
   EXPECT_NE(j.find("\"cause\":\"timestamp_or_id\""), std::string::npos);
 }
 
+TEST(Doctor, ATinyLogRunsAtTheDefaultCapacityOfAtLeastOneBlock) {
+  auto path = std::filesystem::path(temp_log("tiny.jsonl", Planted::kClean, 1, 1)).parent_path() /
+              "tiny.csv";
+  std::ofstream(path) << "t,s,toks\n1,a,1 2 3 4 5\n2,a,1 2 3 4 5 6 7\n";  // 3 unique blocks
+  DoctorSpec s = log_spec(path.string(), 4);
+  s.log.map = "time=t,session=s,tokens=toks";
+  s.capacity = "";  // the GPU's free KV memory holds it all: 10 %, here under one block
+  s.skip_routing = true;
+  DoctorReport r = run_doctor(s);
+  EXPECT_EQ(r.capacity_blocks, 1u);
+  EXPECT_NE(r.capacity_label.find("would hold every block"), std::string::npos) << r.capacity_label;
+}
+
 TEST(Doctor, BadInputsAreConfigErrors) {
   DoctorSpec s;
   EXPECT_THROW(run_doctor(s), ConfigError);  // neither -t nor --input
