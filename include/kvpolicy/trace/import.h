@@ -40,8 +40,8 @@ struct ImportOptions {
   uint32_t block_tokens = 16;
   bool skip_bad_lines = false;           // count and skip bad rows instead of failing
   const Tokenizer* tokenizer = nullptr;  // required when text or output_text is mapped
-  // Opt-in for `kvpolicy doctor` (docs/doctor.md): keep each row's prompt text and token ids in
-  // ImportReport::prompts, so causes of prefix breaks can be told from the content.
+  // Opt-in for `kvpolicy doctor` (docs/doctor.md): keep each row's prompt text, token ids and
+  // answer in ImportReport::prompts, so causes of prefix breaks can be told from the content.
   bool keep_prompts = false;
 };
 
