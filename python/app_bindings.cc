@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/app/doctor.h"
 #include "kvpolicy/app/import.h"
 #include "kvpolicy/app/inputs.h"
 #include "kvpolicy/app/mrc.h"
@@ -166,7 +167,34 @@ py::dict import_summary(const app::ImportSummary& s) {
       s.assumptions.empty() ? py::object(py::none()) : py::object(py::str(s.assumptions.model));
   d["assumptions_statement"] = s.assumptions.statement;
   d["continuations"] = s.continuations;
+  d["sanity"] = py::module_::import("json").attr("loads")(s.sanity.to_json());
   return d;
+}
+
+// `kvpolicy doctor` (app::run_doctor): its findings as the JSON object `--json` writes.
+std::string doctor_json(const std::string& trace, const std::string& input, const py::dict& o) {
+  app::DoctorSpec spec;
+  spec.trace.path = trace;
+  spec.log.input = input;
+  spec.trace.format = o["format"].cast<std::string>();
+  spec.trace.skip_bad_lines = o["skip_bad_lines"].cast<bool>();
+  spec.trace.block_tokens = o["block_tokens"].cast<uint32_t>();
+  spec.trace.sessions = o["sessions"].cast<std::string>();
+  spec.log.map = o["map"].cast<std::string>();
+  spec.log.opts.time_unit = o["time_unit"].cast<std::string>();
+  spec.log.tokenizer = o["tokenizer"].cast<std::string>();
+  spec.share_input_options();  // as the command line: one format, block size and skip flag
+  spec.capacity = o["capacity"].cast<std::string>();
+  spec.policy = o["policy"].cast<std::string>();
+  spec.workers = o["workers"].cast<uint32_t>();
+  spec.skip_routing = !o["routing"].cast<bool>();
+  spec.cost.model = o["model"].cast<std::string>();
+  spec.cost.gpu = o["gpu"].cast<std::string>();
+  spec.cost.kv_dtype = o["kv_dtype"].cast<std::string>();
+  spec.seed = o["seed"].cast<uint64_t>();
+  spec.jobs = o["jobs"].cast<unsigned>();
+  py::gil_scoped_release release;
+  return app::run_doctor(spec).to_json();
 }
 
 // As `kvpolicy policies` lists them: deprecated spellings left out, a nested parameter's choices
@@ -244,6 +272,7 @@ void bind_app(py::module_& m) {
       },
       py::arg("input"), py::arg("map"), py::arg("out"), py::arg("format"), py::arg("time_unit"),
       py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"), py::arg("assume"));
+  m.def("_doctor", &doctor_json, py::arg("trace"), py::arg("input"), py::arg("options"));
   m.def("_policies", [] {
     py::list out;
     for (const PolicyInfo& p : PolicyRegistry::instance().all()) {

@@ -6,9 +6,11 @@ adapter that lets any kvpolicy policy decide evictions in a Python engine's radi
     rows = kvpolicy.simulate(trace, ["lru", "s3fifo", "belady"], ["2%", "40GB"])
     rows = kvpolicy.serve(trace, policies=["lru", "s3fifo"], routers=["cache_aware"], workers=2)
     rows = kvpolicy.mrc(trace, ["lru", "s3fifo"], points=20, target_hit="30%")
+    findings = kvpolicy.doctor("conversation_trace.jsonl")   # why the hit rate is low
 
-simulate, serve, mrc and import_trace call the same application layer as the command line and
-return its records: simulate/serve/mrc one dict per row of `kvpolicy simulate|serve|mrc --json`.
+simulate, serve, mrc, import_trace and doctor call the same application layer as the command line
+and return its records: simulate/serve/mrc one dict per row of `kvpolicy simulate|serve|mrc
+--json`, doctor the object `kvpolicy doctor --json` writes.
 
 See docs/api.md for the whole API, its thread-safety and the cost of a call.
 """
@@ -27,6 +29,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     generate_trace,
     _KvCache,
     _PolicyTree,
+    _doctor,
     _import_trace,
     _mrc,
     _policies,
@@ -39,6 +42,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
 __all__ = [
     "Cache",
     "ConfigError",
+    "doctor",
     "Error",
     "EvictionPolicy",
     "generate_trace",
@@ -148,6 +152,29 @@ def import_trace(input, map, out, *, format="auto", time_unit="s", block_tokens=
         raise TypeError("assume must be a str (key=value,...) or None")
     return _import_trace(str(input), map, str(out), format, time_unit, int(block_tokens),
                          str(tokenizer), bool(skip_bad_lines), assume)
+
+
+def doctor(trace=None, *, input=None, map="", format="auto", time_unit="s", block_tokens=0,
+           tokenizer="auto", skip_bad_lines=False, sessions="auto", capacity="", policy="lru",
+           workers=4, routing=True, model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto",
+           seed=1, jobs=0):
+    """Why is the prefix-cache hit rate low? As `kvpolicy doctor` does, on a trace file (`trace`,
+    any format load_trace reads) or a request log (`input` with `map`, read as import_trace reads
+    it; block_tokens 0 = 16 for a log, the format's for a trace). Returns the findings as a dict,
+    the object `kvpolicy doctor --json` writes: the sanity report, the finite cache (ideal, the
+    policy, lru, belady), prefix breaks within and across sessions with their causes, block size,
+    routers (unless routing=False) and the remedies ranked by measured gain. capacity "" = the
+    KV memory the GPU leaves after the weights (docs/doctor.md).
+    """
+    if (trace is None) == (input is None):
+        raise ConfigError("doctor: give either a trace or an input log")
+    options = dict(map=map, format=format, time_unit=time_unit, block_tokens=int(block_tokens),
+                   tokenizer=str(tokenizer), skip_bad_lines=bool(skip_bad_lines),
+                   sessions=sessions, capacity=str(capacity), policy=policy, workers=int(workers),
+                   routing=bool(routing), model=model, gpu=gpu, kv_dtype=kv_dtype, seed=int(seed),
+                   jobs=int(jobs))
+    return json.loads(_doctor("" if trace is None else str(trace),
+                              "" if input is None else str(input), options))
 
 
 def policies():

@@ -114,6 +114,27 @@ def import_trace(
     skip_bad_lines: bool = False,
     assume: Optional[str] = None,
 ) -> dict[str, Any]: ...
+def doctor(
+    trace: str | None = None,
+    *,
+    input: str | None = None,
+    map: str = "",
+    format: str = "auto",
+    time_unit: str = "s",
+    block_tokens: int = 0,
+    tokenizer: str = "auto",
+    skip_bad_lines: bool = False,
+    sessions: str = "auto",
+    capacity: str = "",
+    policy: str = "lru",
+    workers: int = 4,
+    routing: bool = True,
+    model: str = "llama-3.1-8b",
+    gpu: str = "a100-80gb",
+    kv_dtype: str = "auto",
+    seed: int = 1,
+    jobs: int = 0,
+) -> dict[str, Any]: ...
 def policies() -> list[dict[str, Any]]: ...
 def routers() -> list[dict[str, Any]]: ...
 

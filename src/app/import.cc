@@ -55,6 +55,7 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   s.sorted = rep.sorted;
   s.assumptions = t.assumptions;
   s.continuations = rep.assumed.continuations;
+  s.sanity = import_sanity(t, rep.sorted);
   return s;
 }
 

@@ -27,6 +27,7 @@ void run(const ImportArgs& a) {
   if (!s.assumptions.empty())
     fmt::print("{}; {} of {} requests continue a session\n", assumption_line(s.assumptions),
                s.continuations, s.requests);
+  fmt::print("{}", s.sanity.text());  // import_sanity: docs/doctor.md
   fmt::print("wrote {}\n", s.out);
 }
 

@@ -72,6 +72,7 @@ class RowSource {
   virtual void int_list(const std::string& column, bool signed_ok,
                         std::vector<uint64_t>& out) const = 0;
   [[noreturn]] virtual void fail(const std::string& column, const std::string& what) const = 0;
+  virtual uint64_t line() const = 0;  // where the row starts (keep_prompts)
 };
 
 class CsvRow : public RowSource {
@@ -94,6 +95,7 @@ class CsvRow : public RowSource {
   [[noreturn]] void fail(const std::string& column, const std::string& what) const override {
     throw InputError(path_, line_, "", "column '" + column + "': " + what);
   }
+  uint64_t line() const override { return line_; }
 
  private:
   const std::string& path_;
@@ -158,6 +160,7 @@ class JsonRow : public RowSource {
   [[noreturn]] void fail(const std::string& column, const std::string& what) const override {
     where_.fail(column, what);
   }
+  uint64_t line() const override { return where_.line; }
 
  private:
   jsonl::object& obj_;
@@ -328,6 +331,7 @@ class Importer {
 
     // Nothing below throws: the row is whole.
     one_number_rows_ += one_number;
+    if (opts_.keep_prompts) keep_prompt(row);
     if (keys_as_is)
       for (size_t i = 0; i < ids_.size(); ++i)
         place_of_.try_emplace(ids_[i], Place{i ? ids_[i - 1] : 0, i, trace_.size()});
@@ -363,6 +367,29 @@ class Importer {
                fmt::format("hash {} is repeated in one prompt: {}", *twice, kNotChained));
   }
 
+  // --- keep_prompts (kvpolicy doctor): each row's prompt, moved to the trace's order ---
+  void keep_prompt(const RowSource& row) {
+    KeptPrompt k;
+    k.line = row.line();
+    if (!m_.text.empty()) k.text = row.scalar(m_.text).value_or("");
+    if (m_.hashes.empty()) k.tokens = tokens_;
+    if (!m_.output_text.empty()) k.output_text = row.scalar(m_.output_text).value_or("");
+    kept_.push_back(std::move(k));
+  }
+  // The order Trace::sort_by_time gives (a stable sort by time), applied to the kept prompts.
+  std::vector<KeptPrompt> kept_in_time_order() {
+    const std::vector<Time>& time = trace_.time;
+    std::vector<uint32_t> order(kept_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return time[a] < time[b]; });
+    std::vector<KeptPrompt> out;
+    out.reserve(kept_.size());
+    for (uint32_t i : order) out.push_back(std::move(kept_[i]));
+    kept_.clear();
+    return out;
+  }
+
   // Sorts by time, counts time from the first request, numbers sessions in order of their first
   // request and gives rows without a turn their place in the session.
   Trace finish(const std::string& path, ImportReport& report) {
@@ -383,6 +410,7 @@ class Importer {
     }
     if (!m_.category.empty()) t.category_names = categories_.names();
     report.rows = t.size();
+    if (opts_.keep_prompts) report.prompts = kept_in_time_order();
     report.sorted = t.sort_by_time();
     if (t.size()) {
       Time first = t.time.front();
@@ -429,6 +457,7 @@ class Importer {
   };
   std::unordered_map<uint64_t, Place> place_of_;
   std::vector<uint64_t> sorted_;
+  std::vector<KeptPrompt> kept_;  // keep_prompts, in the log's order
 };
 
 void import_csv(const std::string& path, const ImportOptions& opts, Importer& importer,

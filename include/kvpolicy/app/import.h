@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kvpolicy/app/import_sanity.h"
 #include "kvpolicy/trace/import.h"
 
 namespace kvpolicy::app {
@@ -31,6 +32,7 @@ struct ImportSummary {
   // and how many requests it made continue a session.
   Trace::Assumptions assumptions;
   uint64_t continuations = 0;
+  SanityReport sanity;  // import_sanity of the trace written
 };
 
 // Imports spec.input and writes spec.out; notes (skipped rows, sorting, the tokenizer chosen) go

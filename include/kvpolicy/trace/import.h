@@ -48,6 +48,17 @@ struct ImportOptions {
   // assumption model (assumed_prompts.h, `key=value,...`; "" = its defaults); unset = such a
   // log is refused.
   std::optional<std::string> assume;
+  // Opt-in for `kvpolicy doctor` (docs/doctor.md): keep each row's prompt text, token ids and
+  // answer in ImportReport::prompts, so causes of prefix breaks can be told from the content.
+  bool keep_prompts = false;
+};
+
+// One imported row's prompt as the log had it (ImportOptions::keep_prompts).
+struct KeptPrompt {
+  uint64_t line = 0;             // the row's line in the log (its first line, for CSV)
+  std::string text;              // the prompt text; empty unless text is mapped
+  std::vector<uint32_t> tokens;  // its token ids; empty when hashes are mapped
+  std::string output_text;       // the answer's text; empty unless output_text is mapped
 };
 
 struct ImportReport {
@@ -58,6 +69,8 @@ struct ImportReport {
   std::string first_skipped;    // the first skipped row's error
   bool sorted = false;          // rows were not in time order and were sorted (stably)
   AssumedPromptReport assumed;  // with ImportOptions::assume: what the model made
+  // With keep_prompts: one per request, in the trace's order (after the time sort).
+  std::vector<KeptPrompt> prompts;
 };
 
 // Reads the log into a trace: times from the earliest row (microseconds), sorted stably if out
