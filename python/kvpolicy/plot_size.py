@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Hit rate and TTFT against KV memory per replica, from `kvpolicy size --json FILE`: one colour
+per worker count, block hit rate (solid) and token hit rate (dashed) in the first panel, serve
+TTFT P90 (solid) and P99 (dashed) in the second; the target as a horizontal line, the GPU's KV
+memory as a vertical line, each answer marked with its GB. `kvpolicy size --plot F.png` calls it.
+
+  kvpolicy size --trace T --model llama-3.1-8b --gpu h100 --target-hit 30% --json size.jsonl
+  python3 -m kvpolicy.plot_size size.jsonl size.png    # or: python3 plot_size.py size.jsonl size.png
+
+Part of the Python package kvpolicy (and installed as share/kvpolicy/plot_size.py beside the
+command line, which runs it as a script). Needs matplotlib (Debian: python3-matplotlib).
+"""
+import json
+import os
+import sys
+
+try:
+    import matplotlib
+except ImportError:
+    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)  # the system's has it
+    sys.exit("plot_size.py needs matplotlib: apt-get install python3-matplotlib (Debian), "
+             "or pip install matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+
+def gb_label(gb, _pos=None):
+    return f"{gb:.3g}" if gb < 100 else f"{gb:,.0f}"
+
+
+def read(src):
+    rows = []
+    with open(src) as f:
+        for line in f:
+            if line.strip():
+                rows.append(json.loads(line))
+    probes = [r for r in rows if r["kind"] == "probe"]
+    if not probes:
+        sys.exit(f"plot_size.py: no serve runs in {src}")
+    return rows, probes
+
+
+def figure(rows, probes):
+    """The figure of `kvpolicy size --json` rows (returned, for tests to inspect)."""
+    first = probes[0]
+    curves = {}
+    for r in probes:
+        curves.setdefault(r["workers"], []).append(r)
+    answers = {r["workers"]: r for r in rows if r["kind"] == "answer" and r["meets"]}
+    fig, (hit_ax, ttft_ax) = plt.subplots(1, 2, figsize=(12, 4.8))
+    for i, (w, pts) in enumerate(sorted(curves.items())):
+        pts.sort(key=lambda r: r["capacity_gb"])
+        gb = [r["capacity_gb"] for r in pts]
+        colour = f"C{i}"
+        hit_ax.plot(gb, [r["block_hit_rate"] * 100 for r in pts], color=colour, marker=".",
+                    label=f"{w} workers: block hits")
+        hit_ax.plot(gb, [r["token_hit_rate"] * 100 for r in pts], color=colour, ls="--",
+                    label=f"{w} workers: token hits")
+        ttft_ax.plot(gb, [r["ttft_p90_ms"] for r in pts], color=colour, marker=".",
+                     label=f"{w} workers: TTFT P90")
+        ttft_ax.plot(gb, [r["ttft_p99_ms"] for r in pts], color=colour, ls=":",
+                     label=f"{w} workers: TTFT P99")
+        a = answers.get(w)
+        if a is not None:
+            hit_ax.plot([a["capacity_gb"]], [a["block_hit_rate"] * 100], marker="o", ms=7,
+                        mfc="none", color=colour)
+            hit_ax.annotate(f"{gb_label(a['capacity_gb'])} GB", (a["capacity_gb"],
+                            a["block_hit_rate"] * 100), textcoords="offset points",
+                            xytext=(4, -12 - 9 * i), fontsize=7, color=colour)
+    # Each line labelled where it is drawn, and in the legend.
+    marks = []
+    if first.get("target_block_hit_rate") is not None:
+        marks.append((hit_ax, first["target_block_hit_rate"] * 100, "-",
+                      f"target: {first['target_block_hit_rate'] * 100:g} % block hits"))
+    if first.get("target_token_hit_rate") is not None:
+        marks.append((hit_ax, first["target_token_hit_rate"] * 100, "--",
+                      f"target: {first['target_token_hit_rate'] * 100:g} % token hits"))
+    for key, name in (("slo_ttft_p50_ms", "P50"), ("slo_ttft_p90_ms", "P90"),
+                      ("slo_ttft_p99_ms", "P99")):
+        if first.get(key) is not None:
+            marks.append((ttft_ax, first[key], "-", f"SLO: TTFT {name} <= {first[key]:g} ms"))
+    for ax, y, ls, label in marks:
+        ax.axhline(y, color="black", lw=1, ls=ls, label=label)
+        ax.annotate(label, (1, y), xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=7)
+    gpu_gb = first["gpu_kv_gb"]
+    all_gb = [r["capacity_gb"] for r in probes]
+    for ax in (hit_ax, ttft_ax):
+        if gpu_gb > 0:
+            label = f"KV memory of {first['tp']} x {first['gpu']}: {gb_label(gpu_gb)} GB"
+            ax.axvline(gpu_gb, color="grey", lw=1.2, ls="-.", label=label)
+            ax.annotate(label, (gpu_gb, 0.98), xycoords=("data", "axes fraction"),
+                        xytext=(3, 0), textcoords="offset points", rotation=90, ha="left",
+                        va="top", fontsize=7, color="dimgrey")
+        ax.set_xlabel("KV memory per replica (GB)")
+        if max(all_gb) > 20 * min(all_gb):
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(gb_label))
+        ax.grid(alpha=0.3)
+    hit_ax.set_ylim(bottom=0)
+    ttft_ax.set_yscale("log")
+    hit_ax.set_ylabel("hit rate (%)")
+    ttft_ax.set_ylabel("serve-mode TTFT (ms)")
+    trace = first["trace"]
+    source, _, path = trace.partition(":")
+    name = f"{source} ({path.rsplit('/', 1)[-1]})" if path else trace.rsplit("/", 1)[-1]
+    fig.suptitle(f"hit rate and TTFT vs KV per replica (serve mode): {name}; "
+                 f"{first['cost_model']}, router {first['router']}, policy {first['policy']}; "
+                 f"target {first['target']}", fontsize=10)
+    # The legends below the panels: never over the curves.
+    for ax in (hit_ax, ttft_ax):
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7,
+                  frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def main(src, out):
+    rows, probes = read(src)
+    fig = figure(rows, probes)
+    fig.savefig(out, dpi=120, bbox_inches="tight")
+    print(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
