@@ -27,6 +27,8 @@ std::string upper(std::string s) {
   return s;
 }
 
+std::string workers_text(uint32_t w) { return fmt::format("{} worker{}", w, w == 1 ? "" : "s"); }
+
 // "1 H100" or "4 x H100 (tp=4)".
 std::string gpus_text(const std::string& gpu, uint32_t tp) {
   return tp == 1 ? "1 " + upper(gpu) : fmt::format("{} x {} (tp={})", tp, upper(gpu), tp);
@@ -119,10 +121,10 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
       below = "; the smallest memory that runs every request alone";
     }
     fmt::print(
-        "  {} workers: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % "
+        "  {}: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % "
         "blocks, {:.2f} % "
         "tokens, TTFT P50/P90/P99 {:.1f}/{:.1f}/{:.1f} ms{}; {} runs{}\n      {}\n",
-        s.workers, app::gb_text(gb), app::with_commas(p.capacity_blocks),
+        workers_text(s.workers), app::gb_text(gb), app::with_commas(p.capacity_blocks),
         app::gb_text(gb * s.workers), r.block_hit_rate * 100, r.token_hit_rate * 100, r.ttft_ms.p50,
         r.ttft_ms.p90, r.ttft_ms.p99, below, s.probes.size(),
         s.non_monotone ? fmt::format("; NOT MONOTONE: a larger capacity measured worse (by up to "
@@ -141,9 +143,10 @@ void print_verdict(const app::SizeRun& run, const SizeArgs& a) {
     const app::SizeSearch& s = run.searches[*run.chosen];
     const app::SizeProbe& p = s.probes[*s.answer];
     fmt::print(
-        "answer (serve mode, {} router, per replica): {} workers x {} = {} GPUs, {} GB of KV per "
+        "answer (serve mode, {} router, per replica): {} x {} = {} GPU{}, {} GB of KV per "
         "replica (measured {:.2f} % block / {:.2f} % token hits, TTFT P90 {:.1f} ms)\n",
-        run.router, s.workers, gpus_text(run.gpu.gpu, run.gpu.tp), s.workers * run.gpu.tp,
+        run.router, workers_text(s.workers), gpus_text(run.gpu.gpu, run.gpu.tp),
+        s.workers * run.gpu.tp, s.workers * run.gpu.tp == 1 ? "" : "s",
         app::gb_text(double(p.capacity_blocks) * block_bytes / 1e9), p.result.block_hit_rate * 100,
         p.result.token_hit_rate * 100, p.result.ttft_ms.p90);
   } else if (!run.cost.is_linear()) {
@@ -159,6 +162,21 @@ void print_verdict(const app::SizeRun& run, const SizeArgs& a) {
           best->workers, best->at_gpu->block_hit_rate * 100, best->at_gpu->token_hit_rate * 100,
           best->at_gpu->ttft_ms.p90);
     fmt::print("\n");
+    // With more GPUs per replica: the fewest GPUs among the answers found.
+    const app::SizeSearch* fewest = nullptr;
+    for (const app::SizeSearch& s : run.searches)
+      if (s.answer && s.tp_needed &&
+          (!fewest || s.workers * s.tp_needed < fewest->workers * fewest->tp_needed))
+        fewest = &s;
+    if (fewest)
+      fmt::print(
+          "  with more GPUs per replica: {} x {} = {} GPUs, {} GB of KV per replica (hit rates "
+          "measured; TTFT measured at tp={}; the cost model divides compute by tp, with no "
+          "communication cost)\n",
+          workers_text(fewest->workers), gpus_text(run.gpu.gpu, fewest->tp_needed),
+          fewest->workers * fewest->tp_needed,
+          app::gb_text(double(fewest->probes[*fewest->answer].capacity_blocks) * block_bytes / 1e9),
+          run.gpu.tp);
   }
   if (!run.replay_asked) {
     fmt::print("replay cache (mrc --target-hit): not comparable with a TTFT SLO alone\n");

@@ -14,11 +14,11 @@ source "$(dirname "$0")/lib.sh"
 grep -Eq "^a replica's KV memory: 1 x 80 GB x 0.9 utilisation - [0-9.]+ GB weights - 2 GB reserve" \
   out.txt || fail "no GPU arithmetic line: $(head -5 out.txt)"
 grep -q "at the GPU's full KV memory" out.txt || fail "no table at the GPU's memory"
-grep -Eq '^  1 workers: [0-9.]+ GB of KV per replica .*measured [0-9.]+ % blocks' out.txt ||
+grep -Eq '^  1 worker: [0-9.]+ GB of KV per replica .*measured [0-9.]+ % blocks' out.txt ||
   fail "no answer for 1 worker"
 grep -Eq '^      fits in 1 H100 at 0.9 memory utilisation: [0-9.]+ of [0-9.]+ GB of KV' out.txt ||
   fail "no 'fits in 1 H100' line"
-grep -Eq '^answer \(serve mode, round_robin router, per replica\): 1 workers x 1 H100 = 1 GPUs' \
+grep -Eq '^answer \(serve mode, round_robin router, per replica\): 1 worker x 1 H100 = 1 GPU, ' \
   out.txt || fail "no answer line"
 grep -Eq '^replay cache \(what mrc --target-hit answers\): [0-9.]+ GB of KV in one LRU cache' \
   out.txt || fail "no replay answer"
@@ -54,6 +54,8 @@ expect_error "--workers" size -t t.kvtrace --target-hit 20% --workers 4-2
 expect_error "one router" size -t t.kvtrace --target-hit 20% --router round_robin,cache_aware
 expect_error "--gpu-memory-utilization" size -t t.kvtrace --target-hit 20% --gpu-memory-utilization 2
 expect_error "unknown GPU" size -t t.kvtrace --target-hit 20% --gpu nope
+expect_error "is the input" size -t t.kvtrace --target-hit 20% --json t.kvtrace
+"$K" size -t t.kvtrace --target-hit 150% --json nothing.jsonl > /dev/null 2>&1
 [[ -e nothing.jsonl ]] && fail "an output was written before an error"
 if /usr/bin/python3 -c "import matplotlib" 2> /dev/null; then
   "$K" size -t t.kvtrace --gpu h100 --workers 1,2 --target-hit 20% --slo-ttft-p90 5000 \
