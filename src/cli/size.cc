@@ -49,14 +49,19 @@ void print_head(const app::SizeRun& run, const SizeArgs& a) {
   }
   fmt::print(
       "a replica's KV memory: {} x {:g} GB x {:g} utilisation - {:.2f} GB weights - {:g} GB "
-      "reserve (activations, CUDA graphs; --reserve-gb {:g} per GPU) = {} GB ({} blocks)\n\n",
+      "reserve (activations, CUDA graphs; --reserve-gb {:g} per GPU) = {}\n\n",
       g.tp, g.gpu_bytes / 1e9, g.utilization, g.weight_bytes / 1e9, g.reserve_bytes / 1e9,
-      a.reserve_gb_per_gpu, app::gb_text(g.kv_bytes / 1e9), app::with_commas(g.kv_blocks));
+      a.reserve_gb_per_gpu,
+      g.kv_bytes > 0 ? fmt::format("{} GB ({} blocks)", app::gb_text(g.kv_bytes / 1e9),
+                                   app::with_commas(g.kv_blocks))
+                     : "nothing: the weights do not fit");
 }
 
 void print_at_gpu(const app::SizeRun& run) {
+  if (run.cost.is_linear()) return;
   if (run.gpu.kv_blocks == 0) {
-    fmt::print("the model leaves no KV memory on {}\n\n", gpus_text(run.gpu.gpu, run.gpu.tp));
+    fmt::print("the weights leave no KV memory on {}: every answer below needs a larger tp\n\n",
+               gpus_text(run.gpu.gpu, run.gpu.tp));
     return;
   }
   fmt::print("at the GPU's full KV memory ({} GB per replica), one serve run each:\n",
@@ -101,6 +106,11 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
       where = fmt::format("fits in {} at {:g} memory utilisation: {} of {} GB of KV; {} GPUs",
                           gpus_text(run.gpu.gpu, run.gpu.tp), run.gpu.utilization, app::gb_text(gb),
                           app::gb_text(run.gpu.kv_bytes / 1e9), s.workers * run.gpu.tp);
+    } else if (s.tp_needed && run.gpu.kv_bytes <= 0) {
+      where = fmt::format(
+          "the weights leave no KV memory on {}; with tp={}: {} GPUs (TTFT "
+          "measured at tp={})",
+          gpus_text(run.gpu.gpu, run.gpu.tp), s.tp_needed, s.workers * s.tp_needed, run.gpu.tp);
     } else if (s.tp_needed) {
       where =
           fmt::format("more than {} holds ({} GB); with tp={}: {} GPUs (TTFT measured at tp={})",
@@ -123,7 +133,7 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
     fmt::print(
         "  {}: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % "
         "blocks, {:.2f} % "
-        "tokens, TTFT P50/P90/P99 {:.1f}/{:.1f}/{:.1f} ms{}; {} runs{}\n      {}\n",
+        "tokens, TTFT P50/P90/P99 {:.1f}/{:.1f}/{:.1f} ms{}; {} runs{}\n{}",
         workers_text(s.workers), app::gb_text(gb), app::with_commas(p.capacity_blocks),
         app::gb_text(gb * s.workers), r.block_hit_rate * 100, r.token_hit_rate * 100, r.ttft_ms.p50,
         r.ttft_ms.p90, r.ttft_ms.p99, below, s.probes.size(),
@@ -132,7 +142,7 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
                                      "not a proven minimum",
                                      s.dip * 100)
                        : "",
-        where);
+        where.empty() ? "" : "      " + where + "\n");
   }
   fmt::print("\n");
 }
