@@ -40,6 +40,17 @@ for a in (r for r in rows if r["kind"] == "answer"):
     smaller = [p for p in probes if p["capacity_blocks"] < a["capacity_blocks"]]
     assert a["non_monotone"] or not any(p["meets"] for p in smaller), a
 PY
+# The GPU arithmetic is cost-model's: at utilisation 1 and no reserve, its "memory left for KV".
+left=$("$K" cost-model --model llama-3.1-8b --gpu h100 --cost-params tp=2 |
+  sed -n 's/.*memory left for KV after the weights on the 2 GPUs: \([0-9.]*\) GB.*/\1/p')
+[[ -n $left ]] || fail "cost-model printed no memory left for KV"
+"$K" size -t t.kvtrace --gpu h100 --tp 2 --workers 1 --target-hit 20% --gpu-memory-utilization 1 \
+  --reserve-gb 0 --json g.jsonl > /dev/null 2>&1 || fail "size --tp 2 exited $?"
+python3 -c "
+import json, sys
+r = json.loads(open('g.jsonl').readline())
+sys.exit(0 if r['tp'] == 2 and f\"{r['gpu_kv_gb']:.1f}\" == '$left' else 1)" ||
+  fail "size's KV memory at tp=2 is not cost-model's $left GB: $(head -c 300 g.jsonl)"
 # A target out of reach: said, with the best measured; the rows say null.
 "$K" size -t t.kvtrace --gpu h100 --workers 2 --target-hit 99% --json u.jsonl > u.txt 2>&1 ||
   fail "unreachable target exited $?"
