@@ -27,7 +27,15 @@ std::string upper(std::string s) {
   return s;
 }
 
+std::string gpu_count(uint64_t n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
+
 std::string workers_text(uint32_t w) { return fmt::format("{} worker{}", w, w == 1 ? "" : "s"); }
+
+// "TTFT P50/P90/P99 9.4/12.6/19.6 ms"
+std::string ttft_text(const ServeResult& r) {
+  return fmt::format("TTFT P50/P90/P99 {:.1f}/{:.1f}/{:.1f} ms", r.ttft_ms.p50, r.ttft_ms.p90,
+                     r.ttft_ms.p99);
+}
 
 // "1 H100" or "4 x H100 (tp=4)".
 std::string gpus_text(const std::string& gpu, uint32_t tp) {
@@ -87,12 +95,11 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
   for (const app::SizeSearch& s : run.searches) {
     if (!s.answer) {
       const ServeResult* best = s.best ? &s.probes[*s.best].result : nullptr;
-      fmt::print("  {} workers: not met up to {} GB per replica (no eviction there){}\n", s.workers,
-                 app::gb_text(double(s.hi_blocks) * block_bytes / 1e9),
-                 best ? fmt::format("; best measured {:.2f} % blocks, {:.2f} % tokens, TTFT P90 "
-                                    "{:.1f} ms",
+      fmt::print("  {}: not met up to {} GB per replica (no eviction there){}\n",
+                 workers_text(s.workers), app::gb_text(double(s.hi_blocks) * block_bytes / 1e9),
+                 best ? fmt::format("; best measured {:.2f} % blocks, {:.2f} % tokens, {}",
                                     best->block_hit_rate * 100, best->token_hit_rate * 100,
-                                    best->ttft_ms.p90)
+                                    ttft_text(*best))
                       : "");
       continue;
     }
@@ -103,9 +110,9 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
     if (run.cost.is_linear()) {
       where = "";
     } else if (gb * 1e9 <= run.gpu.kv_bytes) {
-      where = fmt::format("fits in {} at {:g} memory utilisation: {} of {} GB of KV; {} GPUs",
+      where = fmt::format("fits in {} at {:g} memory utilisation: {} of {} GB of KV; {}",
                           gpus_text(run.gpu.gpu, run.gpu.tp), run.gpu.utilization, app::gb_text(gb),
-                          app::gb_text(run.gpu.kv_bytes / 1e9), s.workers * run.gpu.tp);
+                          app::gb_text(run.gpu.kv_bytes / 1e9), gpu_count(s.workers * run.gpu.tp));
     } else if (s.tp_needed && run.gpu.kv_bytes <= 0) {
       where = fmt::format(
           "the weights leave no KV memory on {}; with tp={}: {} GPUs (TTFT "
@@ -124,19 +131,18 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
     if (s.below) {
       const ServeResult& b = s.probes[*s.below].result;
       below =
-          fmt::format("; {} GB: {:.2f} % / {:.2f} %, P90 {:.1f} ms, not met",
+          fmt::format("; one step smaller, {} GB: {:.2f} % / {:.2f} %, {}, not met",
                       app::gb_text(double(s.probes[*s.below].capacity_blocks) * block_bytes / 1e9),
-                      b.block_hit_rate * 100, b.token_hit_rate * 100, b.ttft_ms.p90);
+                      b.block_hit_rate * 100, b.token_hit_rate * 100, ttft_text(b));
     } else if (s.answer_is_floor) {
       below = "; the smallest memory that runs every request alone";
     }
     fmt::print(
-        "  {}: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % "
-        "blocks, {:.2f} % "
-        "tokens, TTFT P50/P90/P99 {:.1f}/{:.1f}/{:.1f} ms{}; {} runs{}\n{}",
+        "  {}: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % blocks, "
+        "{:.2f} % tokens, {}{}; {} serve runs{}\n{}",
         workers_text(s.workers), app::gb_text(gb), app::with_commas(p.capacity_blocks),
-        app::gb_text(gb * s.workers), r.block_hit_rate * 100, r.token_hit_rate * 100, r.ttft_ms.p50,
-        r.ttft_ms.p90, r.ttft_ms.p99, below, s.probes.size(),
+        app::gb_text(gb * s.workers), r.block_hit_rate * 100, r.token_hit_rate * 100, ttft_text(r),
+        below, s.probes.size(),
         s.non_monotone ? fmt::format("; NOT MONOTONE: a larger capacity measured worse (by up to "
                                      "{:.2f} points of hit rate), so this is the smallest found, "
                                      "not a proven minimum",
@@ -154,11 +160,11 @@ void print_verdict(const app::SizeRun& run, const SizeArgs& a) {
     const app::SizeProbe& p = s.probes[*s.answer];
     fmt::print(
         "answer (serve mode, {} router, per replica): {} x {} = {} GPU{}, {} GB of KV per "
-        "replica (measured {:.2f} % block / {:.2f} % token hits, TTFT P90 {:.1f} ms)\n",
+        "replica (measured {:.2f} % block / {:.2f} % token hits, {})\n",
         run.router, workers_text(s.workers), gpus_text(run.gpu.gpu, run.gpu.tp),
         s.workers * run.gpu.tp, s.workers * run.gpu.tp == 1 ? "" : "s",
         app::gb_text(double(p.capacity_blocks) * block_bytes / 1e9), p.result.block_hit_rate * 100,
-        p.result.token_hit_rate * 100, p.result.ttft_ms.p90);
+        p.result.token_hit_rate * 100, ttft_text(p.result));
   } else if (!run.cost.is_linear()) {
     const app::SizeSearch* best = nullptr;
     for (const app::SizeSearch& s : run.searches)
@@ -166,11 +172,9 @@ void print_verdict(const app::SizeRun& run, const SizeArgs& a) {
     fmt::print("answer: no worker count in the range meets {} within {}'s KV memory",
                run.targets.text(), gpus_text(run.gpu.gpu, run.gpu.tp));
     if (best)
-      fmt::print(
-          "; the best there is {} workers: {:.2f} % block / {:.2f} % token hits, TTFT P90 "
-          "{:.1f} ms",
-          best->workers, best->at_gpu->block_hit_rate * 100, best->at_gpu->token_hit_rate * 100,
-          best->at_gpu->ttft_ms.p90);
+      fmt::print("; the best there is {}: {:.2f} % block / {:.2f} % token hits, {}",
+                 workers_text(best->workers), best->at_gpu->block_hit_rate * 100,
+                 best->at_gpu->token_hit_rate * 100, ttft_text(*best->at_gpu));
     fmt::print("\n");
     // With more GPUs per replica: the fewest GPUs among the answers found.
     const app::SizeSearch* fewest = nullptr;

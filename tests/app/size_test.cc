@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/sim/mrc.h"
 #include "kvpolicy/trace/generators.h"
 #include "kvpolicy/trace/json_record.h"
 
@@ -80,6 +81,8 @@ TEST(Size, AnswerIsMeasuredToMeetAndOneStepSmallerDoesNot) {
   EXPECT_TRUE(run.replay_asked);
   ASSERT_TRUE(run.replay_blocks.has_value());
   EXPECT_GE(run.replay_block_hit, top * 0.6);
+  EXPECT_EQ(run.replay_blocks,
+            lru_capacity_for_hit_rate(lru_stack_distances(trace), *run.targets.block_hit));
 }
 
 TEST(Size, ParallelSearchesGiveTheSameRows) {
