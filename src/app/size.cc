@@ -132,7 +132,8 @@ struct Searcher {
       const SizeProbe& p = out.probes[i];
       if (hi != 0 && p.capacity_blocks == hi) out.answer = i;
       if (lo != 0 && p.capacity_blocks == lo) out.below = i;
-      if (!out.best || p.result.block_hit_rate > out.probes[*out.best].result.block_hit_rate)
+      if (!out.best ||
+          targets.closeness(p.result) > targets.closeness(out.probes[*out.best].result))
         out.best = i;
       for (size_t j = i + 1; j < out.probes.size(); ++j) {
         const ServeResult& q = out.probes[j].result;
@@ -181,6 +182,23 @@ bool SizeTargets::met(const ServeResult& r) const {
   if (ttft_p90 && r.ttft_ms.p90 > *ttft_p90) return false;
   if (ttft_p99 && r.ttft_ms.p99 > *ttft_p99) return false;
   return true;
+}
+
+double SizeTargets::closeness(const ServeResult& r) const {
+  if (r.requests == 0) return 0;
+  double c = 1;
+  auto floor = [&](std::optional<double> want, double got) {
+    if (want) c = std::min(c, got / *want);
+  };
+  auto ceiling = [&](std::optional<double> want, double got) {
+    if (want) c = std::min(c, got > 0 ? *want / got : 1.0);
+  };
+  floor(block_hit, r.block_hit_rate);
+  floor(token_hit, r.token_hit_rate);
+  ceiling(ttft_p50, r.ttft_ms.p50);
+  ceiling(ttft_p90, r.ttft_ms.p90);
+  ceiling(ttft_p99, r.ttft_ms.p99);
+  return c;
 }
 
 std::string SizeTargets::text() const {
@@ -312,6 +330,15 @@ SizeRun run_size(const SizeOptions& o, const Trace* given) {
     const SizeSearch& c = run.searches[*run.chosen];
     // The fewest GPUs; then the least KV per replica.
     if (s.workers < c.workers) run.chosen = i;
+  }
+
+  if (!run.chosen) {
+    for (size_t i = 0; i < run.searches.size(); ++i) {
+      const auto& at = run.searches[i].at_gpu;
+      if (at && (!run.nearest || run.targets.closeness(*at) >
+                                     run.targets.closeness(*run.searches[*run.nearest].at_gpu)))
+        run.nearest = i;
+    }
   }
 
   // The replay cache's answer (`mrc --target-hit`): one LRU cache for the whole trace.

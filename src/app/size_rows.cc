@@ -100,7 +100,7 @@ std::vector<ResultFieldOf<Row>> fields() {
                       "`capacity_gb`; 0 if none"));
   f.push_back(integer("gpus", &Row::gpus, "", "`workers` x `tp_needed`"));
   f.push_back(number("block_hit_rate", &Row::block_hit_rate, 6, -1, "",
-                     "block hit rate (an answer not met: the best the search measured)"));
+                     "block hit rate (an answer not met: its run nearest the targets)"));
   f.push_back(number("token_hit_rate", &Row::token_hit_rate, 6, -1, "",
                      "token hit rate (vLLM's prefix-cache hit rate), the same way"));
   const char* ttft = "serve-mode TTFT percentile (null in `replay`)";

@@ -166,13 +166,11 @@ void print_verdict(const app::SizeRun& run, const SizeArgs& a) {
         app::gb_text(double(p.capacity_blocks) * block_bytes / 1e9), p.result.block_hit_rate * 100,
         p.result.token_hit_rate * 100, ttft_text(p.result));
   } else if (!run.cost.is_linear()) {
-    const app::SizeSearch* best = nullptr;
-    for (const app::SizeSearch& s : run.searches)
-      if (s.at_gpu && (!best || s.at_gpu->block_hit_rate > best->at_gpu->block_hit_rate)) best = &s;
+    const app::SizeSearch* best = run.nearest ? &run.searches[*run.nearest] : nullptr;
     fmt::print("answer: no worker count in the range meets {} within {}'s KV memory",
                run.targets.text(), gpus_text(run.gpu.gpu, run.gpu.tp));
     if (best)
-      fmt::print("; the best there is {}: {:.2f} % block / {:.2f} % token hits, {}",
+      fmt::print("; the nearest there is {}: {:.2f} % block / {:.2f} % token hits, {}",
                  workers_text(best->workers), best->at_gpu->block_hit_rate * 100,
                  best->at_gpu->token_hit_rate * 100, ttft_text(*best->at_gpu));
     fmt::print("\n");

@@ -45,6 +45,9 @@ struct SizeTargets {
   std::optional<double> ttft_p50, ttft_p90, ttft_p99;  // ms, serve mode's TTFT
   bool any() const { return block_hit || token_hit || ttft_p50 || ttft_p90 || ttft_p99; }
   bool met(const ServeResult& r) const;
+  // How near a run comes to meeting them all: the smallest ratio over the targets of what it
+  // reached to what was asked (hit rate / floor, ceiling / TTFT), each at most 1; 1 when met.
+  double closeness(const ServeResult& r) const;
   // "block hit >= 30 %, TTFT P90 <= 500 ms"
   std::string text() const;
 };
@@ -104,7 +107,8 @@ struct SizeRun {
   bool replay_asked = false;
   std::optional<size_t> replay_blocks;
   double replay_block_hit = 0, replay_token_hit = 0;
-  std::optional<size_t> chosen;  // index in searches: the fewest GPUs meeting within the GPU
+  std::optional<size_t> chosen;   // index in searches: the fewest GPUs meeting within the GPU
+  std::optional<size_t> nearest;  // index in searches: none chosen, the closest at the GPU
 };
 
 // Checks what needs no trace; returns the targets. Throws ConfigError.
