@@ -45,24 +45,26 @@ def read(src):
 def figure(rows, probes):
     """The figure of `kvpolicy size --json` rows (returned, for tests to inspect)."""
     first = probes[0]
+    # One curve per (workers, tp): a worker count searched again at a larger tp has its own.
     curves = {}
     for r in probes:
-        curves.setdefault(r["workers"], []).append(r)
-    answers = {r["workers"]: r for r in rows if r["kind"] == "answer" and r["meets"]}
+        curves.setdefault((r["workers"], r["tp"]), []).append(r)
+    answers = {(r["workers"], r["tp"]): r for r in rows if r["kind"] == "answer" and r["meets"]}
     fig, (hit_ax, ttft_ax) = plt.subplots(1, 2, figsize=(12, 4.8))
-    for i, (w, pts) in enumerate(sorted(curves.items())):
+    for i, ((w, tp), pts) in enumerate(sorted(curves.items())):
         pts.sort(key=lambda r: r["capacity_gb"])
+        name = f"{w} workers" if tp == first["tp"] else f"{w} workers, tp={tp}"
         gb = [r["capacity_gb"] for r in pts]
         colour = f"C{i}"
         hit_ax.plot(gb, [r["block_hit_rate"] * 100 for r in pts], color=colour, marker=".",
-                    label=f"{w} workers: block hits")
+                    label=f"{name}: block hits")
         hit_ax.plot(gb, [r["token_hit_rate"] * 100 for r in pts], color=colour, ls="--",
-                    label=f"{w} workers: token hits")
+                    label=f"{name}: token hits")
         ttft_ax.plot(gb, [r["ttft_p90_ms"] for r in pts], color=colour, marker=".",
-                     label=f"{w} workers: TTFT P90")
+                     label=f"{name}: TTFT P90")
         ttft_ax.plot(gb, [r["ttft_p99_ms"] for r in pts], color=colour, ls=":",
-                     label=f"{w} workers: TTFT P99")
-        a = answers.get(w)
+                     label=f"{name}: TTFT P99")
+        a = answers.get((w, tp))
         if a is not None:
             hit_ax.plot([a["capacity_gb"]], [a["block_hit_rate"] * 100], marker="o", ms=7,
                         mfc="none", color=colour)

@@ -67,15 +67,21 @@ std::pair<size_t, size_t> search_range(const Trace& trace) {
   return {lo, std::max(lo, hi)};
 }
 
+// The cost model of a replica of `tp` GPUs, exactly as serve builds it, at the trace's block size.
+CostModel cost_at(const SizeOptions& o, uint32_t tp, uint32_t block_tokens) {
+  ServeSpec spec;
+  spec.cost = o.cost;
+  spec.tp = tp;
+  return spec.cost_model().with_block_tokens(block_tokens);
+}
+
 struct Searcher {
   const Trace& trace;
   const SizeOptions& o;
   const SizeTargets& targets;
-  const CostModel& cost;
-  size_t gpu_blocks;
   size_t lo_min, hi_max;
 
-  ServeResult run(uint32_t workers, size_t blocks) const {
+  ServeResult run(uint32_t workers, size_t blocks, const CostModel& cost) const {
     ServeOptions s = o.base;
     s.workers = workers;
     s.router = parse_router_list(o.router).front();
@@ -87,21 +93,40 @@ struct Searcher {
     return serve(trace, s);
   }
 
+  // The search at --tp; while its answer needs more GPUs per replica than it has, the search
+  // again at the tp that holds it (a faster prefill changes batching and timing, so the answer
+  // there is measured, not assumed).
   SizeSearch search(uint32_t workers) const {
+    SizeSearch first = search_at(workers, o.tp);
+    const SizeSearch* last = &first;
+    while (last->answer && last->tp_needed > last->tp) {
+      SizeSearch next = search_at(workers, last->tp_needed);
+      first.larger_tp.push_back(std::move(next));
+      last = &first.larger_tp.back();
+    }
+    return first;
+  }
+
+  SizeSearch search_at(uint32_t workers, uint32_t tp) const {
+    const CostModel cost = cost_at(o, tp, trace.block_tokens);
     SizeSearch out;
     out.workers = workers;
+    out.tp = tp;
+    out.gpu = gpu_kv_memory(cost, o.gpu_memory_utilization, o.reserve_gb_per_gpu);
+    out.cost_model = cost.label();
     out.lo_blocks = lo_min;
     out.hi_blocks = hi_max;
     auto probe = [&](size_t blocks) {
       for (const SizeProbe& p : out.probes)
         if (p.capacity_blocks == blocks) return p.meets;
-      ServeResult r = run(workers, blocks);
+      ServeResult r = run(workers, blocks, cost);
       bool meets = targets.met(r);
       out.probes.push_back({blocks, meets, std::move(r)});
       return meets;
     };
     // The GPU's full memory first: the operator's first question, and a bracket end.
     size_t lo = 0, hi = 0;  // a failing and a meeting capacity (0: none yet)
+    const size_t gpu_blocks = out.gpu.kv_blocks;
     if (gpu_blocks > 0) {
       bool m = probe(gpu_blocks);
       out.at_gpu = out.probes.back().result;
@@ -142,6 +167,13 @@ struct Searcher {
         out.dip = std::max({out.dip, p.result.block_hit_rate - q.block_hit_rate,
                             p.result.token_hit_rate - q.token_hit_rate});
       }
+    }
+    if (out.answer) {
+      double need = double(out.probes[*out.answer].capacity_blocks) * cost.kv_bytes_per_block();
+      // Doubling from --tp: tp_that_holds starts at the cost model's tp.
+      out.tp_needed = tp_that_holds(cost_at(o, o.tp, trace.block_tokens), need,
+                                    o.gpu_memory_utilization, o.reserve_gb_per_gpu);
+      if (out.tp_needed != 0 && out.tp_needed < tp) out.tp_needed = tp;
     }
     return out;
   }
@@ -284,7 +316,7 @@ SizeRun run_size(const SizeOptions& o, const Trace* given) {
                              : 0;
 
   auto [lo_min, hi_max] = search_range(trace);
-  Searcher searcher{trace, o, run.targets, run.cost, run.gpu.kv_blocks, lo_min, hi_max};
+  Searcher searcher{trace, o, run.targets, lo_min, hi_max};
   run.searches.resize(counts.size());
   {
     Progress progress("size");
@@ -315,21 +347,14 @@ SizeRun run_size(const SizeOptions& o, const Trace* given) {
     if (error) std::rethrow_exception(error);
   }
 
-  const double block_bytes = run.cost.kv_bytes_per_block();
+  // The fewest GPUs: at --tp among the answers that fit it, else among those verified at the
+  // larger tp that holds them.
+  auto gpus = [](const SizeSearch& x) { return uint64_t(x.workers) * x.final().tp; };
   for (size_t i = 0; i < run.searches.size(); ++i) {
-    SizeSearch& s = run.searches[i];
-    if (!s.answer) continue;
-    double need = double(s.probes[*s.answer].capacity_blocks) * block_bytes;
-    s.tp_needed = tp_that_holds(run.cost, need, o.gpu_memory_utilization, o.reserve_gb_per_gpu);
-    bool fits = s.tp_needed == o.tp;
-    if (!fits) continue;
-    if (!run.chosen) {
-      run.chosen = i;
-      continue;
-    }
-    const SizeSearch& c = run.searches[*run.chosen];
-    // The fewest GPUs; then the least KV per replica.
-    if (s.workers < c.workers) run.chosen = i;
+    const SizeSearch& f = run.searches[i].final();
+    if (!f.fits()) continue;
+    std::optional<size_t>& pick = f.tp == o.tp ? run.chosen : run.wider;
+    if (!pick || gpus(run.searches[i]) < gpus(run.searches[*pick])) pick = i;
   }
 
   if (!run.chosen) {

@@ -86,7 +86,8 @@ std::vector<ResultFieldOf<Row>> fields() {
   f.push_back(asked("slo_ttft_p99_ms", &Row::slo_p99, "ms", "`--slo-ttft-p99`; null if not asked"));
   f.push_back(integer("workers", &Row::workers, "",
                       "replicas behind the router (`replay`: 0, one cache for the whole trace)"));
-  f.push_back(integer("tp", &Row::tp, "", "GPUs per replica (`--tp`)"));
+  f.push_back(integer("tp", &Row::tp, "",
+                      "GPUs per replica of the run (`--tp`, or the larger tp searched)"));
   f.push_back(number("gpu_kv_gb", &Row::gpu_kv_gb, 6, -1, "GB",
                      "a replica's KV memory on its GPUs: tp x HBM x utilisation - weights - "
                      "reserve"));
@@ -168,41 +169,60 @@ const std::vector<ResultFieldOf<SizeRow>>& size_fields() {
   return f;
 }
 
-std::vector<std::string> size_rows(const SizeRun& run) {
-  std::vector<std::string> out;
-  for (const SizeSearch& s : run.searches) {
-    if (s.at_gpu) {
-      Row row = base_row(run);
-      row.kind = "gpu";
-      row.workers = s.workers;
-      set_capacity(run, row, s.at_gpu->capacity_blocks, s.workers);
-      set_result(row, *s.at_gpu);
-      row.meets = run.targets.met(*s.at_gpu);
-      out.push_back(json(row));
-    }
-    for (const SizeProbe& p : s.probes) {
-      Row row = base_row(run);
-      row.kind = "probe";
-      row.workers = s.workers;
-      set_capacity(run, row, p.capacity_blocks, s.workers);
-      set_result(row, p.result);
-      row.meets = p.meets;
-      out.push_back(json(row));
-    }
+namespace {
+
+// A search's rows (docs/formats.md), then those of its searches at a larger tp.
+void search_rows(const SizeRun& run, const SizeSearch& s, std::vector<std::string>& out) {
+  auto head = [&](const char* kind) {
     Row row = base_row(run);
-    row.kind = "answer";
+    row.kind = kind;
     row.workers = s.workers;
-    row.meets = s.answer.has_value();
-    const SizeProbe* at = s.answer ? &s.probes[*s.answer] : s.best ? &s.probes[*s.best] : nullptr;
-    if (at) {
-      set_capacity(run, row, at->capacity_blocks, s.workers);
-      set_result(row, at->result);
-    }
-    if (!s.answer) row.fits_gpu = false, row.tp_needed = 0, row.gpus = 0;
-    row.non_monotone = s.non_monotone;
-    row.runs = s.probes.size();
+    row.tp = s.tp;
+    row.cost_model = s.cost_model;
+    row.gpu_kv_gb = s.gpu.kv_bytes / 1e9;
+    return row;
+  };
+  auto capacity = [&](Row& row, size_t blocks) {
+    set_capacity(run, row, blocks, s.workers);
+    row.fits_gpu = row.capacity_gb * 1e9 <= s.gpu.kv_bytes;
+  };
+  if (s.at_gpu) {
+    Row row = head("gpu");
+    capacity(row, s.at_gpu->capacity_blocks);
+    set_result(row, *s.at_gpu);
+    row.meets = run.targets.met(*s.at_gpu);
     out.push_back(json(row));
   }
+  for (const SizeProbe& p : s.probes) {
+    Row row = head("probe");
+    capacity(row, p.capacity_blocks);
+    set_result(row, p.result);
+    row.meets = p.meets;
+    out.push_back(json(row));
+  }
+  Row row = head("answer");
+  row.meets = s.answer.has_value();
+  const SizeProbe* at = s.answer ? &s.probes[*s.answer] : s.best ? &s.probes[*s.best] : nullptr;
+  if (at) {
+    capacity(row, at->capacity_blocks);
+    set_result(row, at->result);
+  }
+  if (!s.answer) row.fits_gpu = false, row.tp_needed = 0, row.gpus = 0;
+  row.non_monotone = s.non_monotone;
+  row.runs = s.probes.size();
+  out.push_back(json(row));
+  for (const SizeSearch& w : s.larger_tp) {
+    SizeSearch alone = w;  // its own rows only: larger_tp is flat under the first search
+    alone.larger_tp.clear();
+    search_rows(run, alone, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> size_rows(const SizeRun& run) {
+  std::vector<std::string> out;
+  for (const SizeSearch& s : run.searches) search_rows(run, s, out);
   if (run.replay_asked) {
     Row row = base_row(run);
     row.kind = "replay";

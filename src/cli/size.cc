@@ -87,68 +87,71 @@ void print_at_gpu(const app::SizeRun& run) {
   fmt::print("\n");
 }
 
-void print_answers(const app::SizeRun& run, const SizeArgs& a) {
+// One search's answer: `name` is "2 workers" (at --tp) or "  at tp=4" (searched again there).
+void print_search(const app::SizeRun& run, const app::SizeSearch& s, const std::string& name) {
   const double block_bytes = run.cost.kv_bytes_per_block();
+  const app::GpuKvMemory& g = s.gpu;
+  if (!s.answer) {
+    const ServeResult* best = s.best ? &s.probes[*s.best].result : nullptr;
+    fmt::print(
+        "  {}: not met up to {} GB per replica (no eviction there){}\n", name,
+        app::gb_text(double(s.hi_blocks) * block_bytes / 1e9),
+        best ? fmt::format("; nearest measured {:.2f} % blocks, {:.2f} % tokens, {}",
+                           best->block_hit_rate * 100, best->token_hit_rate * 100, ttft_text(*best))
+             : "");
+    return;
+  }
+  const app::SizeProbe& p = s.probes[*s.answer];
+  const ServeResult& r = p.result;
+  double gb = double(p.capacity_blocks) * block_bytes / 1e9;
+  std::string where;
+  if (run.cost.is_linear()) {
+    where = "";
+  } else if (s.fits()) {
+    where = fmt::format("fits in {} at {:g} memory utilisation: {} of {} GB of KV; {}",
+                        gpus_text(g.gpu, s.tp), g.utilization, app::gb_text(gb),
+                        app::gb_text(g.kv_bytes / 1e9), gpu_count(uint64_t(s.workers) * s.tp));
+  } else {
+    where = fmt::format(
+        "{}; {}",
+        g.kv_bytes <= 0
+            ? fmt::format("the weights leave no KV memory on {}", gpus_text(g.gpu, s.tp))
+            : fmt::format("more than {} holds ({} GB)", gpus_text(g.gpu, s.tp),
+                          app::gb_text(g.kv_bytes / 1e9)),
+        s.tp_needed ? fmt::format("searched again at tp={}, which holds it:", s.tp_needed)
+                    : std::string("more than tp=64 would"));
+  }
+  std::string below;
+  if (s.below) {
+    const ServeResult& b = s.probes[*s.below].result;
+    below =
+        fmt::format("; one step smaller, {} GB: {:.2f} % / {:.2f} %, {}, not met",
+                    app::gb_text(double(s.probes[*s.below].capacity_blocks) * block_bytes / 1e9),
+                    b.block_hit_rate * 100, b.token_hit_rate * 100, ttft_text(b));
+  } else if (s.answer_is_floor) {
+    below = "; the smallest memory that runs every request alone";
+  }
+  fmt::print(
+      "  {}: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % blocks, "
+      "{:.2f} % tokens, {}{}; {} serve runs{}\n{}",
+      name, app::gb_text(gb), app::with_commas(p.capacity_blocks), app::gb_text(gb * s.workers),
+      r.block_hit_rate * 100, r.token_hit_rate * 100, ttft_text(r), below, s.probes.size(),
+      s.non_monotone ? fmt::format("; NOT MONOTONE: a larger capacity measured worse (by up to "
+                                   "{:.2f} points of hit rate), so this is the smallest found, "
+                                   "not a proven minimum",
+                                   s.dip * 100)
+                     : "",
+      where.empty() ? "" : "      " + where + "\n");
+}
+
+void print_answers(const app::SizeRun& run, const SizeArgs& a) {
   fmt::print(
       "smallest KV per replica meeting {} (serve runs, bisection on a log scale to {:g} %):\n",
       run.targets.text(), a.tolerance * 100);
   for (const app::SizeSearch& s : run.searches) {
-    if (!s.answer) {
-      const ServeResult* best = s.best ? &s.probes[*s.best].result : nullptr;
-      fmt::print("  {}: not met up to {} GB per replica (no eviction there){}\n",
-                 workers_text(s.workers), app::gb_text(double(s.hi_blocks) * block_bytes / 1e9),
-                 best ? fmt::format("; best measured {:.2f} % blocks, {:.2f} % tokens, {}",
-                                    best->block_hit_rate * 100, best->token_hit_rate * 100,
-                                    ttft_text(*best))
-                      : "");
-      continue;
-    }
-    const app::SizeProbe& p = s.probes[*s.answer];
-    const ServeResult& r = p.result;
-    double gb = double(p.capacity_blocks) * block_bytes / 1e9;
-    std::string where;
-    if (run.cost.is_linear()) {
-      where = "";
-    } else if (gb * 1e9 <= run.gpu.kv_bytes) {
-      where = fmt::format("fits in {} at {:g} memory utilisation: {} of {} GB of KV; {}",
-                          gpus_text(run.gpu.gpu, run.gpu.tp), run.gpu.utilization, app::gb_text(gb),
-                          app::gb_text(run.gpu.kv_bytes / 1e9), gpu_count(s.workers * run.gpu.tp));
-    } else if (s.tp_needed && run.gpu.kv_bytes <= 0) {
-      where = fmt::format(
-          "the weights leave no KV memory on {}; with tp={}: {} GPUs (TTFT "
-          "measured at tp={})",
-          gpus_text(run.gpu.gpu, run.gpu.tp), s.tp_needed, s.workers * s.tp_needed, run.gpu.tp);
-    } else if (s.tp_needed) {
-      where =
-          fmt::format("more than {} holds ({} GB); with tp={}: {} GPUs (TTFT measured at tp={})",
-                      gpus_text(run.gpu.gpu, run.gpu.tp), app::gb_text(run.gpu.kv_bytes / 1e9),
-                      s.tp_needed, s.workers * s.tp_needed, run.gpu.tp);
-    } else {
-      where = fmt::format("more than {} holds ({} GB), and more than tp=64 would",
-                          gpus_text(run.gpu.gpu, run.gpu.tp), app::gb_text(run.gpu.kv_bytes / 1e9));
-    }
-    std::string below;
-    if (s.below) {
-      const ServeResult& b = s.probes[*s.below].result;
-      below =
-          fmt::format("; one step smaller, {} GB: {:.2f} % / {:.2f} %, {}, not met",
-                      app::gb_text(double(s.probes[*s.below].capacity_blocks) * block_bytes / 1e9),
-                      b.block_hit_rate * 100, b.token_hit_rate * 100, ttft_text(b));
-    } else if (s.answer_is_floor) {
-      below = "; the smallest memory that runs every request alone";
-    }
-    fmt::print(
-        "  {}: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % blocks, "
-        "{:.2f} % tokens, {}{}; {} serve runs{}\n{}",
-        workers_text(s.workers), app::gb_text(gb), app::with_commas(p.capacity_blocks),
-        app::gb_text(gb * s.workers), r.block_hit_rate * 100, r.token_hit_rate * 100, ttft_text(r),
-        below, s.probes.size(),
-        s.non_monotone ? fmt::format("; NOT MONOTONE: a larger capacity measured worse (by up to "
-                                     "{:.2f} points of hit rate), so this is the smallest found, "
-                                     "not a proven minimum",
-                                     s.dip * 100)
-                       : "",
-        where.empty() ? "" : "      " + where + "\n");
+    print_search(run, s, workers_text(s.workers));
+    for (const app::SizeSearch& w : s.larger_tp)
+      print_search(run, w, fmt::format("  {} at tp={}", workers_text(s.workers), w.tp));
   }
   fmt::print("\n");
 }
@@ -174,21 +177,17 @@ void print_verdict(const app::SizeRun& run, const SizeArgs& a) {
                  workers_text(best->workers), best->at_gpu->block_hit_rate * 100,
                  best->at_gpu->token_hit_rate * 100, ttft_text(*best->at_gpu));
     fmt::print("\n");
-    // With more GPUs per replica: the fewest GPUs among the answers found.
-    const app::SizeSearch* fewest = nullptr;
-    for (const app::SizeSearch& s : run.searches)
-      if (s.answer && s.tp_needed &&
-          (!fewest || s.workers * s.tp_needed < fewest->workers * fewest->tp_needed))
-        fewest = &s;
-    if (fewest)
+    if (run.wider) {
+      const app::SizeSearch& w = run.searches[*run.wider].final();
+      const app::SizeProbe& p = w.probes[*w.answer];
       fmt::print(
-          "  with more GPUs per replica: {} x {} = {} GPUs, {} GB of KV per replica (hit rates "
-          "measured; TTFT measured at tp={}; the cost model divides compute by tp, with no "
-          "communication cost)\n",
-          workers_text(fewest->workers), gpus_text(run.gpu.gpu, fewest->tp_needed),
-          fewest->workers * fewest->tp_needed,
-          app::gb_text(double(fewest->probes[*fewest->answer].capacity_blocks) * block_bytes / 1e9),
-          run.gpu.tp);
+          "  with more GPUs per replica: {} x {} = {}, {} GB of KV per replica (measured at "
+          "tp={}: {:.2f} % block / {:.2f} % token hits, {})\n",
+          workers_text(w.workers), gpus_text(run.gpu.gpu, w.tp),
+          gpu_count(uint64_t(w.workers) * w.tp),
+          app::gb_text(double(p.capacity_blocks) * block_bytes / 1e9), w.tp,
+          p.result.block_hit_rate * 100, p.result.token_hit_rate * 100, ttft_text(p.result));
+    }
   }
   if (!run.replay_asked) {
     fmt::print("replay cache (mrc --target-hit): not comparable with a TTFT SLO alone\n");

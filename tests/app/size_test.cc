@@ -3,6 +3,7 @@
 // are errors before any work.
 #include "kvpolicy/app/size.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kvpolicy/core/error.h"
@@ -14,6 +15,10 @@ namespace kvpolicy::app {
 namespace {
 
 Trace small_trace() { return generate_workload("conversation", "sessions=40,turns=4", 3); }
+
+std::string cost_at_tp_label(uint32_t tp) {
+  return CostModel::make("llama-3.1-8b", "h100", fmt::format("tp={},kv_dtype=auto", tp)).label();
+}
 
 SizeOptions small_options() {
   SizeOptions o;
@@ -94,6 +99,40 @@ TEST(Size, ParallelSearchesGiveTheSameRows) {
   auto one = size_rows(run_size(o, &trace));
   o.jobs = 3;
   EXPECT_EQ(size_rows(run_size(o, &trace)), one);
+}
+
+TEST(Size, AnAnswerTheGpuCannotHoldIsSearchedAgainAtTheTpThatHoldsIt) {
+  Trace trace = small_trace();
+  SizeOptions o = small_options();
+  o.target_hit = "20%";
+  o.workers = "1";
+  // A reserve that leaves one H100 0.05 GB of KV (a few blocks), and 2 x H100 tens of GB.
+  CostModel h100 = CostModel::make("llama-3.1-8b", "h100", "tp=1");
+  o.reserve_gb_per_gpu = (0.9 * h100.gpu().mem_bytes - h100.weight_bytes()) / 1e9 - 0.05;
+  SizeRun run = run_size(o, &trace);
+  ASSERT_EQ(run.searches.size(), 1u);
+  const SizeSearch& s = run.searches[0];
+  ASSERT_TRUE(s.answer.has_value());
+  EXPECT_FALSE(s.fits());
+  EXPECT_GT(s.tp_needed, 1u);
+  ASSERT_FALSE(s.larger_tp.empty());
+  const SizeSearch& w = s.final();
+  EXPECT_EQ(w.tp, s.tp_needed);
+  EXPECT_EQ(w.cost_model, cost_at_tp_label(w.tp));
+  ASSERT_TRUE(w.fits());
+  EXPECT_TRUE(w.probes[*w.answer].meets);
+  EXPECT_FALSE(run.chosen);
+  EXPECT_EQ(run.wider, std::optional<size_t>(0));
+  // Its rows carry their tp and the KV memory of that many GPUs.
+  bool saw = false;
+  for (const std::string& line : size_rows(run)) {
+    JsonRecord r(line, "rows", 1);
+    if (r.str("kind") != "answer" || r.num_or("tp", 0) != w.tp) continue;
+    saw = true;
+    EXPECT_TRUE(r.boolean("fits_gpu"));
+    EXPECT_NEAR(r.num_or("gpu_kv_gb", 0), w.gpu.kv_bytes / 1e9, 1e-5);
+  }
+  EXPECT_TRUE(saw);
 }
 
 TEST(Size, UnreachableTargetIsSaidWithTheBestMeasured) {

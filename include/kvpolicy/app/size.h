@@ -79,19 +79,29 @@ struct SizeProbe {
   ServeResult result;
 };
 
-// The search for one worker count.
+// The search for one worker count at one tp.
 struct SizeSearch {
   uint32_t workers = 1;
+  uint32_t tp = 1;  // GPUs per replica of these runs
+  GpuKvMemory gpu;  // their KV memory
+  std::string cost_model;
   std::optional<ServeResult> at_gpu;    // the run at the GPU's full KV memory (if it leaves any)
   std::vector<SizeProbe> probes;        // every run, by capacity
   size_t lo_blocks = 0, hi_blocks = 0;  // the range searched
   std::optional<size_t> answer;         // index in probes: the smallest capacity found meeting
   std::optional<size_t> below;          // index in probes: the largest failing one below it
-  std::optional<size_t> best;           // index in probes: the best block hit rate (none meets)
+  std::optional<size_t> best;           // index in probes: the closest to the targets
   bool answer_is_floor = false;         // the answer is lo_blocks: nothing smaller was tried
   bool non_monotone = false;            // a larger capacity measured worse (see size.cc)
   double dip = 0;                       // the largest fall of a hit rate with more capacity
-  uint32_t tp_needed = 0;               // tp that holds the answer (0: none up to 64)
+  uint32_t tp_needed = 0;               // tp (from --tp, doubling) that holds the answer; 0: none
+  // When the answer needs more GPUs per replica than `tp`: the search again at tp_needed (and
+  // again, while that answer needs more still).
+  std::vector<SizeSearch> larger_tp;
+
+  const SizeSearch& final() const { return larger_tp.empty() ? *this : larger_tp.back(); }
+  // An answer that fits this search's own GPUs.
+  bool fits() const { return answer && tp_needed == tp; }
 };
 
 struct SizeRun {
@@ -107,7 +117,9 @@ struct SizeRun {
   bool replay_asked = false;
   std::optional<size_t> replay_blocks;
   double replay_block_hit = 0, replay_token_hit = 0;
-  std::optional<size_t> chosen;   // index in searches: the fewest GPUs meeting within the GPU
+  // Index in searches: the fewest GPUs with an answer that fits --tp's GPUs; and the fewest with
+  // one that fits a larger tp's (searched there).
+  std::optional<size_t> chosen, wider;
   std::optional<size_t> nearest;  // index in searches: none chosen, the closest at the GPU
 };
 
