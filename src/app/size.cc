@@ -96,18 +96,33 @@ struct Searcher {
   // The search at --tp; while its answer needs more GPUs per replica than it has, the search
   // again at the tp that holds it (a faster prefill changes batching and timing, so the answer
   // there is measured, not assumed).
+  // So is a search that met no target only because of TTFT (its largest memory, which never
+  // evicts, met the hit rates but not the SLO): at twice the tp, whose prefill is faster.
   SizeSearch search(uint32_t workers) const {
     SizeSearch first = search_at(workers, o.tp);
     const SizeSearch* last = &first;
-    while (last->answer && last->tp_needed > last->tp) {
-      SizeSearch next = search_at(workers, last->tp_needed);
-      first.larger_tp.push_back(std::move(next));
+    for (;;) {
+      uint32_t next = 0;
+      if (last->answer && last->tp_needed > last->tp) next = last->tp_needed;
+      if (!last->answer && ttft_bound(*last) && last->tp * 2 <= kMaxTp) next = last->tp * 2;
+      if (next == 0) break;
+      size_t hint = last->answer ? last->probes[*last->answer].capacity_blocks : 0;
+      SizeSearch wider = search_at(workers, next, hint);
+      first.larger_tp.push_back(std::move(wider));
       last = &first.larger_tp.back();
     }
     return first;
   }
 
-  SizeSearch search_at(uint32_t workers, uint32_t tp) const {
+  bool ttft_bound(const SizeSearch& s) const {
+    if (s.probes.empty() || !(targets.ttft_p50 || targets.ttft_p90 || targets.ttft_p99))
+      return false;
+    const ServeResult& top = s.probes.back().result;  // the largest memory tried
+    return s.probes.back().capacity_blocks >= hi_max && targets.hits_met(top);
+  }
+
+  // `hint`: a previous answer of this worker count (0: none).
+  SizeSearch search_at(uint32_t workers, uint32_t tp, size_t hint = 0) const {
     const CostModel cost = cost_at(o, tp, trace.block_tokens);
     SizeSearch out;
     out.workers = workers;
@@ -124,30 +139,49 @@ struct Searcher {
       out.probes.push_back({blocks, meets, std::move(r)});
       return meets;
     };
+    // The bracket: hi the smallest capacity run that met, lo the largest below it that failed
+    // (0: none yet).
+    size_t lo = 0, hi = 0;
+    auto bracket = [&] {
+      hi = 0;
+      for (const SizeProbe& p : out.probes)
+        if (p.meets && (hi == 0 || p.capacity_blocks < hi)) hi = p.capacity_blocks;
+      lo = 0;
+      for (const SizeProbe& p : out.probes)
+        if (!p.meets && (hi == 0 || p.capacity_blocks < hi)) lo = std::max(lo, p.capacity_blocks);
+    };
     // The GPU's full memory first: the operator's first question, and a bracket end.
-    size_t lo = 0, hi = 0;  // a failing and a meeting capacity (0: none yet)
     const size_t gpu_blocks = out.gpu.kv_blocks;
     if (gpu_blocks > 0) {
-      bool m = probe(gpu_blocks);
+      probe(gpu_blocks);
       out.at_gpu = out.probes.back().result;
-      (m ? hi : lo) = gpu_blocks;
     }
-    // Not met there: at a memory where nothing is ever evicted, or never.
-    if (hi == 0 && lo < hi_max && probe(hi_max)) hi = hi_max;
-    if (hi != 0 && lo == 0) {
-      if (hi <= lo_min || probe(lo_min)) {
-        hi = std::min(hi, lo_min);
+    // Near a previous answer (the same worker count at a smaller tp), steps of 25 % from it find
+    // the bracket in a few runs; without one, the range's ends are the next runs.
+    const double step = hint ? 1.25 : 1e18;
+    if (hint) probe(std::clamp(hint, lo_min, hi_max));
+    bracket();
+    // Not met yet: more memory, up to one where nothing is ever evicted (met there, or never).
+    for (size_t c = std::max({lo, hint, lo_min}); hi == 0 && c < hi_max;) {
+      c = static_cast<size_t>(std::min(double(hi_max), std::ceil(double(c) * step)));
+      probe(c);
+      bracket();
+    }
+    // Met with nothing failing below: less memory, down to the least that runs every request.
+    while (hi != 0 && lo == 0) {
+      if (hi <= lo_min) {
         out.answer_is_floor = true;
-      } else {
-        lo = lo_min;
+        break;
       }
+      probe(std::max<size_t>(lo_min, static_cast<size_t>(double(hi) / step)));
+      bracket();
     }
     // Bisection on a log scale: the bracket (lo fails, hi meets) narrows to the tolerance.
     if (hi != 0 && !out.answer_is_floor) {
       while (hi > lo + 1 && double(hi) > double(lo) * (1 + o.tolerance)) {
         size_t mid = static_cast<size_t>(std::llround(std::sqrt(double(lo) * double(hi))));
-        mid = std::clamp(mid, lo + 1, hi - 1);
-        (probe(mid) ? hi : lo) = mid;
+        probe(std::clamp(mid, lo + 1, hi - 1));
+        bracket();
       }
     }
     std::sort(out.probes.begin(), out.probes.end(), [](const SizeProbe& a, const SizeProbe& b) {
@@ -198,7 +232,7 @@ GpuKvMemory gpu_kv_memory(const CostModel& cost, double utilization, double rese
 uint32_t tp_that_holds(const CostModel& cost, double kv_bytes, double utilization,
                        double reserve_gb_per_gpu) {
   if (cost.is_linear()) return 0;
-  for (uint32_t tp = cost.tensor_parallel(); tp <= 64; tp *= 2) {
+  for (uint32_t tp = cost.tensor_parallel(); tp <= kMaxTp; tp *= 2) {
     double free =
         tp * (cost.gpu().mem_bytes * utilization - reserve_gb_per_gpu * 1e9) - cost.weight_bytes();
     if (free >= kv_bytes) return tp;
@@ -206,10 +240,15 @@ uint32_t tp_that_holds(const CostModel& cost, double kv_bytes, double utilizatio
   return 0;
 }
 
-bool SizeTargets::met(const ServeResult& r) const {
+bool SizeTargets::hits_met(const ServeResult& r) const {
   if (r.requests == 0 || r.rejected > 0) return false;  // every request must be served
   if (block_hit && r.block_hit_rate < *block_hit) return false;
   if (token_hit && r.token_hit_rate < *token_hit) return false;
+  return true;
+}
+
+bool SizeTargets::met(const ServeResult& r) const {
+  if (!hits_met(r)) return false;
   if (ttft_p50 && r.ttft_ms.p50 > *ttft_p50) return false;
   if (ttft_p90 && r.ttft_ms.p90 > *ttft_p90) return false;
   if (ttft_p99 && r.ttft_ms.p99 > *ttft_p99) return false;
@@ -349,12 +388,15 @@ SizeRun run_size(const SizeOptions& o, const Trace* given) {
 
   // The fewest GPUs: at --tp among the answers that fit it, else among those verified at the
   // larger tp that holds them.
-  auto gpus = [](const SizeSearch& x) { return uint64_t(x.workers) * x.final().tp; };
+  // Ties go to the smaller tp (tensor parallelism within a node), then fewer workers.
+  auto cost_of = [](const SizeSearch& x) {
+    return std::pair(uint64_t(x.workers) * x.final().tp, x.final().tp);
+  };
   for (size_t i = 0; i < run.searches.size(); ++i) {
     const SizeSearch& f = run.searches[i].final();
     if (!f.fits()) continue;
     std::optional<size_t>& pick = f.tp == o.tp ? run.chosen : run.wider;
-    if (!pick || gpus(run.searches[i]) < gpus(run.searches[*pick])) pick = i;
+    if (!pick || cost_of(run.searches[i]) < cost_of(run.searches[*pick])) pick = i;
   }
 
   if (!run.chosen) {

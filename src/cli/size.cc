@@ -88,17 +88,22 @@ void print_at_gpu(const app::SizeRun& run) {
 }
 
 // One search's answer: `name` is "2 workers" (at --tp) or "  at tp=4" (searched again there).
-void print_search(const app::SizeRun& run, const app::SizeSearch& s, const std::string& name) {
+void print_search(const app::SizeRun& run, const app::SizeSearch& s, const std::string& name,
+                  uint32_t next_tp) {
   const double block_bytes = run.cost.kv_bytes_per_block();
   const app::GpuKvMemory& g = s.gpu;
   if (!s.answer) {
     const ServeResult* best = s.best ? &s.probes[*s.best].result : nullptr;
     fmt::print(
-        "  {}: not met up to {} GB per replica (no eviction there){}\n", name,
+        "  {}: not met up to {} GB per replica (no eviction there){}{}\n", name,
         app::gb_text(double(s.hi_blocks) * block_bytes / 1e9),
         best ? fmt::format("; nearest measured {:.2f} % blocks, {:.2f} % tokens, {}",
                            best->block_hit_rate * 100, best->token_hit_rate * 100, ttft_text(*best))
-             : "");
+             : "",
+        next_tp ? fmt::format("; the hit rates were met there, TTFT was not: searched again at "
+                              "tp={}",
+                              next_tp)
+                : "");
     return;
   }
   const app::SizeProbe& p = s.probes[*s.answer];
@@ -149,9 +154,15 @@ void print_answers(const app::SizeRun& run, const SizeArgs& a) {
       "smallest KV per replica meeting {} (serve runs, bisection on a log scale to {:g} %):\n",
       run.targets.text(), a.tolerance * 100);
   for (const app::SizeSearch& s : run.searches) {
-    print_search(run, s, workers_text(s.workers));
-    for (const app::SizeSearch& w : s.larger_tp)
-      print_search(run, w, fmt::format("  {} at tp={}", workers_text(s.workers), w.tp));
+    // Each search, then the ones at a larger tp; `next_tp`: the tp of the one after it.
+    for (size_t i = 0; i <= s.larger_tp.size(); ++i) {
+      const app::SizeSearch& at = i == 0 ? s : s.larger_tp[i - 1];
+      uint32_t next_tp = i < s.larger_tp.size() ? s.larger_tp[i].tp : 0;
+      print_search(run, at,
+                   i == 0 ? workers_text(s.workers)
+                          : fmt::format("  {} at tp={}", workers_text(s.workers), at.tp),
+                   next_tp);
+    }
   }
   fmt::print("\n");
 }

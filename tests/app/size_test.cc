@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/mrc.h"
 #include "kvpolicy/trace/generators.h"
@@ -133,6 +135,31 @@ TEST(Size, AnAnswerTheGpuCannotHoldIsSearchedAgainAtTheTpThatHoldsIt) {
     EXPECT_NEAR(r.num_or("gpu_kv_gb", 0), w.gpu.kv_bytes / 1e9, 1e-5);
   }
   EXPECT_TRUE(saw);
+}
+
+TEST(Size, ATtftSloOnlyALargerTpMeetsIsSearchedThere) {
+  Trace trace = small_trace();
+  SizeOptions o = small_options();
+  o.workers = "1";
+  o.base.rate = 20;  // enough load that prefill speed shows in TTFT
+  // TTFT P90 with memory that never evicts, at tp=1 and tp=2: an SLO between them.
+  auto p90_at = [&](uint32_t tp) {
+    CostModel cost = CostModel::make("llama-3.1-8b", "h100", fmt::format("tp={}", tp))
+                         .with_block_tokens(trace.block_tokens);
+    return serve_at(trace, o, cost, 1, size_t(1) << 30).ttft_ms.p90;
+  };
+  double slow = p90_at(1), fast = p90_at(2);
+  ASSERT_LT(fast, slow * 0.9);
+  o.slo_ttft_p90_ms = std::sqrt(slow * fast);
+  SizeRun run = run_size(o, &trace);
+  const SizeSearch& s = run.searches.at(0);
+  EXPECT_FALSE(s.answer);
+  ASSERT_FALSE(s.larger_tp.empty());
+  EXPECT_EQ(s.larger_tp[0].tp, 2u);
+  const SizeSearch& w = s.final();
+  ASSERT_TRUE(w.answer);
+  EXPECT_LE(w.probes[*w.answer].result.ttft_ms.p90, o.slo_ttft_p90_ms);
+  EXPECT_EQ(run.wider, std::optional<size_t>(0));
 }
 
 TEST(Size, UnreachableTargetIsSaidWithTheBestMeasured) {

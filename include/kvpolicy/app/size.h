@@ -34,6 +34,7 @@ constexpr double kDefaultReservePerGpuGb = 2.0;
 // `cost` must carry tp (CostModel::tensor_parallel) and the trace's block size.
 GpuKvMemory gpu_kv_memory(const CostModel& cost, double utilization, double reserve_gb_per_gpu);
 
+constexpr uint32_t kMaxTp = 64;  // the largest tp a search goes to
 // The smallest tensor-parallel degree in {tp, 2tp, 4tp, ...} up to 64 whose replica holds
 // `kv_bytes` of KV; 0 when none does.
 uint32_t tp_that_holds(const CostModel& cost, double kv_bytes, double utilization,
@@ -45,6 +46,8 @@ struct SizeTargets {
   std::optional<double> ttft_p50, ttft_p90, ttft_p99;  // ms, serve mode's TTFT
   bool any() const { return block_hit || token_hit || ttft_p50 || ttft_p90 || ttft_p99; }
   bool met(const ServeResult& r) const;
+  // The hit-rate targets only (and every request served).
+  bool hits_met(const ServeResult& r) const;
   // How near a run comes to meeting them all: the smallest ratio over the targets of what it
   // reached to what was asked (hit rate / floor, ceiling / TTFT), each at most 1; 1 when met.
   double closeness(const ServeResult& r) const;
@@ -95,8 +98,8 @@ struct SizeSearch {
   bool non_monotone = false;            // a larger capacity measured worse (see size.cc)
   double dip = 0;                       // the largest fall of a hit rate with more capacity
   uint32_t tp_needed = 0;               // tp (from --tp, doubling) that holds the answer; 0: none
-  // When the answer needs more GPUs per replica than `tp`: the search again at tp_needed (and
-  // again, while that answer needs more still).
+  // When the answer needs more GPUs per replica than `tp`: the search again at tp_needed; when
+  // nothing met only because of TTFT, again at twice the tp (and so on, up to kMaxTp).
   std::vector<SizeSearch> larger_tp;
 
   const SizeSearch& final() const { return larger_tp.empty() ? *this : larger_tp.back(); }
