@@ -153,6 +153,7 @@ std::vector<std::string> size_rows(const Trace& trace, const py::dict& options) 
   o.cost.kv_dtype = options["kv_dtype"].cast<std::string>();
   o.cost.cost_params = options["cost_params"].cast<std::string>();
   o.tp = options["tp"].cast<uint32_t>();
+  o.max_tp = options["max_tp"].cast<uint32_t>();
   o.workers = options["workers"].cast<std::string>();
   o.router = options["router"].cast<std::string>();
   o.policy = options["policy"].cast<std::string>();

@@ -111,7 +111,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
     return [json.loads(line) for line in lines]
 
 
-def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, workers=(1, 2, 4, 8),
+def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, max_tp=8, workers=(1, 2, 4, 8),
          router="cache_aware", policy="lru", target_hit=None, target_token_hit=None,
          slo_ttft_p50_ms=0.0, slo_ttft_p90_ms=0.0, slo_ttft_p99_ms=0.0,
          gpu_memory_utilization=0.9, reserve_gb=2.0, tolerance=0.02, rate=0.0, kv_dtype="auto",
@@ -127,7 +127,7 @@ def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, workers=(1, 2, 4
     if not isinstance(workers, str):
         workers = ",".join(str(w) for w in _as_list(workers))
     lines = _size(_trace(trace), dict(
-        model=model, gpu=gpu, tp=int(tp), workers=workers, router=str(router),
+        model=model, gpu=gpu, tp=int(tp), max_tp=int(max_tp), workers=workers, router=str(router),
         policy=str(policy), target_hit="" if target_hit is None else str(target_hit),
         target_token_hit="" if target_token_hit is None else str(target_token_hit),
         slo_ttft_p50_ms=float(slo_ttft_p50_ms), slo_ttft_p90_ms=float(slo_ttft_p90_ms),

@@ -88,6 +88,7 @@ def size(
     model: str = "llama-3.1-8b",
     gpu: str = "a100-80gb",
     tp: int = 1,
+    max_tp: int = 8,
     workers: Union[str, int, Iterable[int]] = ...,
     router: str = "cache_aware",
     policy: str = "lru",

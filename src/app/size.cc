@@ -104,7 +104,7 @@ struct Searcher {
     for (;;) {
       uint32_t next = 0;
       if (last->answer && last->tp_needed > last->tp) next = last->tp_needed;
-      if (!last->answer && ttft_bound(*last) && last->tp * 2 <= kMaxTp) next = last->tp * 2;
+      if (!last->answer && ttft_bound(*last) && last->tp * 2 <= o.max_tp) next = last->tp * 2;
       if (next == 0) break;
       size_t hint = last->answer ? last->probes[*last->answer].capacity_blocks : 0;
       SizeSearch wider = search_at(workers, next, hint);
@@ -206,7 +206,7 @@ struct Searcher {
       double need = double(out.probes[*out.answer].capacity_blocks) * cost.kv_bytes_per_block();
       // Doubling from --tp: tp_that_holds starts at the cost model's tp.
       out.tp_needed = tp_that_holds(cost_at(o, o.tp, trace.block_tokens), need,
-                                    o.gpu_memory_utilization, o.reserve_gb_per_gpu);
+                                    o.gpu_memory_utilization, o.reserve_gb_per_gpu, o.max_tp);
       if (out.tp_needed != 0 && out.tp_needed < tp) out.tp_needed = tp;
     }
     return out;
@@ -230,9 +230,9 @@ GpuKvMemory gpu_kv_memory(const CostModel& cost, double utilization, double rese
 }
 
 uint32_t tp_that_holds(const CostModel& cost, double kv_bytes, double utilization,
-                       double reserve_gb_per_gpu) {
+                       double reserve_gb_per_gpu, uint32_t max_tp) {
   if (cost.is_linear()) return 0;
-  for (uint32_t tp = cost.tensor_parallel(); tp <= kMaxTp; tp *= 2) {
+  for (uint32_t tp = cost.tensor_parallel(); tp <= max_tp; tp *= 2) {
     double free =
         tp * (cost.gpu().mem_bytes * utilization - reserve_gb_per_gpu * 1e9) - cost.weight_bytes();
     if (free >= kv_bytes) return tp;
@@ -328,6 +328,8 @@ SizeTargets check_size_options(const SizeOptions& o) {
     throw ConfigError("--reserve-gb must be a number of GB >= 0");
   if (!(o.tolerance > 0 && o.tolerance <= 1)) throw ConfigError("--tolerance must be in (0, 1]");
   if (o.tp < 1 || o.tp > 64) throw ConfigError("--tp must be in [1, 64]");
+  if (o.max_tp < o.tp || o.max_tp > 64)
+    throw ConfigError("--max-tp must be in [--tp, 64] (it is " + std::to_string(o.max_tp) + ")");
   if (!(o.base.rate >= 0 && std::isfinite(o.base.rate)))
     throw ConfigError("--rate must be >= 0 requests per second");
   return t;
@@ -347,6 +349,7 @@ SizeRun run_size(const SizeOptions& o, const Trace* given) {
   if (trace.size() == 0) throw InputError(trace.name, 0, "", "the trace has no requests");
   run.cost = cost.with_block_tokens(trace.block_tokens);
   run.gpu = gpu_kv_memory(run.cost, o.gpu_memory_utilization, o.reserve_gb_per_gpu);
+  run.max_tp = o.max_tp;
   run.router = parse_router_list(o.router).front().label();
   run.policy = expand_policy_sets(o.policy).front().label();
   double span = double(trace.time.back() - trace.time.front()) / 1e6;

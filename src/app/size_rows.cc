@@ -97,7 +97,7 @@ std::vector<ResultFieldOf<Row>> fields() {
                        "the same in GB"));
   f.push_back(flag("fits_gpu", &Row::fits_gpu, "`capacity_gb` <= `gpu_kv_gb`"));
   f.push_back(integer("tp_needed", &Row::tp_needed, "",
-                      "the smallest tp in tp, 2tp, 4tp, ... (<= 64) whose replica holds "
+                      "the smallest tp in tp, 2tp, 4tp, ... (<= `--max-tp`) whose replica holds "
                       "`capacity_gb`; 0 if none"));
   f.push_back(integer("gpus", &Row::gpus, "", "`workers` x `tp_needed`"));
   f.push_back(number("block_hit_rate", &Row::block_hit_rate, 6, -1, "",
@@ -141,8 +141,9 @@ void set_capacity(const SizeRun& run, Row& row, size_t blocks, uint32_t workers)
   row.capacity_blocks = blocks;
   row.capacity_gb = double(blocks) * run.cost.kv_bytes_per_block() / 1e9;
   row.fits_gpu = row.capacity_gb * 1e9 <= run.gpu.kv_bytes;
-  row.tp_needed = tp_that_holds(run.cost, row.capacity_gb * 1e9, run.gpu.utilization,
-                                run.gpu.tp ? run.gpu.reserve_bytes / run.gpu.tp / 1e9 : 0);
+  row.tp_needed =
+      tp_that_holds(run.cost, row.capacity_gb * 1e9, run.gpu.utilization,
+                    run.gpu.tp ? run.gpu.reserve_bytes / run.gpu.tp / 1e9 : 0, run.max_tp);
   row.gpus = uint64_t(workers) * row.tp_needed;
 }
 

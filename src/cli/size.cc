@@ -124,7 +124,7 @@ void print_search(const app::SizeRun& run, const app::SizeSearch& s, const std::
             : fmt::format("more than {} holds ({} GB)", gpus_text(g.gpu, s.tp),
                           app::gb_text(g.kv_bytes / 1e9)),
         s.tp_needed ? fmt::format("searched again at tp={}, which holds it:", s.tp_needed)
-                    : std::string("more than tp=64 would"));
+                    : fmt::format("more than tp={} (--max-tp) would", run.max_tp));
   }
   std::string below;
   if (s.below) {
@@ -265,6 +265,11 @@ void add(CLI::App& app) {
   cmd->add_option("--cost-params", args->cost.cost_params,
                   "cost model options, key=value,... (see `kvpolicy cost-model --help`)");
   cmd->add_option("--tp", args->tp, "GPUs per replica (tensor parallel)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--max-tp", args->max_tp,
+                  "the largest tp an answer that does not fit --tp's GPUs is searched again at "
+                  "(8: one node)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--workers,-w", args->workers,

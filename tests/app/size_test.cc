@@ -246,6 +246,10 @@ TEST(Size, BadOptionsAreErrorsNamingTheFlag) {
   bad.gpu_memory_utilization = 1.5;
   expect_error(bad, "--gpu-memory-utilization");
   bad = o;
+  bad.tp = 4;
+  bad.max_tp = 2;
+  expect_error(bad, "--max-tp");
+  bad = o;
   bad.tolerance = 0;
   expect_error(bad, "--tolerance");
   bad = o;

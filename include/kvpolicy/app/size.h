@@ -34,11 +34,10 @@ constexpr double kDefaultReservePerGpuGb = 2.0;
 // `cost` must carry tp (CostModel::tensor_parallel) and the trace's block size.
 GpuKvMemory gpu_kv_memory(const CostModel& cost, double utilization, double reserve_gb_per_gpu);
 
-constexpr uint32_t kMaxTp = 64;  // the largest tp a search goes to
-// The smallest tensor-parallel degree in {tp, 2tp, 4tp, ...} up to 64 whose replica holds
+// The smallest tensor-parallel degree in {tp, 2tp, 4tp, ...} up to `max_tp` whose replica holds
 // `kv_bytes` of KV; 0 when none does.
 uint32_t tp_that_holds(const CostModel& cost, double kv_bytes, double utilization,
-                       double reserve_gb_per_gpu);
+                       double reserve_gb_per_gpu, uint32_t max_tp = 64);
 
 // What a deployment must meet: any of the hit-rate floors and TTFT ceilings given.
 struct SizeTargets {
@@ -59,6 +58,7 @@ struct SizeOptions {
   TraceOptions trace;
   CostOptions cost;
   uint32_t tp = 1;
+  uint32_t max_tp = 8;              // the largest tp searched (8: the GPUs of one node)
   std::string workers = "1,2,4,8";  // counts, comma-separated, or a range a-b
   std::string router = "cache_aware";
   std::string policy = "lru";
@@ -97,9 +97,10 @@ struct SizeSearch {
   bool answer_is_floor = false;         // the answer is lo_blocks: nothing smaller was tried
   bool non_monotone = false;            // a larger capacity measured worse (see size.cc)
   double dip = 0;                       // the largest fall of a hit rate with more capacity
-  uint32_t tp_needed = 0;               // tp (from --tp, doubling) that holds the answer; 0: none
+  uint32_t tp_needed =
+      0;  // tp (from --tp, doubling, up to --max-tp) that holds the answer; 0: none
   // When the answer needs more GPUs per replica than `tp`: the search again at tp_needed; when
-  // nothing met only because of TTFT, again at twice the tp (and so on, up to kMaxTp).
+  // nothing met only because of TTFT, again at twice the tp (and so on, up to --max-tp).
   std::vector<SizeSearch> larger_tp;
 
   const SizeSearch& final() const { return larger_tp.empty() ? *this : larger_tp.back(); }
@@ -111,6 +112,7 @@ struct SizeRun {
   std::shared_ptr<const Trace> trace;
   CostModel cost;  // with tp and the trace's block size
   GpuKvMemory gpu;
+  uint32_t max_tp = 8;
   SizeTargets targets;
   std::string router, policy;
   double rate = 0;  // the mean arrival rate served, requests/s
