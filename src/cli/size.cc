@@ -129,24 +129,24 @@ void print_search(const app::SizeRun& run, const app::SizeSearch& s, const std::
   std::string below;
   if (s.below) {
     const ServeResult& b = s.probes[*s.below].result;
-    below =
-        fmt::format("; one step smaller, {} GB: {:.2f} % / {:.2f} %, {}, not met",
-                    app::gb_text(double(s.probes[*s.below].capacity_blocks) * block_bytes / 1e9),
-                    b.block_hit_rate * 100, b.token_hit_rate * 100, ttft_text(b));
+    below = fmt::format(
+        "      one step smaller, {} GB: {:.2f} % blocks, {:.2f} % tokens, {}: not met\n",
+        app::gb_text(double(s.probes[*s.below].capacity_blocks) * block_bytes / 1e9),
+        b.block_hit_rate * 100, b.token_hit_rate * 100, ttft_text(b));
   } else if (s.answer_is_floor) {
-    below = "; the smallest memory that runs every request alone";
+    below = "      nothing smaller tried: the least memory that runs every request alone\n";
   }
   fmt::print(
       "  {}: {} GB of KV per replica ({} blocks; {} GB in all): measured {:.2f} % blocks, "
-      "{:.2f} % tokens, {}{}; {} serve runs{}\n{}",
+      "{:.2f} % tokens, {}; {} serve runs{}\n{}{}",
       name, app::gb_text(gb), app::with_commas(p.capacity_blocks), app::gb_text(gb * s.workers),
-      r.block_hit_rate * 100, r.token_hit_rate * 100, ttft_text(r), below, s.probes.size(),
+      r.block_hit_rate * 100, r.token_hit_rate * 100, ttft_text(r), s.probes.size(),
       s.non_monotone ? fmt::format("; NOT MONOTONE: a larger capacity measured worse (by up to "
                                    "{:.2f} points of hit rate), so this is the smallest found, "
                                    "not a proven minimum",
                                    s.dip * 100)
                      : "",
-      where.empty() ? "" : "      " + where + "\n");
+      below, where.empty() ? "" : "      " + where + "\n");
 }
 
 void print_answers(const app::SizeRun& run, const SizeArgs& a) {
