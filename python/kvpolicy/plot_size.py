@@ -50,12 +50,16 @@ def figure(rows, probes):
     for r in probes:
         curves.setdefault((r["workers"], r["tp"]), []).append(r)
     answers = {(r["workers"], r["tp"]): r for r in rows if r["kind"] == "answer" and r["meets"]}
-    fig, (hit_ax, ttft_ax) = plt.subplots(1, 2, figsize=(12, 4.8))
+    # Below each panel a legend of 2 entries per curve and its lines, in columns: the figure
+    # grows with its rows, so the legend never covers the curves or the axis label.
+    ncol = 2 if len(curves) <= 4 else 3
+    rows_of_legend = -(-(2 * len(curves) + 2) // ncol)
+    fig, (hit_ax, ttft_ax) = plt.subplots(1, 2, figsize=(13, 4.2 + 0.2 * rows_of_legend))
     for i, ((w, tp), pts) in enumerate(sorted(curves.items())):
         pts.sort(key=lambda r: r["capacity_gb"])
         name = f"{w} workers" if tp == first["tp"] else f"{w} workers, tp={tp}"
         gb = [r["capacity_gb"] for r in pts]
-        colour = f"C{i}"
+        colour = plt.get_cmap("tab10" if len(curves) <= 10 else "tab20")(i % 20)
         hit_ax.plot(gb, [r["block_hit_rate"] * 100 for r in pts], color=colour, marker=".",
                     label=f"{name}: block hits")
         hit_ax.plot(gb, [r["token_hit_rate"] * 100 for r in pts], color=colour, ls="--",
@@ -70,7 +74,7 @@ def figure(rows, probes):
                         mfc="none", color=colour)
             hit_ax.annotate(f"{gb_label(a['capacity_gb'])} GB", (a["capacity_gb"],
                             a["block_hit_rate"] * 100), textcoords="offset points",
-                            xytext=(4, -12 - 9 * i), fontsize=7, color=colour)
+                            xytext=(4, -12 - 9 * (i % 4)), fontsize=7, color=colour)
     # Each line labelled where it is drawn, and in the legend.
     marks = []
     if first.get("target_block_hit_rate") is not None:
@@ -113,9 +117,16 @@ def figure(rows, probes):
                  f"target {first['target']}", fontsize=10)
     # The legends below the panels: never over the curves.
     for ax in (hit_ax, ttft_ax):
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7,
-                  frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=ncol, fontsize=7,
+                  frameon=False, bbox_transform=ax.transAxes)
     fig.tight_layout()
+    # The legends hang below the axis labels: anchored under each label's own box.
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in (hit_ax, ttft_ax):
+        label = ax.xaxis.label.get_window_extent(renderer)
+        top = ax.transAxes.inverted().transform((0, label.y0))[1]
+        ax.get_legend().set_bbox_to_anchor((0.5, top - 0.02), transform=ax.transAxes)
     return fig
 
 

@@ -60,7 +60,9 @@ def test_the_figure_says_what_it_measures(rows):
     for ax in (hit_ax, ttft_ax):
         legend = ax.get_legend().get_window_extent(renderer)
         panel = ax.get_window_extent(renderer)
+        xlabel = ax.xaxis.label.get_window_extent(renderer)
         assert legend.y1 <= panel.y0, "a legend over the curves"
+        assert legend.y1 <= xlabel.y0 + 1, "a legend over the axis label"
 
 
 def test_the_script_writes_a_png(rows, tmp_path):
