@@ -63,6 +63,7 @@ expect_error "give a target" size -t t.kvtrace
 expect_error "--target-hit" size -t t.kvtrace --target-hit 150%
 expect_error "--workers" size -t t.kvtrace --target-hit 20% --workers 4-2
 expect_error "one router" size -t t.kvtrace --target-hit 20% --router round_robin,cache_aware
+expect_error "--max-tp" size -t t.kvtrace --target-hit 20% --tp 4 --max-tp 2
 expect_error "--gpu-memory-utilization" size -t t.kvtrace --target-hit 20% --gpu-memory-utilization 2
 expect_error "unknown GPU" size -t t.kvtrace --target-hit 20% --gpu nope
 expect_error "is the input" size -t t.kvtrace --target-hit 20% --json t.kvtrace
@@ -82,8 +83,15 @@ if [[ -n $data && -f $data/mooncake-conversation/conversation_trace.jsonl ]]; th
   python3 - m.jsonl << 'PY' || fail "Mooncake rows inconsistent"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-for a in (r for r in rows if r["kind"] == "answer" and r["meets"]):
-    assert a["block_hit_rate"] >= 0.3, a
+answers = [r for r in rows if r["kind"] == "answer"]
+assert {a["workers"] for a in answers} == {1, 4}, answers
+for a in answers:
+    if a["meets"]:
+        assert a["block_hit_rate"] >= 0.3, a
+    # An answer the GPUs of its tp cannot hold, that a larger tp (<= 8) can: searched there too.
+    if a["meets"] and not a["fits_gpu"] and a["tp_needed"] > a["tp"]:
+        assert any(b["workers"] == a["workers"] and b["tp"] == a["tp_needed"] for b in answers), a
+    assert a["tp_needed"] <= 8, a
 PY
 else
   echo "$check: Mooncake part skipped: KVPOLICY_DATA does not hold it"
