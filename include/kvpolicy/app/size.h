@@ -97,8 +97,8 @@ struct SizeSearch {
   bool answer_is_floor = false;         // the answer is lo_blocks: nothing smaller was tried
   bool non_monotone = false;            // a larger capacity measured worse (see size.cc)
   double dip = 0;                       // the largest fall of a hit rate with more capacity
-  uint32_t tp_needed =
-      0;  // tp (from --tp, doubling, up to --max-tp) that holds the answer; 0: none
+  // The tp (from --tp, doubling, up to --max-tp) whose replica holds the answer; 0: none.
+  uint32_t tp_needed = 0;
   // When the answer needs more GPUs per replica than `tp`: the search again at tp_needed; when
   // nothing met only because of TTFT, again at twice the tp (and so on, up to --max-tp).
   std::vector<SizeSearch> larger_tp;
@@ -136,15 +136,14 @@ std::vector<uint32_t> parse_worker_counts(const std::string& text);
 SizeRun run_size(const SizeOptions& o, const Trace* trace = nullptr);
 
 // The --json rows: per worker count its run at the GPU's memory (kind "gpu"), every probe of the
-// search (kind "probe"), its answer (kind "answer"); then the replay cache's answer (kind
-// "replay"). docs/formats.md.
+// search (kind "probe"), its answer (kind "answer"), and the same for each larger tp searched;
+// then the replay cache's answer (kind "replay"). docs/formats.md.
 std::vector<std::string> size_rows(const SizeRun& run);
 
 struct SizeRow {
   std::string kind, trace, router, policy, cost_model, gpu;
   uint32_t workers = 0, tp = 1;
   uint64_t gpus = 0;
-  bool measured = true;  // a row with a serve run's numbers (else they are null)
   size_t capacity_blocks = 0;
   double capacity_gb = 0, gpu_kv_gb = 0;
   double block_hit_rate = 0, token_hit_rate = 0;
