@@ -141,9 +141,10 @@ void print_search(const app::SizeRun& run, const app::SizeSearch& s, const std::
       "{:.2f} % tokens, {}; {} serve runs{}\n{}{}",
       name, app::gb_text(gb), app::with_commas(p.capacity_blocks), app::gb_text(gb * s.workers),
       r.block_hit_rate * 100, r.token_hit_rate * 100, ttft_text(r), s.probes.size(),
-      s.non_monotone ? fmt::format("; NOT MONOTONE: a larger capacity measured worse (by up to "
-                                   "{:.2f} points of hit rate), so this is the smallest found, "
-                                   "not a proven minimum",
+      s.non_monotone ? fmt::format("; NOT MONOTONE: a larger capacity measured worse (beyond "
+                                   "0.1 point of hit rate or 1 % of TTFT; largest hit-rate dip "
+                                   "{:.2f} points), so this is the smallest found, not a proven "
+                                   "minimum",
                                    s.dip * 100)
                      : "",
       below, where.empty() ? "" : "      " + where + "\n");
