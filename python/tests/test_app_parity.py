@@ -196,3 +196,9 @@ def test_size_rows_equal_the_cli(trace_path, tmp_path):
         [r for r in want if r["workers"] in (0, 1)]
     with pytest.raises(kvpolicy.ConfigError, match="give a target"):
         kvpolicy.size(str(trace_path))
+    # A reserve that leaves one H100 almost no KV: the answers are searched again at a larger tp.
+    want = cli_rows(tmp_path, "size", "-t", trace_path, "--gpu", "h100", "-w", 2,
+                    "--target-hit", "20%", "--reserve-gb", 56.9, "--max-tp", 4)
+    got = kvpolicy.size(str(trace_path), gpu="h100", workers=2, target_hit="20%",
+                        reserve_gb=56.9, max_tp=4)
+    assert got == want and any(r["tp"] > 1 for r in got)
