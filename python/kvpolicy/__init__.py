@@ -121,8 +121,10 @@ def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, max_tp=8, worker
     does, with the GIL released: per worker count, the smallest KV memory per replica whose
     serve-mode run meets every target given (target_hit / target_token_hit: "30%" or 0.3;
     slo_ttft_*_ms: > 0), the run at the GPU's full KV memory, and the replay cache's answer.
-    workers: counts, or a string "1,2,4,8" / "1-8". Returns one dict per row of
-    `kvpolicy size --json` (docs/formats.md).
+    workers: counts, or a string "1,2,4,8" / "1-8". A replica's KV memory is tp x the GPU's HBM x
+    gpu_memory_utilization - the weights - tp x reserve_gb; an answer more than that is searched
+    again at the tp (up to max_tp) that holds it. Returns one dict per row of
+    `kvpolicy size --json` (docs/formats.md, docs/serve.md).
     """
     if not isinstance(workers, str):
         workers = ",".join(str(w) for w in _as_list(workers))
