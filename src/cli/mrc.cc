@@ -215,7 +215,8 @@ void add(CLI::App& app) {
   cmd->add_flag("--linear", args->linear, "space the capacities linearly (default geometrically)");
   cmd->add_option("--target-hit", args->target_hit,
                   "print per policy the smallest capacity whose block hit rate reaches this (30% "
-                  "or 0.3)");
+                  "or 0.3), in one replay cache for the whole trace (per replica behind a "
+                  "router, on GPUs: `kvpolicy size`)");
   cmd->add_option("--model", args->cost.model, "cost model: a model preset or 'linear'")
       ->capture_default_str();
   cmd->add_option("--gpu", args->cost.gpu, "cost model: a GPU preset")->capture_default_str();
