@@ -15,6 +15,7 @@
 #include "kvpolicy/app/mrc.h"
 #include "kvpolicy/app/replay.h"
 #include "kvpolicy/app/serve.h"
+#include "kvpolicy/app/size.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/route/router.h"
 #include "kvpolicy/trace/generators.h"
@@ -146,6 +147,36 @@ std::vector<std::string> mrc_rows(const Trace& trace, const std::vector<std::str
   return app::mrc_rows(app::run_mrc(o, &trace));
 }
 
+// A deployment's sizing (app::run_size); its rows as `kvpolicy size --json` writes them.
+std::vector<std::string> size_rows(const Trace& trace, const py::dict& options) {
+  app::SizeOptions o;
+  o.cost.model = options["model"].cast<std::string>();
+  o.cost.gpu = options["gpu"].cast<std::string>();
+  o.cost.kv_dtype = options["kv_dtype"].cast<std::string>();
+  o.cost.cost_params = options["cost_params"].cast<std::string>();
+  o.tp = options["tp"].cast<uint32_t>();
+  o.max_tp = options["max_tp"].cast<uint32_t>();
+  o.workers = options["workers"].cast<std::string>();
+  o.router = options["router"].cast<std::string>();
+  o.policy = options["policy"].cast<std::string>();
+  o.target_hit = options["target_hit"].cast<std::string>();
+  o.target_token_hit = options["target_token_hit"].cast<std::string>();
+  o.slo_ttft_p50_ms = options["slo_ttft_p50_ms"].cast<double>();
+  o.slo_ttft_p90_ms = options["slo_ttft_p90_ms"].cast<double>();
+  o.slo_ttft_p99_ms = options["slo_ttft_p99_ms"].cast<double>();
+  o.gpu_memory_utilization = options["gpu_memory_utilization"].cast<double>();
+  o.reserve_gb_per_gpu = options["reserve_gb"].cast<double>();
+  o.tolerance = options["tolerance"].cast<double>();
+  o.base.rate = options["rate"].cast<double>();
+  o.base.max_batch_tokens = options["max_batch_tokens"].cast<uint32_t>();
+  o.base.max_running = options["max_running"].cast<uint32_t>();
+  o.no_cache_outputs = !options["cache_outputs"].cast<bool>();
+  o.base.seed = options["seed"].cast<uint64_t>();
+  o.jobs = options["jobs"].cast<unsigned>();
+  py::gil_scoped_release release;
+  return app::size_rows(app::run_size(o, &trace));
+}
+
 py::dict import_summary(const app::ImportSummary& s) {
   py::dict d;
   d["input"] = s.input;
@@ -246,6 +277,7 @@ void bind_app(py::module_& m) {
         py::arg("max"), py::arg("linear"), py::arg("target_hit"), py::arg("model"), py::arg("gpu"),
         py::arg("kv_dtype"), py::arg("cost_params"), py::arg("seed"), py::arg("jobs"),
         py::call_guard<py::gil_scoped_release>());
+  m.def("_size", &size_rows, py::arg("trace"), py::arg("options"));
   m.def(
       "_import_trace",
       [](const std::string& input, const std::string& map, const std::string& out,

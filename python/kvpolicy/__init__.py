@@ -8,9 +8,9 @@ adapter that lets any kvpolicy policy decide evictions in a Python engine's radi
     rows = kvpolicy.mrc(trace, ["lru", "s3fifo"], points=20, target_hit="30%")
     findings = kvpolicy.doctor("conversation_trace.jsonl")   # why the hit rate is low
 
-simulate, serve, mrc, import_trace and doctor call the same application layer as the command line
-and return its records: simulate/serve/mrc one dict per row of `kvpolicy simulate|serve|mrc
---json`, doctor the object `kvpolicy doctor --json` writes.
+simulate, serve, mrc, size, import_trace and doctor call the same application layer as the
+command line and return its records: simulate/serve/mrc/size one dict per row of
+`kvpolicy simulate|serve|mrc|size --json`, doctor the object `kvpolicy doctor --json` writes.
 
 See docs/api.md for the whole API, its thread-safety and the cost of a call.
 """
@@ -35,6 +35,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     _policies,
     _routers,
     _serve,
+    _size,
     _simulate,
     __version__,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "routers",
     "serve",
     "simulate",
+    "size",
 ]
 
 
@@ -109,6 +111,36 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
                         max_batch_tokens=int(max_batch_tokens), max_running=int(max_running),
                         cache_outputs=bool(cache_outputs), slo_ms=float(slo_ms), seed=int(seed),
                         jobs=int(jobs)))
+    return [json.loads(line) for line in lines]
+
+
+def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, max_tp=8, workers=(1, 2, 4, 8),
+         router="cache_aware", policy="lru", target_hit=None, target_token_hit=None,
+         slo_ttft_p50_ms=0.0, slo_ttft_p90_ms=0.0, slo_ttft_p99_ms=0.0,
+         gpu_memory_utilization=0.9, reserve_gb=2.0, tolerance=0.02, rate=0.0, kv_dtype="auto",
+         cost_params="", max_batch_tokens=8192, max_running=256, cache_outputs=True, seed=1,
+         jobs=0):
+    """Sizes a deployment of `trace` (a Trace, or a path for load_trace) as `kvpolicy size`
+    does, with the GIL released: per worker count, the smallest KV memory per replica whose
+    serve-mode run meets every target given (target_hit / target_token_hit: "30%" or 0.3;
+    slo_ttft_*_ms: > 0), the run at the GPU's full KV memory, and the replay cache's answer.
+    workers: counts, or a string "1,2,4,8" / "1-8". A replica's KV memory is tp x the GPU's HBM x
+    gpu_memory_utilization - the weights - tp x reserve_gb; an answer more than that is searched
+    again at the tp (up to max_tp) that holds it. Returns one dict per row of
+    `kvpolicy size --json` (docs/formats.md, docs/serve.md).
+    """
+    if not isinstance(workers, str):
+        workers = ",".join(str(w) for w in _as_list(workers))
+    lines = _size(_trace(trace), dict(
+        model=model, gpu=gpu, tp=int(tp), max_tp=int(max_tp), workers=workers, router=str(router),
+        policy=str(policy), target_hit="" if target_hit is None else str(target_hit),
+        target_token_hit="" if target_token_hit is None else str(target_token_hit),
+        slo_ttft_p50_ms=float(slo_ttft_p50_ms), slo_ttft_p90_ms=float(slo_ttft_p90_ms),
+        slo_ttft_p99_ms=float(slo_ttft_p99_ms),
+        gpu_memory_utilization=float(gpu_memory_utilization), reserve_gb=float(reserve_gb),
+        tolerance=float(tolerance), rate=float(rate), kv_dtype=kv_dtype, cost_params=cost_params,
+        max_batch_tokens=int(max_batch_tokens), max_running=int(max_running),
+        cache_outputs=bool(cache_outputs), seed=int(seed), jobs=int(jobs)))
     return [json.loads(line) for line in lines]
 
 

@@ -80,10 +80,12 @@ def style(ax):
     ax.grid(alpha=0.3)
 
 
-def save(fig, path, dpi=120):
-    """Writes the figure with everything it draws inside the image (titles and legends beside
-    the axes included), frees it and prints the file's name."""
-    fig.tight_layout()
+def save(fig, path, dpi=120, layout=True):
+    """Lays the figure out (unless the caller did: layout=False), checks it, writes it with
+    everything it draws inside the image (titles and legends beside the axes included), frees it
+    and prints the file's name."""
+    if layout:
+        fig.tight_layout()
     problems = check_figure(fig)
     if problems:
         sys.exit(f"{os.path.basename(sys.argv[0])}: {path}: " + "; ".join(problems))

@@ -202,3 +202,28 @@ def test_every_public_function_has_a_docstring():
         obj = getattr(kvpolicy, name)
         if inspect.isfunction(obj) or inspect.isbuiltin(obj):
             assert obj.__doc__ and len(obj.__doc__.strip()) > 20, name
+
+
+@needs_cli
+def test_size_rows_equal_the_cli(trace_path, tmp_path):
+    want = cli_rows(tmp_path, "size", "-t", trace_path, "--gpu", "h100", "-w", "1-2",
+                    "-r", "round_robin", "--target-hit", "20%", "--target-token-hit", 0.1,
+                    "--slo-ttft-p90", 5000, "--rate", 2, "--tolerance", 0.05, "--seed", 3)
+    got = kvpolicy.size(str(trace_path), gpu="h100", workers=[1, 2], router="round_robin",
+                        target_hit="20%", target_token_hit=0.1, slo_ttft_p90_ms=5000, rate=2,
+                        tolerance=0.05, seed=3)
+    assert [r["kind"] for r in got].count("answer") == 2
+    assert got == want  # size rows carry no timings
+    # A string of worker counts, and an error named as on the command line.
+    assert kvpolicy.size(str(trace_path), gpu="h100", workers="1", target_hit=0.2,
+                         router="round_robin", seed=3, tolerance=0.05, rate=2,
+                         target_token_hit=0.1, slo_ttft_p90_ms=5000) == \
+        [r for r in want if r["workers"] in (0, 1)]
+    with pytest.raises(kvpolicy.ConfigError, match="give a target"):
+        kvpolicy.size(str(trace_path))
+    # A reserve that leaves one H100 almost no KV: the answers are searched again at a larger tp.
+    want = cli_rows(tmp_path, "size", "-t", trace_path, "--gpu", "h100", "-w", 2,
+                    "--target-hit", "20%", "--reserve-gb", 56.9, "--max-tp", 4)
+    got = kvpolicy.size(str(trace_path), gpu="h100", workers=2, target_hit="20%",
+                        reserve_gb=56.9, max_tp=4)
+    assert got == want and any(r["tp"] > 1 for r in got)

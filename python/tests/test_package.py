@@ -72,6 +72,7 @@ def test_help_of_cache_reads_well():
 
 
 def test_plot_helper_is_package_data():
-    path = os.path.join(os.path.dirname(kvpolicy.__file__), "plot_mrc.py")
-    with open(path) as f:
-        assert "def main(src, out)" in f.read()
+    for script in ("plot_mrc.py", "plot_size.py"):
+        path = os.path.join(os.path.dirname(kvpolicy.__file__), script)
+        with open(path) as f:
+            assert "def main(src, out)" in f.read()

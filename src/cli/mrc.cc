@@ -4,8 +4,6 @@
 #include "kvpolicy/app/mrc.h"
 
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,9 +23,8 @@
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/sim/sweep.h"
+#include "plot.h"
 #include "report.h"
-
-extern char** environ;
 
 namespace kvpolicy::cli {
 namespace {
@@ -40,47 +37,6 @@ struct MrcArgs : app::MrcOptions {
 
 using app::kv_label;
 using Curve = app::MrcCurve;
-
-// Where plot_mrc.py (of the Python package, python/kvpolicy/) is: $KVPOLICY_SCRIPTS, else beside
-// this executable, in its build tree (python/kvpolicy/) or where `cmake --install` put it
-// (KVPOLICY_PLOT_SCRIPT, relative to the binary's directory). Never the source tree.
-std::string plot_script() {
-  if (const char* dir = std::getenv("KVPOLICY_SCRIPTS")) return std::string(dir) + "/plot_mrc.py";
-  std::error_code ec;
-  const std::filesystem::path bin =
-      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-  const std::filesystem::path built = bin / "python/kvpolicy/plot_mrc.py";
-  if (!ec && std::filesystem::exists(built)) return built.string();
-  return (bin / KVPOLICY_PLOT_SCRIPT).lexically_normal().string();
-}
-
-// Runs /usr/bin/python3 plot_mrc.py JSON PNG; throws with what to install.
-void plot(const std::string& json, const std::string& png) {
-  const std::string python = "/usr/bin/python3", script = plot_script();
-  if (access(python.c_str(), X_OK) != 0)
-    throw ConfigError(
-        "--plot needs /usr/bin/python3 with matplotlib (Debian: apt-get install "
-        "python3-matplotlib)");
-  if (!std::filesystem::exists(script))
-    throw ConfigError(
-        "--plot: " + script +
-        " is absent (set KVPOLICY_SCRIPTS to a directory holding plot_mrc.py, such as "
-        "python/kvpolicy/ of kvpolicy's sources)");
-  std::vector<std::string> args = {python, script, json, png};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // The table printed so far goes out before the script's own line, not after it.
-  std::fflush(stdout);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
-    throw Error("--plot: cannot run " + python);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  // The script names the package to install when matplotlib is missing (on its stderr).
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error("--plot: " + script + " failed (see its message above)");
-}
 
 void write_csv(const std::string& path, const Trace& trace, const std::vector<Curve>& curves,
                double block_bytes) {
@@ -215,9 +171,11 @@ void run(const MrcArgs& a) {
       if (!offline && (!best || b < *best->target->capacity_blocks)) best = &c;
     }
     if (best)
-      fmt::print("\nanswer: {} GB of KV per replica for {} with {} ({})\n",
-                 gb_text(*best->target->capacity_blocks * block_bytes / 1e9), what,
-                 best->spec.label(), kv_label(at_trace));
+      fmt::print(
+          "\nanswer (replay: one cache for the whole trace, not per replica; see kvpolicy "
+          "size): {} GB of KV for {} with {} ({})\n",
+          gb_text(*best->target->capacity_blocks * block_bytes / 1e9), what, best->spec.label(),
+          kv_label(at_trace));
   }
 
   std::string json = a.json_path;
@@ -231,7 +189,7 @@ void run(const MrcArgs& a) {
   }
   if (!a.csv_path.empty()) write_csv(a.csv_path, trace, curves, block_bytes);
   if (!a.plot_path.empty()) {
-    plot(json, a.plot_path);
+    run_plot_script("plot_mrc.py", json, a.plot_path);
     if (a.json_path.empty()) std::filesystem::remove(json);
   }
 }
@@ -258,7 +216,8 @@ void add(CLI::App& app) {
   cmd->add_flag("--linear", args->linear, "space the capacities linearly (default geometrically)");
   cmd->add_option("--target-hit", args->target_hit,
                   "print per policy the smallest capacity whose block hit rate reaches this (30% "
-                  "or 0.3)");
+                  "or 0.3), in one replay cache for the whole trace (per replica behind a "
+                  "router, on GPUs: `kvpolicy size`)");
   cmd->add_option("--model", args->cost.model, "cost model: a model preset or 'linear'")
       ->capture_default_str();
   cmd->add_option("--gpu", args->cost.gpu, "cost model: a GPU preset")->capture_default_str();

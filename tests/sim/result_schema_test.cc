@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kvpolicy/app/mrc.h"
+#include "kvpolicy/app/size.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/serve/result_schema.h"
 #include "kvpolicy/sim/sweep.h"
@@ -178,8 +179,15 @@ TEST(ResultSchema, FormatsDocMrcTablesAreTheMrcRows) {
                     documented_fields(doc, "### `mrc --json`: points", "\n### "),
                     "mrc point table");
   expect_documented(app::mrc_target_fields(),
-                    documented_fields(doc, "### `mrc --json`: targets", "\n`study robustness`"),
+                    documented_fields(doc, "### `mrc --json`: targets", "\n### `size --json`"),
                     "mrc target table");
+}
+
+TEST(ResultSchema, FormatsDocSizeTableIsTheSizeRows) {
+  expect_documented(app::size_fields(),
+                    documented_fields(testing::read_source_file("docs/formats.md"),
+                                      "### `size --json`", "\n`study robustness`"),
+                    "size table");
 }
 
 TEST(ResultSchema, ServeRowsReadBackAsWritten) {
