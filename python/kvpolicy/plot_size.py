@@ -98,7 +98,7 @@ def figure(rows, probes):
     hit_ax.set_ylabel("hit rate (%)")
     ttft_ax.set_ylabel("serve-mode TTFT (ms)")
     name = figures.trace_name(first["trace"])
-    fig.suptitle(f"hit rate and TTFT vs KV per replica (serve mode): {name}; "
+    fig.suptitle(f"hit rate and TTFT vs KV per replica (serve mode): {name}\n"
                  f"{first['cost_model']}, router {first['router']}, policy {first['policy']}; "
                  f"target {first['target']}", fontsize=10)
     # The legends below the panels: never over the curves.
