@@ -1,10 +1,14 @@
-// A user's own request log (CSV or JSONL, one request per row) into a Trace: `--map` names the
-// columns, prompts come as token ids, text (tokenized) or the engine's own chained block hashes.
+// A user's own request log (CSV or JSONL, one request per row, or JSONL lines joined by request
+// id; plain, gzip or zstd; a file or standard input) into a Trace: `--map` names the columns
+// (JSONL fields by path, such as usage.completion_tokens), prompts come as token ids, text
+// (tokenized), OpenAI chat messages (rendered by a chat template, tokenized) or the engine's own
+// chained block hashes (integers or strings).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvpolicy/trace/text_trace.h"
 #include "kvpolicy/trace/trace.h"
@@ -13,10 +17,12 @@ namespace kvpolicy {
 
 // Which of the user's columns holds what; an empty name = not mapped.
 struct ImportMapping {
+  std::string id;             // request id: JSONL lines sharing one are joined (request, response)
   std::string time;           // required: arrival time
   std::string session;        // conversation id (any string); absent = no sessions
   std::string tokens;         // prompt token ids   } exactly one
   std::string text;           // prompt text        } of these
+  std::string messages;       // OpenAI chat messages } (prompt)
   std::string hashes;         // per-block hashes, already chained by the engine (taken as keys)
   std::string prompt_tokens;  // prompt length, only with hashes (default: blocks x block_tokens)
   std::string output;         // output length in tokens
@@ -28,12 +34,26 @@ struct ImportMapping {
 
 // Parses "target=column,target=column,...": targets are the fields of ImportMapping; throws
 // ConfigError for an unknown target (listing the valid ones), a repeated one, or a mapping
-// without time or without exactly one of tokens, text and hashes.
-ImportMapping parse_import_mapping(const std::string& spec);
+// without time or without exactly one of tokens, text, messages and hashes. A `preset`
+// (import_presets()) gives the mapping first; `spec` overrides it target by target, and a prompt
+// target in `spec` replaces the preset's.
+ImportMapping parse_import_mapping(const std::string& spec, const std::string& preset = "");
+
+// The named log formats of --preset: name, default mapping, what it reads.
+struct ImportPreset {
+  const char* name;
+  const char* map;
+  const char* description;
+};
+const std::vector<ImportPreset>& import_presets();
 
 struct ImportOptions {
   ImportMapping map;
-  std::string format = "auto";  // csv, jsonl, or auto (by the file name's extension)
+  // csv, jsonl, or auto: by the file name's extension (after .gz, .zst), else by the first
+  // character of the decompressed bytes ('{' = jsonl)
+  std::string format = "auto";
+  // How chat messages become text: chatml, llama3, plain or a custom format (chat_template.h).
+  std::string chat_template = "chatml";
   // Numeric times are in this unit: s, ms, us or ns (integers exactly, or decimals). ISO 8601
   // strings (2025-01-01T12:00:00.123Z) are recognized whatever the unit; "iso" requires them.
   std::string time_unit = "s";
@@ -44,11 +64,14 @@ struct ImportOptions {
 
 struct ImportReport {
   std::string format;         // csv or jsonl
+  std::string compression;    // none, gzip or zstd (by the input's first bytes)
   uint64_t lines = 0;         // physical lines read
   uint64_t rows = 0;          // requests imported
   uint64_t skipped_rows = 0;  // bad rows skipped (skip_bad_lines)
   std::string first_skipped;  // the first skipped row's error
   bool sorted = false;        // rows were not in time order and were sorted (stably)
+  uint64_t joined_lines = 0;  // with id: lines merged into an earlier line's request
+  uint64_t responses_without_request = 0;  // with id: ids with no prompt line (skipped)
 };
 
 // Reads the log into a trace: times from the earliest row (microseconds), sorted stably if out
@@ -56,7 +79,7 @@ struct ImportReport {
 // `block_tokens`-token blocks with chained keys exactly as `trace build` does (partial last
 // block of its own tokens), so rows sharing a prefix share its blocks. A bad row throws one
 // InputError "FILE:LINE: column 'NAME': reason" (CSV) or "FILE:LINE: field 'NAME': reason"
-// (JSONL), or with skip_bad_lines is skipped and counted.
+// (JSONL), or with skip_bad_lines is skipped and counted. `path` "-" is standard input.
 Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report);
 
 // Parses an ISO 8601 date-time (YYYY-MM-DD[T ]hh:mm[:ss[.frac]][Z|+hh:mm|-hh:mm|+hhmm]; no zone =
