@@ -161,6 +161,9 @@ py::dict import_summary(const app::ImportSummary& s) {
   d["output_tokens"] = s.output_tokens;
   d["duration_s"] = s.duration_s;
   d["sorted"] = s.sorted;
+  d["compression"] = s.compression;
+  d["joined_lines"] = s.joined_lines;
+  d["responses_without_request"] = s.responses_without_request;
   return d;
 }
 
@@ -217,10 +220,13 @@ void bind_app(py::module_& m) {
       "_import_trace",
       [](const std::string& input, const std::string& map, const std::string& out,
          const std::string& format, const std::string& time_unit, uint32_t block_tokens,
-         const std::string& tokenizer, bool skip_bad_lines) {
+         const std::string& tokenizer, bool skip_bad_lines, const std::string& preset,
+         const std::string& chat_template) {
         app::ImportSpec spec;
         spec.input = input;
         spec.map = map;
+        spec.preset = preset;
+        spec.opts.chat_template = chat_template;
         spec.out = out;
         spec.tokenizer = tokenizer;
         spec.opts.format = format;
@@ -236,7 +242,8 @@ void bind_app(py::module_& m) {
         return import_summary(s);
       },
       py::arg("input"), py::arg("map"), py::arg("out"), py::arg("format"), py::arg("time_unit"),
-      py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"));
+      py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"), py::arg("preset"),
+      py::arg("chat_template"));
   m.def("_policies", [] {
     py::list out;
     for (const PolicyInfo& p : PolicyRegistry::instance().all()) {

@@ -127,19 +127,27 @@ def mrc(trace, policies=("lru",), *, points=40, min="1%", max="100%", linear=Fal
     return [json.loads(line) for line in lines]
 
 
-def import_trace(input, map, out, *, format="auto", time_unit="s", block_tokens=16,
-                 tokenizer="auto", skip_bad_lines=False):
-    """Imports your own request log (CSV or JSONL, one request per row) as a native trace
-    written to `out` (FILE.kvtrace), as `kvpolicy trace import` does.
+def import_trace(input, map="", out=None, *, preset="", chat_template="chatml", format="auto",
+                 time_unit="s", block_tokens=16, tokenizer="auto", skip_bad_lines=False):
+    """Imports your own request log as a native trace written to `out` (FILE.kvtrace), as
+    `kvpolicy trace import` does: CSV or JSONL, plain, gzip or zstd (told by the first bytes),
+    "-" for standard input.
 
-    `map` names the columns, target=column,...: time (required); one of tokens, text, hashes;
-    optional session, prompt_tokens, output or output_text, turn, category, user. Returns what
-    was written: a dict of requests, sessions, skipped_rows, block_accesses, unique_blocks,
-    prompt_tokens, output_tokens, duration_s, format, the tokenizer used (or None) and paths.
-    Load the result with load_trace(out).
+    `map` names the columns, target=column,...: time (required); one of tokens, text, messages
+    (OpenAI chat messages, rendered by `chat_template`: chatml, llama3, plain or a format with
+    {role} and {content}), hashes (integers or strings); optional id (JSONL lines sharing a
+    request id are joined), session, prompt_tokens, output or output_text, turn, category, user.
+    JSONL columns may be paths (usage.completion_tokens, messages[-1].content). `preset`
+    (openai-chat, openai-completion) gives a mapping that `map` overrides target by target.
+    Returns what was written: a dict of requests, sessions, skipped_rows, block_accesses,
+    unique_blocks, prompt_tokens, output_tokens, duration_s, format, compression, joined_lines,
+    responses_without_request, the tokenizer used (or None) and paths. Load the result with
+    load_trace(out).
     """
+    if out is None:
+        raise TypeError("import_trace() needs out (FILE.kvtrace)")
     return _import_trace(str(input), map, str(out), format, time_unit, int(block_tokens),
-                         str(tokenizer), bool(skip_bad_lines))
+                         str(tokenizer), bool(skip_bad_lines), str(preset), str(chat_template))
 
 
 def policies():

@@ -17,7 +17,8 @@ std::string unescape(const std::string& s) {
       char c = s[++i];
       out += c == 'n' ? '\n' : c == 't' ? '\t' : c;
       if (c != 'n' && c != 't' && c != '\\')
-        throw ConfigError(fmt::format("--chat-template: unknown escape '\\{}' (\\n, \\t, \\\\)", c));
+        throw ConfigError(
+            fmt::format("--chat-template: unknown escape '\\{}' (\\n, \\t, \\\\)", c));
       continue;
     }
     out += s[i];

@@ -37,12 +37,12 @@ struct Target {
 };
 
 constexpr Target kTargets[] = {
-    {"time", &ImportMapping::time},         {"id", &ImportMapping::id},
-    {"session", &ImportMapping::session},   {"tokens", &ImportMapping::tokens},
-    {"text", &ImportMapping::text},         {"messages", &ImportMapping::messages},
-    {"hashes", &ImportMapping::hashes},     {"prompt_tokens", &ImportMapping::prompt_tokens},
-    {"output", &ImportMapping::output},     {"output_text", &ImportMapping::output_text},
-    {"turn", &ImportMapping::turn},         {"category", &ImportMapping::category},
+    {"time", &ImportMapping::time},       {"id", &ImportMapping::id},
+    {"session", &ImportMapping::session}, {"tokens", &ImportMapping::tokens},
+    {"text", &ImportMapping::text},       {"messages", &ImportMapping::messages},
+    {"hashes", &ImportMapping::hashes},   {"prompt_tokens", &ImportMapping::prompt_tokens},
+    {"output", &ImportMapping::output},   {"output_text", &ImportMapping::output_text},
+    {"turn", &ImportMapping::turn},       {"category", &ImportMapping::category},
     {"user", &ImportMapping::user},
 };
 
@@ -129,7 +129,8 @@ class Importer {
       tokens_.clear();
       // OpenAI's completions take a prompt as text or as token ids: a list under text= is ids.
       const std::string& ids_column =
-          !m_.tokens.empty() ? m_.tokens : (!m_.text.empty() && row.is_list(m_.text) ? m_.text : "");
+          !m_.tokens.empty() ? m_.tokens
+                             : (!m_.text.empty() && row.is_list(m_.text) ? m_.text : "");
       if (!ids_column.empty()) {
         row.int_list(ids_column, false, ids_);
         for (uint64_t x : ids_) {
@@ -156,8 +157,7 @@ class Importer {
       prompt_tokens = tokens_.size();
       text_block_ids(tokens_.data(), tokens_.size(), B, ids_);
     }
-    if (prompt_tokens > UINT32_MAX)
-      row.fail(prompt_column(), "over 2^32 - 1 prompt tokens");
+    if (prompt_tokens > UINT32_MAX) row.fail(prompt_column(), "over 2^32 - 1 prompt tokens");
 
     uint64_t output = 0;
     if (!m_.output.empty()) {
@@ -409,8 +409,8 @@ Trace import_trace(const std::string& path, const ImportOptions& opts, ImportRep
   std::string data = read_input_bytes(path, "logs", "", &compression);
   const std::string name = path == "-" ? "<stdin>" : path;
   report.compression = compression_name(compression);
-  report.format = opts.format.empty() || opts.format == "auto" ? detect_import_format(name, data)
-                                                               : opts.format;
+  report.format =
+      opts.format.empty() || opts.format == "auto" ? detect_import_format(name, data) : opts.format;
   if (report.format != "csv" && report.format != "jsonl")
     throw ConfigError("trace import: format '" + report.format + "': expected csv or jsonl");
   MappedColumns columns;

@@ -7,7 +7,9 @@
 namespace kvpolicy {
 namespace {
 
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 bool all_hex(std::string_view s) {
   if (s.empty()) return false;
@@ -36,8 +38,8 @@ uint64_t fnv1a(std::string_view s) {
 std::string HashStringKeys::key(std::string_view s, uint64_t& out) {
   if (s.size() >= 17 && all_hex(s)) {
     out = hex_value(s.substr(0, 16));
-  } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
-             s.size() <= 18 && all_hex(s.substr(2))) {
+  } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s.size() <= 18 &&
+             all_hex(s.substr(2))) {
     out = hex_value(s.substr(2));
   } else {
     const char* end = s.data() + s.size();
@@ -57,9 +59,10 @@ std::string HashStringKeys::key(std::string_view s, uint64_t& out) {
   }
   auto [it, inserted] = seen_.try_emplace(out, s);
   if (!inserted && it->second != s)
-    return fmt::format("block hashes '{}' and '{}' both map to the 64-bit key {:016x}: a "
-                       "collision, which would merge two different blocks",
-                       it->second, s, out);
+    return fmt::format(
+        "block hashes '{}' and '{}' both map to the 64-bit key {:016x}: a "
+        "collision, which would merge two different blocks",
+        it->second, s, out);
   return "";
 }
 

@@ -18,9 +18,9 @@ class StoredRow : public import_json::JsonCells {
   StoredRow(const std::string& path, const std::string& id, uint64_t line, const Fields& fields)
       : path_(path), id_(id), line_(line), lookup_([&fields](const std::string& c) {
           auto it = fields.find(c);
-          return it == fields.end() ? std::pair<const std::string*, uint64_t>{nullptr, 0}
-                                    : std::pair<const std::string*, uint64_t>{&it->second.json,
-                                                                              it->second.line};
+          return it == fields.end()
+                     ? std::pair<const std::string*, uint64_t>{nullptr, 0}
+                     : std::pair<const std::string*, uint64_t>{&it->second.json, it->second.line};
         }) {}
 
   [[noreturn]] void fail(const std::string& column, const std::string& what) const override {

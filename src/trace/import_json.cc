@@ -288,16 +288,15 @@ void JsonCells::hash_list(const std::string& column, HashStringKeys& keys,
                           std::vector<uint64_t>& out) const {
   element v = get(column);
   std::string_view s;
-  std::string err = !v.get_string().get(s) ? hash_cell(s, keys, out)
-                                           : import_json::hash_list(v, keys, out);
+  std::string err =
+      !v.get_string().get(s) ? hash_cell(s, keys, out) : import_json::hash_list(v, keys, out);
   if (!err.empty()) fail(column, err);
 }
 
 void JsonCells::messages(const std::string& column, std::vector<ChatMessage>& out) const {
   element v = get(column);
   std::string_view s;
-  std::string err = !v.get_string().get(s) ? messages_cell(s, out)
-                                           : import_json::messages(v, out);
+  std::string err = !v.get_string().get(s) ? messages_cell(s, out) : import_json::messages(v, out);
   if (!err.empty()) fail(column, err);
 }
 

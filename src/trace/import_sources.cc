@@ -59,8 +59,9 @@ class CsvRow : public RowSource {
 void import_csv(const std::string& path, std::string data, const MappedColumns& columns,
                 const ImportOptions& opts, const OnRow& on_row, ImportReport& report) {
   if (!opts.map.id.empty())
-    throw ConfigError("trace import: id= joins the lines of a JSONL log; a CSV log has one "
-                      "row per request");
+    throw ConfigError(
+        "trace import: id= joins the lines of a JSONL log; a CSV log has one "
+        "row per request");
   CsvReader csv(path, std::move(data));
   std::vector<std::string> header, fields;
   uint64_t header_line, line;

@@ -121,7 +121,7 @@ void inflate_all(const std::string& path, std::string_view first, Source& src, s
 void zstd_all(const std::string& path, std::string_view first, Source& src, std::string& out,
               Growth& growth) {
   std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> d(ZSTD_createDStream(),
-                                                              ZSTD_freeDStream);
+                                                             ZSTD_freeDStream);
   if (!d) throw InputError(path, 0, "", "zstd: out of memory");
   ZSTD_initDStream(d.get());
   std::string in(first);

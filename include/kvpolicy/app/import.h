@@ -15,20 +15,20 @@ struct ImportSpec {
   std::string preset;              // a named log format (import_presets()); --map overrides it
   std::string out;                 // FILE.kvtrace
   std::string tokenizer = "auto";  // for text, messages, output_text: auto, cl100k, approx, a file
-  ImportOptions opts;  // format, chat template, time unit, block size, skip_bad_lines
+  ImportOptions opts;              // format, chat template, time unit, block size, skip_bad_lines
 };
 
 // What an import wrote.
 struct ImportSummary {
   std::string input, out, format;
   std::string compression;  // none, gzip or zstd
-  std::string tokenizer;  // the tokenizer's name when text was tokenized, else empty
+  std::string tokenizer;    // the tokenizer's name when text was tokenized, else empty
   uint64_t requests = 0, sessions = 0, skipped_rows = 0, lines = 0;
   uint64_t block_accesses = 0, unique_blocks = 0;
   uint32_t block_tokens = 0;
   uint64_t prompt_tokens = 0, output_tokens = 0;
-  double duration_s = 0;  // from the first to the last request
-  bool sorted = false;    // rows were not in time order and were sorted (stably)
+  double duration_s = 0;                   // from the first to the last request
+  bool sorted = false;                     // rows were not in time order and were sorted (stably)
   uint64_t joined_lines = 0;               // with id: lines merged into another's request
   uint64_t responses_without_request = 0;  // with id: skipped, no line with the prompt
 };

@@ -63,14 +63,14 @@ struct ImportOptions {
 };
 
 struct ImportReport {
-  std::string format;         // csv or jsonl
-  std::string compression;    // none, gzip or zstd (by the input's first bytes)
-  uint64_t lines = 0;         // physical lines read
-  uint64_t rows = 0;          // requests imported
-  uint64_t skipped_rows = 0;  // bad rows skipped (skip_bad_lines)
-  std::string first_skipped;  // the first skipped row's error
-  bool sorted = false;        // rows were not in time order and were sorted (stably)
-  uint64_t joined_lines = 0;  // with id: lines merged into an earlier line's request
+  std::string format;                      // csv or jsonl
+  std::string compression;                 // none, gzip or zstd (by the input's first bytes)
+  uint64_t lines = 0;                      // physical lines read
+  uint64_t rows = 0;                       // requests imported
+  uint64_t skipped_rows = 0;               // bad rows skipped (skip_bad_lines)
+  std::string first_skipped;               // the first skipped row's error
+  bool sorted = false;                     // rows were not in time order and were sorted (stably)
+  uint64_t joined_lines = 0;               // with id: lines merged into an earlier line's request
   uint64_t responses_without_request = 0;  // with id: ids with no prompt line (skipped)
 };
 
