@@ -19,6 +19,9 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   if (spec.map.empty() && spec.preset.empty())
     throw ConfigError("trace import: give --map TARGET=COLUMN,... or --preset NAME");
   opts.map = parse_import_mapping(spec.map, spec.preset);
+  for (const ImportPreset& p : import_presets())
+    if (spec.preset == p.name && *p.format && (opts.format.empty() || opts.format == "auto"))
+      opts.format = p.format;
   std::unique_ptr<Tokenizer> tok;
   if (!opts.map.text.empty() || !opts.map.messages.empty() || !opts.map.output_text.empty()) {
     std::string note;

@@ -17,6 +17,7 @@
 #include "import_hashes.h"
 #include "import_sources.h"
 #include "import_time.h"
+#include "import_vllm_log.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/strings.h"
@@ -324,12 +325,15 @@ std::string detect_import_format(const std::string& path, const std::string& dat
 }
 
 constexpr ImportPreset kPresets[] = {
-    {"openai-chat", "id=id,time=created,messages=messages,output=usage.completion_tokens",
+    {"openai-chat", "id=id,time=created,messages=messages,output=usage.completion_tokens", "",
      "OpenAI chat completions logged one JSON line per request (or a request line and a "
      "response line sharing the id): messages with the earlier turns, usage"},
-    {"openai-completion", "id=id,time=created,text=prompt,output=usage.completion_tokens",
+    {"openai-completion", "id=id,time=created,text=prompt,output=usage.completion_tokens", "",
      "OpenAI completions: prompt as a string or as token ids (prompt_token_ids via "
      "--map tokens=prompt_token_ids), usage"},
+    {"vllm-log", "id=id,time=time,text=prompt", "vllm-log",
+     "vLLM's --enable-log-requests lines (Received request ID: prompt: ..., prompt_token_ids: "
+     "...): token ids when logged, else the prompt text; no output lengths"},
 };
 
 // target=column pairs, unchecked.
@@ -411,18 +415,28 @@ Trace import_trace(const std::string& path, const ImportOptions& opts, ImportRep
   report.compression = compression_name(compression);
   report.format =
       opts.format.empty() || opts.format == "auto" ? detect_import_format(name, data) : opts.format;
-  if (report.format != "csv" && report.format != "jsonl")
-    throw ConfigError("trace import: format '" + report.format + "': expected csv or jsonl");
+  if (report.format != "csv" && report.format != "jsonl" && report.format != "vllm-log")
+    throw ConfigError("trace import: format '" + report.format +
+                      "': expected csv, jsonl or vllm-log");
   MappedColumns columns;
   for (const Target& target : kTargets)
     if (!(opts.map.*target.column).empty())
       columns.emplace_back(target.name, opts.map.*target.column);
   Importer importer(name, opts);
   auto add = [&](const RowSource& row) { importer.add(row); };
-  if (report.format == "csv")
+  if (report.format == "csv") {
     import_csv(name, std::move(data), columns, opts, add, report);
-  else
+  } else if (report.format == "jsonl") {
     import_jsonl(name, data, columns, opts, add, report);
+  } else {
+    // vLLM's request lines as JSONL, line for line: errors keep the log's line numbers.
+    uint64_t skipped = 0;
+    std::string first;
+    data = vllm_log_to_jsonl(name, data, opts.skip_bad_lines, skipped, first);
+    import_jsonl(name, data, columns, opts, add, report);
+    if (skipped && report.skipped_rows == 0) report.first_skipped = first;
+    report.skipped_rows += skipped;
+  }
   Trace t = importer.finish(name, report);
   if (t.size() == 0) throw InputError(name, 0, "", "no valid rows");
   t.validate();

@@ -381,5 +381,46 @@ TEST(ImportLogs, PresetsGiveAMappingThatMapOverrides) {
   EXPECT_THROW(parse_import_mapping("output=a,output=b", "openai-chat"), ConfigError);
 }
 
+TEST(ImportLogs, VllmRequestLogLinesAreRequests) {
+  // Lines as vLLM's --enable-log-requests writes them (and others it writes between them).
+  std::string ids = "1, 2, 3, 4, 5, 6, 7, 8, 9";
+  std::string log = write_file(
+      "vllm.log",
+      "INFO 03-04 10:00:00 [api_server.py:1] vLLM API server\n"
+      "INFO 03-04 10:00:01 [logger.py:43] Received request cmpl-1: prompt: 'Hi,\\nthere', "
+      "params: SamplingParams(n=1, max_tokens=8), prompt_token_ids: [" +
+          ids +
+          "], prompt_embeds shape: None, lora_request: None.\n"
+          "INFO 03-04 10:00:02 [async_llm.py:1] Added request cmpl-1.\n"
+          "(APIServer pid=7) INFO 03-04 10:00:04 [logger.py:43] Received request cmpl-2: prompt: "
+          "None, params: SamplingParams(n=1), prompt_token_ids: [" +
+          ids +
+          ", 10], lora_request: None.\n"
+          "INFO 03-04 10:00:05 logger.py:37] Received request cmpl-3: prompt: \"It's\", params: "
+          "SamplingParams(n=1), prompt_token_ids: None, lora_request: None.\n");
+  ImportOptions io;
+  ImportReport rep;
+  auto tok = make_approx_tokenizer();
+  io.map = parse_import_mapping("", "vllm-log");
+  io.format = "vllm-log";
+  io.block_tokens = 4;
+  io.tokenizer = tok.get();
+  Trace t = import_trace(log, io, rep);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(rep.format, "vllm-log");
+  EXPECT_EQ(t.time, (std::vector<Time>{0, 3'000'000, 4'000'000}));
+  EXPECT_EQ(t.prompt_tokens[0], 9u);  // the logged token ids, not the text
+  EXPECT_EQ(t.prompt_tokens[1], 10u);
+  EXPECT_EQ(keys(t, 0)[1], keys(t, 1)[1]);  // two full blocks shared
+  std::string bad = write_file(
+      "bad.log", "x\nINFO 03-04 10:00:01 [logger.py:43] Received request c: prompt: 'open\n");
+  EXPECT_EQ(std::string(input_error([&] { import_trace(bad, io, rep); }).what()),
+            bad + ":2: vLLM request log: the prompt's string is not closed on its line");
+  std::string none = write_file("none.log", "INFO 03-04 10:00:01 started\n");
+  EXPECT_NE(std::string(input_error([&] { import_trace(none, io, rep); }).what())
+                .find("no 'Received request' line"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvpolicy

@@ -39,10 +39,12 @@ struct ImportMapping {
 // target in `spec` replaces the preset's.
 ImportMapping parse_import_mapping(const std::string& spec, const std::string& preset = "");
 
-// The named log formats of --preset: name, default mapping, what it reads.
+// The named log formats of --preset: name, default mapping, the file format it implies (empty:
+// csv or jsonl as detected), what it reads.
 struct ImportPreset {
   const char* name;
   const char* map;
+  const char* format;
   const char* description;
 };
 const std::vector<ImportPreset>& import_presets();
@@ -50,7 +52,7 @@ const std::vector<ImportPreset>& import_presets();
 struct ImportOptions {
   ImportMapping map;
   // csv, jsonl, or auto: by the file name's extension (after .gz, .zst), else by the first
-  // character of the decompressed bytes ('{' = jsonl)
+  // character of the decompressed bytes ('{' = jsonl); vllm-log: vLLM's request log lines
   std::string format = "auto";
   // How chat messages become text: chatml, llama3, plain or a custom format (chat_template.h).
   std::string chat_template = "chatml";
