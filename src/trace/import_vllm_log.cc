@@ -60,19 +60,16 @@ bool log_time(std::string_view before, std::string& iso) {
   return false;
 }
 
+// A request line: `at` is where "Received request ID: prompt: " (vLLM until its request log
+// moved the prompt to DEBUG) or "Request ID details: prompt: " (after) begins, `id` the id,
+// `rest` what follows "prompt: ".
 std::string request_line(const std::string& path, uint64_t line_no, std::string_view line,
-                         size_t at) {
+                         size_t at, std::string_view id, std::string_view rest) {
   auto fail = [&](const std::string& what) -> std::string {
     throw InputError(path, line_no, "", "vLLM request log: " + what);
   };
   std::string iso;
-  if (!log_time(line.substr(0, at), iso))
-    fail("no 'MM-DD HH:MM:SS' time before 'Received request'");
-  std::string_view rest = line.substr(at + kReceived.size());
-  size_t colon = rest.find(": prompt: ");
-  if (colon == std::string_view::npos) fail("no ': prompt: ' after the request id");
-  std::string_view id = rest.substr(0, colon);
-  rest = rest.substr(colon + 10);
+  if (!log_time(line.substr(0, at), iso)) fail("no 'MM-DD HH:MM:SS' time before the request");
   std::string prompt_json;
   if (rest.substr(0, 4) == "None") {
     rest = rest.substr(4);
@@ -112,18 +109,40 @@ std::string request_line(const std::string& path, uint64_t line_no, std::string_
 
 std::string vllm_log_to_jsonl(const std::string& path, const std::string& data, bool skip,
                               uint64_t& skipped, std::string& first_skipped) {
+  constexpr std::string_view kDetails = "Request ", kDetailsPrompt = " details: prompt: ";
   std::string out;
-  uint64_t line_no = 0, requests = 0;
+  uint64_t line_no = 0, requests = 0, params_only = 0;
   for (size_t p = 0; p < data.size();) {
     size_t nl = data.find('\n', p);
     if (nl == std::string::npos) nl = data.size();
     std::string_view line(data.data() + p, nl - p);
     ++line_no;
-    size_t at = line.find(kReceived);
+    size_t at = line.find(kReceived), colon = std::string_view::npos;
+    std::string_view id, rest;
+    if (at != std::string_view::npos) {
+      rest = line.substr(at + kReceived.size());
+      colon = rest.find(": prompt: ");
+      if (colon != std::string_view::npos && rest.substr(0, colon).find(' ') == std::string::npos) {
+        id = rest.substr(0, colon);
+        rest = rest.substr(colon + 10);
+      } else {
+        params_only += rest.find(": params: ") != std::string_view::npos;
+        at = std::string_view::npos;  // the INFO line of a release that logs the prompt at DEBUG
+      }
+    } else if ((at = line.find(kDetails)) != std::string_view::npos) {
+      rest = line.substr(at + kDetails.size());
+      size_t d = rest.find(kDetailsPrompt);
+      if (d != std::string_view::npos && rest.substr(0, d).find(' ') == std::string::npos) {
+        id = rest.substr(0, d);
+        rest = rest.substr(d + kDetailsPrompt.size());
+      } else {
+        at = std::string_view::npos;
+      }
+    }
     if (at != std::string_view::npos) {
       ++requests;
       try {
-        out += request_line(path, line_no, line, at);
+        out += request_line(path, line_no, line, at, id, rest);
       } catch (const InputError& e) {
         if (!skip) throw;
         if (skipped++ == 0) first_skipped = e.what();
@@ -134,8 +153,12 @@ std::string vllm_log_to_jsonl(const std::string& path, const std::string& data, 
   }
   if (requests == 0)
     throw InputError(path, 0, "",
-                     "no 'Received request' line: not a vLLM request log (vLLM writes one with "
-                     "--enable-log-requests)");
+                     params_only
+                         ? "'Received request ID: params: ...' lines without the prompt: this "
+                           "vLLM logs prompts at DEBUG ('Request ID details: prompt: ...'); run "
+                           "it with VLLM_LOGGING_LEVEL=DEBUG as well as --enable-log-requests"
+                         : "no 'Received request' line: not a vLLM request log (vLLM writes one "
+                           "with --enable-log-requests)");
   return out;
 }
 

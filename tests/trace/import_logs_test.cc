@@ -397,7 +397,14 @@ TEST(ImportLogs, VllmRequestLogLinesAreRequests) {
           ids +
           ", 10], lora_request: None.\n"
           "INFO 03-04 10:00:05 logger.py:37] Received request cmpl-3: prompt: \"It's\", params: "
-          "SamplingParams(n=1), prompt_token_ids: None, lora_request: None.\n");
+          "SamplingParams(n=1), prompt_token_ids: None, lora_request: None.\n"
+          // Later releases: the prompt at DEBUG, then an INFO line without it.
+          "DEBUG 03-04 10:00:07 [logger.py:50] Request cmpl-4 details: prompt: 'Hi', "
+          "prompt_token_ids: [" +
+          ids +
+          ", 11, 12], prompt_embeds shape: None.\n"
+          "INFO 03-04 10:00:07 [logger.py:60] Received request cmpl-4: params: "
+          "SamplingParams(n=1), lora_request: None.\n");
   ImportOptions io;
   ImportReport rep;
   auto tok = make_approx_tokenizer();
@@ -406,9 +413,11 @@ TEST(ImportLogs, VllmRequestLogLinesAreRequests) {
   io.block_tokens = 4;
   io.tokenizer = tok.get();
   Trace t = import_trace(log, io, rep);
-  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(t.size(), 4u);
   EXPECT_EQ(rep.format, "vllm-log");
-  EXPECT_EQ(t.time, (std::vector<Time>{0, 3'000'000, 4'000'000}));
+  EXPECT_EQ(t.time, (std::vector<Time>{0, 3'000'000, 4'000'000, 6'000'000}));
+  EXPECT_EQ(t.prompt_tokens[3], 11u);
+  EXPECT_EQ(keys(t, 3)[1], keys(t, 0)[1]);
   EXPECT_EQ(t.prompt_tokens[0], 9u);  // the logged token ids, not the text
   EXPECT_EQ(t.prompt_tokens[1], 10u);
   EXPECT_EQ(keys(t, 0)[1], keys(t, 1)[1]);  // two full blocks shared
@@ -416,6 +425,12 @@ TEST(ImportLogs, VllmRequestLogLinesAreRequests) {
       "bad.log", "x\nINFO 03-04 10:00:01 [logger.py:43] Received request c: prompt: 'open\n");
   EXPECT_EQ(std::string(input_error([&] { import_trace(bad, io, rep); }).what()),
             bad + ":2: vLLM request log: the prompt's string is not closed on its line");
+  std::string info = write_file("info.log",
+                                "INFO 03-04 10:00:07 [logger.py:60] Received request c: params: "
+                                "SamplingParams(n=1), lora_request: None.\n");
+  EXPECT_NE(std::string(input_error([&] { import_trace(info, io, rep); }).what())
+                .find("VLLM_LOGGING_LEVEL=DEBUG"),
+            std::string::npos);
   std::string none = write_file("none.log", "INFO 03-04 10:00:01 started\n");
   EXPECT_NE(std::string(input_error([&] { import_trace(none, io, rep); }).what())
                 .find("no 'Received request' line"),
