@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "kvpolicy/core/error.h"
@@ -186,6 +187,9 @@ InputCompression detect_compression(std::string_view head) {
 
 bool input_needs_decoding(const std::string& path) {
   if (path == "-") return true;
+  // Never open a FIFO or a device here (the open would block): the reader refuses them.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) return false;  // the caller's own open reports it
   char head[4];

@@ -215,6 +215,17 @@ class RecordReader {
       : path_(path), opts_(opts), f_(std::fopen(path.c_str(), "rb")) {
     if (!f_) throw InputError(path, 0, "", "cannot read file");
     buf_.resize(kBlock + simdjson::SIMDJSON_PADDING);
+    // The streamed reader reads plain files only (whole-file readers decompress).
+    char head[4];
+    size_t got = std::fread(head, 1, sizeof head, f_);
+    if (detect_compression({head, got}) != InputCompression::kNone) {
+      std::fclose(f_);
+      throw InputError(path, 0, "",
+                       std::string("a ") + compression_name(detect_compression({head, got})) +
+                           " file: the streamed reader reads plain files only; decompress it, "
+                           "or read it whole (without --stream)");
+    }
+    std::rewind(f_);
   }
   RecordReader(const RecordReader&) = delete;
   RecordReader& operator=(const RecordReader&) = delete;
