@@ -61,7 +61,7 @@ struct ImportOptions {
   std::string time_unit = "s";
   uint32_t block_tokens = 16;
   bool skip_bad_lines = false;           // count and skip bad rows instead of failing
-  const Tokenizer* tokenizer = nullptr;  // required when text or output_text is mapped
+  const Tokenizer* tokenizer = nullptr;  // required when text, messages or output_text is mapped
 };
 
 struct ImportReport {
