@@ -68,9 +68,9 @@ void add(CLI::App& app) {
       ->capture_default_str();
   output_file(cmd->add_option("--out,-o", args->out, "FILE.kvtrace"))->required();
   cmd->add_option("--format", args->opts.format,
-                  "csv, jsonl, vllm-log (vLLM's request log lines), or auto (by extension, "
-                  "else by the first character)")
-      ->check(CLI::IsMember({"auto", "csv", "jsonl", "vllm-log"}))
+                  "csv, jsonl, vllm-log (vLLM's request log lines), otlp-json (OpenTelemetry "
+                  "spans), or auto (by extension, else by the first character)")
+      ->check(CLI::IsMember({"auto", "csv", "jsonl", "vllm-log", "otlp-json"}))
       ->capture_default_str();
   cmd->add_option("--time-unit", args->opts.time_unit,
                   "unit of numeric times: s, ms, us or ns; iso requires ISO 8601 date-times "

@@ -15,6 +15,7 @@
 #include "chat_template.h"
 #include "import_cells.h"
 #include "import_hashes.h"
+#include "import_otlp.h"
 #include "import_sources.h"
 #include "import_time.h"
 #include "import_vllm_log.h"
@@ -331,6 +332,10 @@ constexpr ImportPreset kPresets[] = {
     {"openai-completion", "id=id,time=created,text=prompt,output=usage.completion_tokens", "",
      "OpenAI completions: prompt as a string or as token ids (prompt_token_ids via "
      "--map tokens=prompt_token_ids), usage"},
+    {"otel-genai", "time=time,messages=gen_ai.input.messages,output=gen_ai.usage.output_tokens",
+     "otlp-json",
+     "OpenTelemetry GenAI spans in OTLP/JSON (the collector's file exporter): one request per "
+     "span with gen_ai.* attributes, gen_ai.input.messages, gen_ai.usage.output_tokens"},
     {"vllm-log", "id=id,time=time,text=prompt", "vllm-log",
      "vLLM's --enable-log-requests lines (Received request ID: prompt: ..., prompt_token_ids: "
      "...): token ids when logged, else the prompt text; no output lengths"},
@@ -415,9 +420,10 @@ Trace import_trace(const std::string& path, const ImportOptions& opts, ImportRep
   report.compression = compression_name(compression);
   report.format =
       opts.format.empty() || opts.format == "auto" ? detect_import_format(name, data) : opts.format;
-  if (report.format != "csv" && report.format != "jsonl" && report.format != "vllm-log")
+  if (report.format != "csv" && report.format != "jsonl" && report.format != "vllm-log" &&
+      report.format != "otlp-json")
     throw ConfigError("trace import: format '" + report.format +
-                      "': expected csv, jsonl or vllm-log");
+                      "': expected csv, jsonl, vllm-log or otlp-json");
   MappedColumns columns;
   for (const Target& target : kTargets)
     if (!(opts.map.*target.column).empty())
@@ -428,6 +434,16 @@ Trace import_trace(const std::string& path, const ImportOptions& opts, ImportRep
     import_csv(name, std::move(data), columns, opts, add, report);
   } else if (report.format == "jsonl") {
     import_jsonl(name, data, columns, opts, add, report);
+  } else if (report.format == "otlp-json") {
+    // Each GenAI span as a JSON line; errors name the line of the log that held it.
+    uint64_t skipped = 0;
+    std::string first;
+    std::vector<uint64_t> lines;
+    data = otlp_spans_to_jsonl(name, data, opts.skip_bad_lines, skipped, first, lines);
+    import_jsonl(name, data, columns, opts, add, report, &lines);
+    if (skipped && report.skipped_rows == 0) report.first_skipped = first;
+    report.skipped_rows += skipped;
+    report.lines = lines.back();
   } else {
     // vLLM's request lines as JSONL, line for line: errors keep the log's line numbers.
     uint64_t skipped = 0;

@@ -106,8 +106,9 @@ Found resolve(simdjson::dom::object obj, std::string_view path, element& out, st
     }
     element next;
     if (o.at_key(s.key).get(next)) {
-      why = so_far.empty() ? fmt::format("no '{}' in the record", s.key)
-                           : fmt::format("'{}' has no '{}'", so_far, s.key);
+      why = so_far.empty()
+                ? fmt::format("missing: no key '{}' and no '{}' in the record", path, s.key)
+                : fmt::format("'{}' has no '{}'", so_far, s.key);
       return Found::kMissing;
     }
     cur = next;
@@ -203,14 +204,27 @@ std::string messages(element v, std::vector<ChatMessage>& out) {
     if (m.at_key("role").get_string().get(role))
       return fmt::format("message {}: no 'role' string", n);
     ChatMessage msg{std::string(role), ""};
-    element content;
+    element content, parts_value;
     std::string_view text;
     simdjson::dom::array parts;
-    if (m.at_key("content").get(content) || content.is_null()) {
-      // no content (an assistant's tool calls alone): empty
-    } else if (!content.get_string().get(text)) {
-      msg.content = text;
-    } else if (!content.get_array().get(parts)) {
+    bool has_parts = false;
+    if (m.at_key("content").get(content)) {
+      // OpenTelemetry's GenAI messages hold `parts` (text in "content") where OpenAI's hold
+      // `content` (text parts in "text"); neither (an assistant's tool calls alone): empty.
+      if (!m.at_key("parts").get(parts_value)) {
+        if (parts_value.get_array().get(parts))
+          return fmt::format("message {}: 'parts' is not an array", n);
+        has_parts = true;
+      }
+    } else if (!content.is_null()) {
+      if (!content.get_string().get(text))
+        msg.content = text;
+      else if (!content.get_array().get(parts))
+        has_parts = true;
+      else
+        return fmt::format("message {}: 'content' is neither a string nor an array of parts", n);
+    }
+    if (has_parts) {
       bool first = true;
       for (auto part : parts) {
         std::string_view type;
@@ -219,15 +233,14 @@ std::string messages(element v, std::vector<ChatMessage>& out) {
         if (!first) msg.content += '\n';
         first = false;
         if (type == "text") {
-          if (part.at_key("text").get_string().get(text))
+          if (part.at_key("text").get_string().get(text) &&
+              part.at_key("content").get_string().get(text))
             return fmt::format("message {}: a text part with no 'text' string", n);
           msg.content += text;
         } else {
           msg.content += placeholder(type, part);
         }
       }
-    } else {
-      return fmt::format("message {}: 'content' is neither a string nor an array of parts", n);
     }
     out.push_back(std::move(msg));
   }

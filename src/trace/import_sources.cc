@@ -96,7 +96,11 @@ void import_csv(const std::string& path, std::string data, const MappedColumns& 
 }
 
 void import_jsonl(const std::string& path, const std::string& data, const MappedColumns& columns,
-                  const ImportOptions& opts, const OnRow& on_row, ImportReport& report) {
+                  const ImportOptions& opts, const OnRow& on_row, ImportReport& report,
+                  const std::vector<uint64_t>* source_lines) {
+  auto where = [&](const jsonl::Where& w) {
+    return jsonl::Where{w.path, source_lines ? (*source_lines)[w.line - 1] : w.line};
+  };
   ReadOptions ro;
   ro.skip_bad_lines = opts.skip_bad_lines;
   ReadReport rr;
@@ -104,8 +108,9 @@ void import_jsonl(const std::string& path, const std::string& data, const Mapped
   const ImportMapping& m = opts.map;
   if (m.id.empty()) {
     jsonl::for_each_record_in(path, padded, ro, rr, [&](jsonl::object& obj, const jsonl::Where& w) {
-      jsonl::reject_duplicate_keys(obj, w);
-      on_row(import_json::JsonRow(obj, path, w.line));
+      jsonl::Where at = where(w);
+      jsonl::reject_duplicate_keys(obj, at);
+      on_row(import_json::JsonRow(obj, path, at.line));
     });
   } else {
     std::vector<std::string> fields;
@@ -117,8 +122,9 @@ void import_jsonl(const std::string& path, const std::string& data, const Mapped
                                              : m.hashes;
     RequestJoin join(path, m.id, fields, prompt);
     jsonl::for_each_record_in(path, padded, ro, rr, [&](jsonl::object& obj, const jsonl::Where& w) {
-      jsonl::reject_duplicate_keys(obj, w);
-      join.add(obj, w.line);
+      jsonl::Where at = where(w);
+      jsonl::reject_duplicate_keys(obj, at);
+      join.add(obj, at.line);
     });
     auto skip = [&](const InputError& e) {
       if (!opts.skip_bad_lines) throw e;

@@ -2,6 +2,7 @@
 // Internal to src/trace (import.cc).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -23,7 +24,10 @@ void import_csv(const std::string& path, std::string data, const MappedColumns& 
 
 // JSONL records of `data`: one per line, or with map.id, the lines of each request id joined
 // (import_join.h).
+// `source_lines` (optional): the log's line of each line of `data`, when `data` was converted
+// from another format (import_otlp.h), so errors name the log's lines.
 void import_jsonl(const std::string& path, const std::string& data, const MappedColumns& columns,
-                  const ImportOptions& opts, const OnRow& on_row, ImportReport& report);
+                  const ImportOptions& opts, const OnRow& on_row, ImportReport& report,
+                  const std::vector<uint64_t>* source_lines = nullptr);
 
 }  // namespace kvpolicy

@@ -184,7 +184,10 @@ TEST(ImportLogs, FieldPathsReadNestedFieldsAndTheLiteralKeyWins) {
   what = input_error([&] { import(log, {"time=t,text=usage[0]"}); }).what();
   EXPECT_EQ(what, log + ":1: field 'usage[0]': 'usage' is not an array");
   what = input_error([&] { import(log, {"time=t,text=meta.user_id"}); }).what();
-  EXPECT_EQ(what, log + ":1: field 'meta.user_id': no 'meta' in the record");
+  EXPECT_EQ(what,
+            log +
+                ":1: field 'meta.user_id': missing: no key 'meta.user_id' and no 'meta' in the "
+                "record");
 }
 
 // A conversation logged with its history: each turn's messages hold the earlier turns, which the
@@ -435,6 +438,70 @@ TEST(ImportLogs, VllmRequestLogLinesAreRequests) {
   EXPECT_NE(std::string(input_error([&] { import_trace(none, io, rep); }).what())
                 .find("no 'Received request' line"),
             std::string::npos);
+}
+
+// OTLP/JSON as OpenTelemetry's file exporter writes it: spans with attributes as key/value lists,
+// int64 values as strings; the GenAI messages with `parts`, on the span or on its event.
+std::string otlp_span(const std::string& id, const std::string& start_ns, const std::string& user,
+                      int output, bool on_event) {
+  std::string messages =
+      "[{\\\"role\\\":\\\"system\\\",\\\"parts\\\":[{\\\"type\\\":\\\"text\\\",\\\"content\\\":"
+      "\\\"Answer in one exact sentence, please.\\\"}]},{\\\"role\\\":\\\"user\\\",\\\"parts\\\":"
+      "[{\\\"type\\\":\\\"text\\\",\\\"content\\\":\\\"" +
+      user + "\\\"}]}]";
+  std::string msg_attr =
+      "{\"key\":\"gen_ai.input.messages\",\"value\":{\"stringValue\":\"" + messages + "\"}}";
+  std::string attrs = "{\"key\":\"gen_ai.usage.output_tokens\",\"value\":{\"intValue\":\"" +
+                      std::to_string(output) + "\"}}" + (on_event ? "" : "," + msg_attr);
+  std::string events = on_event
+                           ? ",\"events\":[{\"name\":\"gen_ai.client.inference.operation.details\","
+                             "\"attributes\":[" +
+                                 msg_attr + "]}]"
+                           : "";
+  return "{\"traceId\":\"t\",\"spanId\":\"" + id + "\",\"name\":\"chat\",\"startTimeUnixNano\":\"" +
+         start_ns + "\",\"attributes\":[" + attrs + "]" + events + "}";
+}
+
+TEST(ImportLogs, OtelGenAiSpansAreRequests) {
+  std::string other =
+      "{\"spanId\":\"h\",\"startTimeUnixNano\":\"1\",\"attributes\":[{\"key\":\"http.method\","
+      "\"value\":{\"stringValue\":\"POST\"}}]}";
+  auto line = [](const std::string& spans) {
+    return "{\"resourceSpans\":[{\"resource\":{},\"scopeSpans\":[{\"scope\":{},\"spans\":[" +
+           spans + "]}]}]}\n";
+  };
+  std::string log = write_file(
+      "otel.jsonl", line(otlp_span("a", "1735732800000000000", "Hi", 5, false) + "," + other) +
+                        line(otlp_span("b", "1735732802500000000", "Hi there", 6, true) + "," +
+                             otlp_span("c", "1735732803000000000", "Hi", 7, false)));
+  ImportOptions io;
+  ImportReport rep;
+  auto tok = make_approx_tokenizer();
+  io.map = parse_import_mapping("", "otel-genai");
+  io.format = "otlp-json";
+  io.block_tokens = 4;
+  io.tokenizer = tok.get();
+  Trace t = import_trace(log, io, rep);
+  ASSERT_EQ(t.size(), 3u);  // the HTTP span is not a request
+  EXPECT_EQ(t.time, (std::vector<Time>{0, 2'500'000, 3'000'000}));
+  EXPECT_EQ(t.output_tokens, (std::vector<uint32_t>{5, 6, 7}));
+  EXPECT_EQ(keys(t, 0), keys(t, 2));  // the same messages, the same blocks
+  EXPECT_EQ(keys(t, 0)[0], keys(t, 1)[0]);
+  // The messages render as OpenAI's would: parts' "content" is their text.
+  std::string openai = write_file(
+      "openai.jsonl",
+      "{\"t\": 0, \"m\": [{\"role\": \"system\", \"content\": \"Answer in one exact sentence, "
+      "please.\"}, {\"role\": \"user\", \"content\": \"Hi\"}]}\n");
+  EXPECT_EQ(keys(import(openai, {"time=t,messages=m"}), 0), keys(t, 0));
+  // A span's error names the log line that held it.
+  io.map = parse_import_mapping("output=gen_ai.usage.input_tokens", "otel-genai");
+  EXPECT_EQ(std::string(input_error([&] { import_trace(log, io, rep); }).what()),
+            log +
+                ":1: field 'gen_ai.usage.input_tokens': missing: no key "
+                "'gen_ai.usage.input_tokens' and no 'gen_ai' in the record");
+  std::string bad = write_file("bad.jsonl", "{\"spans\": []}\n");
+  EXPECT_EQ(std::string(input_error([&] { import_trace(bad, io, rep); }).what()),
+            bad + ":1: OTLP/JSON: no 'resourceSpans' array: not an OTLP/JSON trace export");
 }
 
 }  // namespace
