@@ -138,7 +138,8 @@ def import_trace(input, map="", out=None, *, preset="", chat_template="chatml", 
     {role} and {content}), hashes (integers or strings); optional id (JSONL lines sharing a
     request id are joined), session, prompt_tokens, output or output_text, turn, category, user.
     JSONL columns may be paths (usage.completion_tokens, messages[-1].content). `preset`
-    (openai-chat, openai-completion) gives a mapping that `map` overrides target by target.
+    (openai-chat, openai-completion, vllm-log, otel-genai) gives a mapping (and for the last two
+    the file format) that `map` overrides target by target.
     Returns what was written: a dict of requests, sessions, skipped_rows, block_accesses,
     unique_blocks, prompt_tokens, output_tokens, duration_s, format, compression, joined_lines,
     responses_without_request, the tokenizer used (or None) and paths. Load the result with

@@ -56,7 +56,9 @@ void add(CLI::App& app) {
                   "hashes), output or output_text, turn, category, user. JSONL columns are paths: "
                   "usage.completion_tokens, messages[-1].content");
   cmd->add_option("--preset", args->preset,
-                  "a known log format's mapping, overridden target by target by --map: " + presets)
+                  "a known log format's mapping, overridden target by target by --map "
+                  "(vllm-log and otel-genai also set --format): " +
+                      presets)
       ->check(CLI::IsMember([] {
         std::vector<std::string> names;
         for (const ImportPreset& p : import_presets()) names.push_back(p.name);

@@ -247,6 +247,14 @@ TEST(ImportLogs, ChatTemplatesRenderAsDocumented) {
   EXPECT_THROW(parse_chat_template("{role} only"), ConfigError);
   EXPECT_THROW(parse_chat_template("{content}{content}"), ConfigError);
 
+  // In CSV, a cell holding the messages' JSON reads the same.
+  std::string csv = write_file(
+      "chat.csv", "t,m\n0,\"[{\"\"role\"\": \"\"user\"\", \"\"content\"\": \"\"Hi\"\"}]\"\n");
+  std::string json =
+      write_file("chat.jsonl", "{\"t\": 0, \"m\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n");
+  EXPECT_EQ(keys(import(csv, {"time=t,messages=m"}), 0),
+            keys(import(json, {"time=t,messages=m"}), 0));
+
   // The import tokenizes exactly that text: the same keys as the rendered text given as text.
   std::string chat = write_file(
       "one.jsonl",
