@@ -4,6 +4,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -54,11 +55,16 @@ class Source {
   std::string buf_;
 };
 
+// Thrown by Growth once a head of `limit` bytes is read (read_input_head): the rest is not needed.
+struct Enough {};
+
 // The output grows past what the machine holds: one clear error, checked each time it doubles.
 class Growth {
  public:
-  Growth(const std::string& path, std::string_view hint) : path_(path), hint_(hint) {}
+  Growth(const std::string& path, std::string_view hint, size_t limit = SIZE_MAX)
+      : path_(path), hint_(hint), limit_(limit) {}
   void check(const std::string& out) {
+    if (out.size() >= limit_) throw Enough{};
     if (out.size() < next_) return;
     require_memory_for_file(path_, out.size(), hint_);
     next_ = out.size() * 2;
@@ -67,6 +73,7 @@ class Growth {
  private:
   const std::string& path_;
   std::string_view hint_;
+  size_t limit_;
   size_t next_ = size_t{64} << 20;
 };
 
@@ -195,6 +202,24 @@ bool input_needs_decoding(const std::string& path) {
   char head[4];
   size_t got = std::fread(head, 1, sizeof head, f.get());
   return detect_compression({head, got}) != InputCompression::kNone;
+}
+
+std::string read_input_head(const std::string& path, size_t bytes) {
+  Source src(path, "traces");
+  Growth growth(path, "", bytes);
+  std::string out, first(src.read());
+  try {
+    InputCompression c = detect_compression(first);
+    if (c == InputCompression::kGzip)
+      inflate_all(path, first, src, out, growth);
+    else if (c == InputCompression::kZstd)
+      zstd_all(path, first, src, out, growth);
+    else
+      out = std::move(first);
+  } catch (const Enough&) {
+  }
+  if (out.size() > bytes) out.resize(bytes);
+  return out;
 }
 
 std::string read_input_bytes(const std::string& path, std::string_view what, std::string_view hint,

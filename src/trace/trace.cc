@@ -13,7 +13,6 @@
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/core/time_range.h"
 #include "kvpolicy/trace/input_bytes.h"
-#include "kvpolicy/trace/trace_stream.h"
 
 namespace kvpolicy {
 
@@ -268,7 +267,7 @@ std::string detect_format(const std::string& path) {
   std::string line;
   if (input_needs_decoding(path)) {
     // gzip or zstd (the JSONL readers decompress them): the first line of what it holds.
-    std::string data = read_input_bytes(path, "traces", kStreamHint);
+    std::string data = read_input_head(path, size_t{1} << 20);
     line = data.substr(0, data.find('\n'));
   } else {
     std::ifstream in(path);

@@ -3,6 +3,7 @@
 // "Compressed input and standard input").
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,10 @@ bool input_needs_decoding(const std::string& path);
 // (optional) receives how the input was stored.
 std::string read_input_bytes(const std::string& path, std::string_view what, std::string_view hint,
                              InputCompression* compression = nullptr);
+
+// The first `bytes` bytes of `path` decompressed (fewer if it holds fewer), reading no more of it
+// than that needs: to tell a format by its first line. A stream that is truncated or corrupt
+// within those bytes is an InputError as in read_input_bytes.
+std::string read_input_head(const std::string& path, size_t bytes);
 
 }  // namespace kvpolicy
