@@ -36,7 +36,9 @@ done
 # The requests: as many as the log has lines, every one with its completion tokens.
 lines=$(wc -l < plain.jsonl)
 grep -q ": $lines requests, " plain.txt || fail "expected $lines requests: $(cat plain.txt)"
-outputs=$(python3 -c 'import json,sys; print(sum(json.loads(l)["usage"]["completion_tokens"] for l in open(sys.argv[1])))' plain.jsonl)
+sum_outputs='import json, sys
+print(sum(json.loads(l)["usage"]["completion_tokens"] for l in open(sys.argv[1])))'
+outputs=$(python3 -c "$sum_outputs" plain.jsonl)
 grep -q " $outputs output tokens" plain.txt || fail "expected $outputs output tokens: $(cat plain.txt)"
 # With the conversation id as the session, every conversation is one session.
 "$K" trace import -i - --preset openai-chat --map session=conversation_id --out s.kvtrace \
@@ -54,8 +56,11 @@ gzip -c mooncake.jsonl > mooncake.jsonl.gz
   fail "simulate of the plain trace failed"
 "$K" simulate -t mooncake.jsonl.gz -p lru -c 2 --json b.json > /dev/null 2> err.txt ||
   fail "simulate -t trace.jsonl.gz exited $?: $(cat err.txt)"
-hits() { python3 -c 'import json,sys; print([json.loads(l)["block_hit_rate"] for l in open(sys.argv[1]) if l.strip()])' "$1"; }
-[[ $(hits a.json) == "$(hits b.json)" && $(hits a.json) != "[]" ]] || fail "the gzip'd trace replays otherwise: $(hits a.json) vs $(hits b.json)"
+read_hits='import json, sys
+print([json.loads(l)["block_hit_rate"] for l in open(sys.argv[1]) if l.strip()])'
+hits() { python3 -c "$read_hits" "$1"; }
+[[ $(hits a.json) == "$(hits b.json)" && $(hits a.json) != "[]" ]] ||
+  fail "the gzip'd trace replays otherwise: $(hits a.json) vs $(hits b.json)"
 
 # A truncated gzip: exit 2, one error naming the file; nothing written.
 head -c 200 log.jsonl.gz > cut.jsonl.gz
