@@ -204,16 +204,21 @@ Verdict read_text(std::string_view input, const std::string& source) {
   return verdict;
 }
 
-// The first line says how to import the rest: "FORMAT UNIT MAPPING".
+// The first line says how to import the rest: "FORMAT UNIT MAPPING [PRESET [CHAT_TEMPLATE]]"
+// (a MAPPING of "-" maps nothing beyond the preset).
 Verdict read_import(std::string_view input) {
   static const auto tokenizer = make_approx_tokenizer();
   size_t eol = input.find('\n');
   if (eol == std::string_view::npos) return Verdict::kRejected;
   std::istringstream head{std::string(input.substr(0, eol))};
   ImportOptions opts;
-  std::string map;
-  head >> opts.format >> opts.time_unit >> map;
-  if (opts.format != "csv" && opts.format != "jsonl") return Verdict::kRejected;
+  std::string map, preset, chat;
+  head >> opts.format >> opts.time_unit >> map >> preset >> chat;
+  if (map == "-") map.clear();
+  if (!chat.empty()) opts.chat_template = chat;
+  if (opts.format != "csv" && opts.format != "jsonl" && opts.format != "vllm-log" &&
+      opts.format != "otlp-json")
+    return Verdict::kRejected;
   opts.tokenizer = tokenizer.get();
   opts.block_tokens = 4;
   const std::string& path = scratch_file(input.substr(eol + 1), ".log");
@@ -221,7 +226,7 @@ Verdict read_import(std::string_view input) {
   for (bool skip : {false, true}) {
     opts.skip_bad_lines = skip;
     Verdict v = judge([&] {
-      opts.map = parse_import_mapping(map);
+      opts.map = parse_import_mapping(map, preset);
       ImportReport report;
       return import_trace(path, opts, report);
     });
@@ -242,7 +247,42 @@ std::vector<Seed> import_seeds() {
        std::nullopt},
       {"iso-time",
        "csv iso time=t,hashes=h\nt,h\n2025-01-01T00:00:00Z,7 8\n2025-01-01T00:00:01.5+01:00,7 9\n",
-       std::nullopt}};
+       std::nullopt},
+      // Gateway logs: field paths, chat messages, lines joined by id, hashes as strings.
+      {"chat-join",
+       "jsonl s output=u.n openai-chat plain\n"
+       "{\"id\": \"a\", \"created\": 1, \"messages\": [{\"role\": \"system\", \"content\": "
+       "\"be brief\"}, {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": "
+       "\"hi there\"}, {\"type\": \"image_url\", \"image_url\": {\"url\": \"u\"}}]}]}\n"
+       "{\"id\": \"a\", \"u\": {\"n\": 3}}\n{\"id\": \"b\", \"created\": 2, \"messages\": "
+       "[{\"role\": \"user\", \"content\": \"hi\"}], \"u\": {\"n\": 1}}\n",
+       Verdict::kAccepted},
+      {"hash-strings",
+       "jsonl s time=t,hashes=h.k[0]\n{\"t\": 1, \"h\": {\"k\": [[\"9f86d081884c7d659a2feaa0c55ad01"
+       "5a3bf4f1b2b0b822cd15d6c15b0f00a08\", \"0x1f\", \"-3\", \"chunk\"]]}}\n",
+       Verdict::kAccepted},
+      {"vllm-log",
+       "vllm-log s - vllm-log\nINFO 03-04 10:00:01 [l.py:1] Received request c1: prompt: 'hi\\n', "
+       "params: P(n=1), prompt_token_ids: [1, 2, 3, 4, 5], lora_request: None.\n"
+       "DEBUG 03-04 10:00:02 [l.py:2] Request c2 details: prompt: \"it's\", prompt_token_ids: "
+       "None, prompt_embeds shape: None.\n",
+       Verdict::kAccepted},
+      {"otlp",
+       "otlp-json s - otel-genai\n{\"resourceSpans\": [{\"scopeSpans\": [{\"spans\": "
+       "[{\"spanId\": \"s\", \"startTimeUnixNano\": \"1700000000000000000\", \"attributes\": "
+       "[{\"key\": \"gen_ai.usage.output_tokens\", \"value\": {\"intValue\": \"4\"}}, {\"key\": "
+       "\"gen_ai.input.messages\", \"value\": {\"stringValue\": \"[{\\\"role\\\": "
+       "\\\"user\\\", \\\"parts\\\": [{\\\"type\\\": \\\"text\\\", \\\"content\\\": "
+       "\\\"hi\\\"}]}]\"}}]}]}]}]}\n",
+       Verdict::kAccepted},
+      {"gzip",
+       [] {
+         static const char gz[] =
+             "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\x2b\xd1\xc9\x4c\x29\xe6\x32\xd0\x31\x54\x30"
+             "\x52\x30\x56\x30\x51\x30\xe5\x32\x84\xb3\xcd\xb8\x00\x3e\x1f\xa8\x88\x1e\x00\x00\x00";
+         return std::string("csv s time=t,tokens=ids\n") + std::string(gz, sizeof gz - 1);
+       }(),
+       Verdict::kAccepted}};
 }
 
 }  // namespace

@@ -199,6 +199,9 @@ py::dict import_summary(const app::ImportSummary& s) {
   d["assumptions_statement"] = s.assumptions.statement;
   d["continuations"] = s.continuations;
   d["sanity"] = py::module_::import("json").attr("loads")(s.sanity.to_json());
+  d["compression"] = s.compression;
+  d["joined_lines"] = s.joined_lines;
+  d["responses_without_request"] = s.responses_without_request;
   return d;
 }
 
@@ -282,11 +285,13 @@ void bind_app(py::module_& m) {
       "_import_trace",
       [](const std::string& input, const std::string& map, const std::string& out,
          const std::string& format, const std::string& time_unit, uint32_t block_tokens,
-         const std::string& tokenizer, bool skip_bad_lines,
-         const std::optional<std::string>& assume) {
+         const std::string& tokenizer, bool skip_bad_lines, const std::string& preset,
+         const std::string& chat_template, const std::optional<std::string>& assume) {
         app::ImportSpec spec;
         spec.input = input;
         spec.map = map;
+        spec.preset = preset;
+        spec.opts.chat_template = chat_template;
         spec.out = out;
         spec.tokenizer = tokenizer;
         spec.opts.format = format;
@@ -303,7 +308,8 @@ void bind_app(py::module_& m) {
         return import_summary(s);
       },
       py::arg("input"), py::arg("map"), py::arg("out"), py::arg("format"), py::arg("time_unit"),
-      py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"), py::arg("assume"));
+      py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"), py::arg("preset"),
+      py::arg("chat_template"), py::arg("assume"));
   m.def("_doctor", &doctor_json, py::arg("trace"), py::arg("input"), py::arg("options"));
   m.def("_policies", [] {
     py::list out;

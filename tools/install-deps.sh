@@ -7,7 +7,7 @@ SUDO=""
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format
   clang libclang-rt-14-dev
-  libsimdjson-dev libcli11-dev libfmt-dev libzstd-dev
+  libsimdjson-dev libcli11-dev libfmt-dev libzstd-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxgboost-dev libfasttext-dev
   python3-matplotlib
   pybind11-dev python3-dev python3-pytest

@@ -163,27 +163,39 @@ def mrc(trace, policies=("lru",), *, points=40, min="1%", max="100%", linear=Fal
     return [json.loads(line) for line in lines]
 
 
-def import_trace(input, map, out, *, format="auto", time_unit="s", block_tokens=16,
-                 tokenizer="auto", skip_bad_lines=False, assume=None):
-    """Imports your own request log (CSV or JSONL, one request per row) as a native trace
-    written to `out` (FILE.kvtrace), as `kvpolicy trace import` does.
+def import_trace(input, map="", out=None, *, preset="", chat_template="chatml", format="auto",
+                 time_unit="s", block_tokens=16, tokenizer="auto", skip_bad_lines=False,
+                 assume=None):
+    """Imports your own request log as a native trace written to `out` (FILE.kvtrace), as
+    `kvpolicy trace import` does: CSV or JSONL, plain, gzip or zstd (told by the first bytes),
+    "-" for standard input.
 
-    `map` names the columns, target=column,...: time (required); one of tokens, text, hashes;
-    optional session, prompt_tokens, output or output_text, turn, category, user. Returns what
-    was written: a dict of requests, sessions, skipped_rows, block_accesses, unique_blocks,
-    prompt_tokens, output_tokens, duration_s, format, the tokenizer used (or None) and paths.
-    Load the result with load_trace(out).
+    `map` names the columns, target=column,...: time (required); one of tokens, text, messages
+    (OpenAI chat messages, rendered by `chat_template`: chatml, llama3, plain or a format with
+    {role} and {content}), hashes (integers or strings); optional id (JSONL lines sharing a
+    request id are joined), session, prompt_tokens, output or output_text, turn, category, user.
+    JSONL columns may be paths (usage.completion_tokens, messages[-1].content). `preset`
+    (openai-chat, openai-completion, vllm-log, otel-genai) gives a mapping (and for the last two
+    the file format) that `map` overrides target by target.
+    Returns what was written: a dict of requests, sessions, skipped_rows, block_accesses,
+    unique_blocks, prompt_tokens, output_tokens, duration_s, format, compression, joined_lines,
+    responses_without_request, the tokenizer used (or None), paths, and `sanity` (the report
+    printed after an import: prompt lengths, sessions, ideal hit rate, warnings). Load the result
+    with load_trace(out).
 
-    A log of lengths only (map prompt_tokens=COLUMN, no tokens, text or hashes) is refused
-    unless `assume` names an assumption model, key=value,... ("" for its defaults), as
-    `--assume` does: the prompts are then the model's, and the dict's `assumptions` (the model,
-    defaults filled in), `assumptions_statement` and `continuations` say so; hit rates on such a
-    trace measure the assumptions (docs/formats.md, "Length-only logs").
+    A log of lengths only (map prompt_tokens=COLUMN, no prompt content) is refused unless
+    `assume` names an assumption model, key=value,... ("" for its defaults), as `--assume` does:
+    the prompts are then the model's, and the dict's `assumptions` (the model, defaults filled
+    in), `assumptions_statement` and `continuations` say so; hit rates on such a trace measure the
+    assumptions (docs/formats.md, "Length-only logs").
     """
+    if out is None:
+        raise TypeError("import_trace() needs out (FILE.kvtrace)")
     if assume is not None and not isinstance(assume, str):
         raise TypeError("assume must be a str (key=value,...) or None")
     return _import_trace(str(input), map, str(out), format, time_unit, int(block_tokens),
-                         str(tokenizer), bool(skip_bad_lines), assume)
+                         str(tokenizer), bool(skip_bad_lines), str(preset), str(chat_template),
+                         assume)
 
 
 def doctor(trace=None, *, input=None, map="", format="auto", time_unit="s", block_tokens=0,

@@ -131,9 +131,11 @@ def mrc(
 ) -> list[dict[str, Any]]: ...
 def import_trace(
     input: str,
-    map: str,
-    out: str,
+    map: str = "",
+    out: str | None = None,
     *,
+    preset: str = "",
+    chat_template: str = "chatml",
     format: str = "auto",
     time_unit: str = "s",
     block_tokens: int = 16,

@@ -167,6 +167,38 @@ def test_import_trace_assumes_what_the_cli_assumes(tmp_path):
         == "system=512,system_prompts=4,turns=3,reply=output,idle=600,seed=1"
 
 
+def test_import_trace_reads_a_gzipped_chat_log_as_the_cli_does(tmp_path):
+    import gzip
+    import json
+    system = {"role": "system", "content": "You answer questions about the cache."}
+    turn1 = [system, {"role": "user", "content": "What is a block?"}]
+    turn2 = turn1 + [{"role": "assistant", "content": "Sixteen tokens of KV."},
+                     {"role": "user", "content": [{"type": "text", "text": "And a key?"}]}]
+    lines = [
+        {"id": "r1", "created": "2025-01-01T00:00:00Z", "messages": turn1},
+        {"id": "r2", "created": "2025-01-01T00:00:05Z", "messages": turn2},
+        {"id": "r1", "usage": {"completion_tokens": 7}},  # the response, later
+        {"id": "r2", "usage": {"completion_tokens": 9}},
+        {"id": "r3", "usage": {"completion_tokens": 1}},  # no request: skipped
+    ]
+    log = tmp_path / "chat.log.gz"
+    log.write_bytes(gzip.compress("".join(json.dumps(x) + "\n" for x in lines).encode()))
+    common = ["--preset", "openai-chat", "--chat-template", "plain", "--tokenizer", "approx",
+              "--block-tokens", 4, "--skip-bad-lines"]
+    printed = cli("trace", "import", "-i", log, "-o", tmp_path / "cli.kvtrace", *common).stdout
+    got = kvpolicy.import_trace(log, out=tmp_path / "py.kvtrace", preset="openai-chat",
+                                chat_template="plain", tokenizer="approx", block_tokens=4,
+                                skip_bad_lines=True)
+    assert (tmp_path / "cli.kvtrace").read_bytes() == (tmp_path / "py.kvtrace").read_bytes()
+    assert got["requests"] == 2 and got["output_tokens"] == 16
+    assert got["compression"] == "gzip" and got["format"] == "jsonl"
+    assert got["joined_lines"] == 2 and got["responses_without_request"] == 1
+    assert got["skipped_rows"] == 1
+    assert f"{got['requests']} requests" in printed and "(jsonl, gzip)" in printed
+    with pytest.raises(kvpolicy.ConfigError, match="unknown preset"):
+        kvpolicy.import_trace(log, out=tmp_path / "x.kvtrace", preset="nope")
+
+
 @needs_cli
 def test_policies_and_routers_list_what_the_cli_lists():
     listing = cli("policies").stdout

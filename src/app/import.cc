@@ -16,9 +16,14 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   if (out.size() < 8 || out.compare(out.size() - 8, 8, ".kvtrace") != 0)
     throw ConfigError("--out must end in .kvtrace");
   ImportOptions opts = spec.opts;
-  opts.map = parse_import_mapping(spec.map, opts.assume.has_value());
+  if (spec.map.empty() && spec.preset.empty())
+    throw ConfigError("trace import: give --map TARGET=COLUMN,... or --preset NAME");
+  opts.map = parse_import_mapping(spec.map, spec.preset, opts.assume.has_value());
+  for (const ImportPreset& p : import_presets())
+    if (spec.preset == p.name && *p.format && (opts.format.empty() || opts.format == "auto"))
+      opts.format = p.format;
   std::unique_ptr<Tokenizer> tok;
-  if (!opts.map.text.empty() || !opts.map.output_text.empty()) {
+  if (!opts.map.text.empty() || !opts.map.messages.empty() || !opts.map.output_text.empty()) {
     std::string note;
     tok = make_tokenizer(spec.tokenizer, &note);
     if (!note.empty()) fmt::print(stderr, "kvpolicy: {}\n", note);
@@ -37,6 +42,9 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   s.input = spec.input;
   s.out = out;
   s.format = rep.format;
+  s.compression = rep.compression;
+  s.joined_lines = rep.joined_lines;
+  s.responses_without_request = rep.responses_without_request;
   if (tok) s.tokenizer = tok->name();
   std::unordered_set<SessionId> sessions;
   for (size_t r = 0; r < t.size(); ++r) {

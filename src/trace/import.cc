@@ -1,5 +1,6 @@
 // `trace import`: a user's request log (CSV per RFC 4180, or JSONL) into a Trace. CSV and JSONL
-// rows go through one parser (RowSource), so both formats read every column the same way.
+// rows go through one parser (RowSource, import_rows.h), so both formats read every column the
+// same way; the readers are in import_sources.cc, the chat templates in chat_template.cc.
 #include "kvpolicy/trace/import.h"
 
 #include <fmt/format.h>
@@ -7,20 +8,22 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <unordered_map>
 
-#include "csv_records.h"
-#include "formats/jsonl.h"
+#include "chat_template.h"
 #include "import_cells.h"
+#include "import_hashes.h"
+#include "import_otlp.h"
+#include "import_sources.h"
 #include "import_time.h"
+#include "import_vllm_log.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/assumed_prompts.h"
+#include "kvpolicy/trace/input_bytes.h"
 
 namespace kvpolicy {
 namespace {
@@ -37,135 +40,22 @@ struct Target {
 };
 
 constexpr Target kTargets[] = {
-    {"time", &ImportMapping::time},     {"session", &ImportMapping::session},
-    {"tokens", &ImportMapping::tokens}, {"text", &ImportMapping::text},
-    {"hashes", &ImportMapping::hashes}, {"prompt_tokens", &ImportMapping::prompt_tokens},
-    {"output", &ImportMapping::output}, {"output_text", &ImportMapping::output_text},
-    {"turn", &ImportMapping::turn},     {"category", &ImportMapping::category},
+    {"time", &ImportMapping::time},       {"id", &ImportMapping::id},
+    {"session", &ImportMapping::session}, {"tokens", &ImportMapping::tokens},
+    {"text", &ImportMapping::text},       {"messages", &ImportMapping::messages},
+    {"hashes", &ImportMapping::hashes},   {"prompt_tokens", &ImportMapping::prompt_tokens},
+    {"output", &ImportMapping::output},   {"output_text", &ImportMapping::output_text},
+    {"turn", &ImportMapping::turn},       {"category", &ImportMapping::category},
     {"user", &ImportMapping::user},
 };
 
-// Why a log of prompt lengths alone cannot be imported, for the errors that meet one.
-constexpr const char* kLengthsAreNotPrompts =
-    "a prefix cache hits when requests share a prompt prefix, and token counts cannot say "
-    "which requests do. Missing: the prompts' content or the engine's block hashes. Either "
-    "would supply it: map text=COLUMN (the prompt text, or the chat messages as sent), "
-    "tokens=COLUMN (a list of token ids per row) or hashes=COLUMN (the engine's chained block "
-    "hashes, from its block-hash log). A log of lengths only (such as Azure's LLM inference "
-    "trace) is replayed only under stated assumptions: map prompt_tokens=COLUMN and add "
-    "--assume MODEL (Python: assume=), which simulates what the prompts share (shared system "
-    "prompts, sessions), stores the assumptions in the trace and prints them above every table";
+bool is_prompt_target(std::string_view t) {
+  return t == "tokens" || t == "text" || t == "messages" || t == "hashes";
+}
 
 constexpr const char* kNotChained =
     "these are not chained block hashes (each block's hash must cover the blocks before it, as "
     "vLLM's and SGLang's do); chain them, or map the prompts' tokens or text instead";
-
-// One row's cells, whatever the file's format: the row parser below asks it for the mapped
-// columns by target.
-class RowSource {
- public:
-  virtual ~RowSource() = default;
-  // The cell as text; nullopt when empty (CSV) or null (JSON). A column mapped but absent from
-  // a JSON record is an error.
-  virtual std::optional<std::string> scalar(const std::string& column) const = 0;
-  // A list of integers: a JSON array, or a cell parsed by parse_int_list.
-  virtual void int_list(const std::string& column, bool signed_ok,
-                        std::vector<uint64_t>& out) const = 0;
-  [[noreturn]] virtual void fail(const std::string& column, const std::string& what) const = 0;
-  virtual uint64_t line() const = 0;  // where the row starts (keep_prompts)
-};
-
-class CsvRow : public RowSource {
- public:
-  CsvRow(const std::string& path, uint64_t line, const std::vector<std::string>& fields,
-         const std::unordered_map<std::string, size_t>& index)
-      : path_(path), line_(line), fields_(fields), index_(index) {}
-
-  std::optional<std::string> scalar(const std::string& column) const override {
-    const std::string& cell = fields_[index_.at(column)];
-    if (trim(cell).empty()) return std::nullopt;
-    return cell;
-  }
-  void int_list(const std::string& column, bool signed_ok,
-                std::vector<uint64_t>& out) const override {
-    std::string err = parse_int_list(fields_[index_.at(column)], signed_ok, out);
-    if (!err.empty()) fail(column, err);
-  }
-  // InputError's own wording is "field"; a CSV user thinks in columns.
-  [[noreturn]] void fail(const std::string& column, const std::string& what) const override {
-    throw InputError(path_, line_, "", "column '" + column + "': " + what);
-  }
-  uint64_t line() const override { return line_; }
-
- private:
-  const std::string& path_;
-  uint64_t line_;
-  const std::vector<std::string>& fields_;
-  const std::unordered_map<std::string, size_t>& index_;
-};
-
-class JsonRow : public RowSource {
- public:
-  JsonRow(jsonl::object& obj, const jsonl::Where& where) : obj_(obj), where_(where) {}
-
-  std::optional<std::string> scalar(const std::string& column) const override {
-    auto v = jsonl::field(obj_, column, where_);
-    switch (v.type()) {
-      case simdjson::dom::element_type::NULL_VALUE:
-        return std::nullopt;
-      case simdjson::dom::element_type::STRING: {
-        std::string_view s = v.get_string().value_unsafe();
-        if (trim(s).empty()) return std::nullopt;
-        return std::string(s);
-      }
-      case simdjson::dom::element_type::INT64:
-        return std::to_string(v.get_int64().value_unsafe());
-      case simdjson::dom::element_type::UINT64:
-        return std::to_string(v.get_uint64().value_unsafe());
-      case simdjson::dom::element_type::DOUBLE:
-        return fmt::format("{}", v.get_double().value_unsafe());  // shortest, round-trips
-      default:
-        break;
-    }
-    JsonRow::fail(column, "expected a string or a number");  // qualified: [[noreturn]] to -O0 too
-  }
-  void int_list(const std::string& column, bool signed_ok,
-                std::vector<uint64_t>& out) const override {
-    auto v = jsonl::field(obj_, column, where_);
-    std::string_view s;
-    if (!v.get_string().get(s)) {  // a list written as a string, as in CSV
-      std::string err = parse_int_list(s, signed_ok, out);
-      if (!err.empty()) fail(column, err);
-      return;
-    }
-    simdjson::dom::array arr;
-    if (v.is_number())
-      fail(column, std::string("one number, not a list: if it is the prompt's length, ") +
-                       kLengthsAreNotPrompts);
-    if (v.get_array().get(arr)) fail(column, "expected an array of integers");
-    out.clear();
-    for (auto item : arr) {
-      uint64_t x;
-      int64_t neg;
-      if (!item.get_uint64().get(x)) {
-        out.push_back(x);
-      } else if (signed_ok && !item.get_int64().get(neg)) {
-        out.push_back(static_cast<uint64_t>(neg));
-      } else {
-        fail(column, fmt::format("item {}: expected {}", out.size() + 1,
-                                 signed_ok ? "a 64-bit integer" : "a non-negative integer"));
-      }
-    }
-  }
-  [[noreturn]] void fail(const std::string& column, const std::string& what) const override {
-    where_.fail(column, what);
-  }
-  uint64_t line() const override { return where_.line; }
-
- private:
-  jsonl::object& obj_;
-  const jsonl::Where& where_;
-};
 
 // --- Rows into the trace --------------------------------------------------------------------
 
@@ -190,10 +80,11 @@ constexpr uint32_t kTurnUnknown = 0;  // filled in after sorting: order within t
 
 // --assume takes a log of lengths only, and makes its sessions itself (assumed_prompts.h).
 AssumedPromptModel assumed_prompts_for(const ImportMapping& m, const std::string& model) {
-  if (!m.tokens.empty() || !m.text.empty() || !m.hashes.empty() || m.prompt_tokens.empty())
+  if (!m.tokens.empty() || !m.text.empty() || !m.messages.empty() || !m.hashes.empty() ||
+      m.prompt_tokens.empty())
     throw ConfigError(
         "trace import: --assume is for a log of lengths only: map prompt_tokens=COLUMN and no "
-        "tokens, text or hashes (a log with the prompts' content needs no assumption)");
+        "tokens, text, messages or hashes (a log with the prompts' content needs no assumption)");
   if (!m.session.empty() || !m.turn.empty())
     throw ConfigError(
         "trace import: --assume makes the sessions and turns by its model; map "
@@ -213,14 +104,17 @@ uint64_t prompt_length(const RowSource& row, const std::string& column) {
 class Importer {
  public:
   Importer(const std::string& path, const ImportOptions& opts)
-      : m_(opts.map), opts_(opts), unit_(parse_unit(opts.time_unit)) {
-    if ((!m_.text.empty() || !m_.output_text.empty()) && !opts.tokenizer)
-      throw ConfigError("trace import: mapping text or output_text needs a tokenizer");
+      : m_(opts.map),
+        opts_(opts),
+        unit_(parse_unit(opts.time_unit)),
+        chat_(parse_chat_template(opts.chat_template)) {
+    if ((!m_.text.empty() || !m_.messages.empty() || !m_.output_text.empty()) && !opts.tokenizer)
+      throw ConfigError("trace import: mapping text, messages or output_text needs a tokenizer");
     trace_.name = path;
     trace_.block_tokens = opts.block_tokens ? opts.block_tokens : 16;
     if (opts.assume)
       assume_ = assumed_prompts_for(m_, *opts.assume);
-    else if (m_.tokens.empty() && m_.text.empty() && m_.hashes.empty())
+    else if (m_.tokens.empty() && m_.text.empty() && m_.messages.empty() && m_.hashes.empty())
       throw ConfigError(
           fmt::format("trace import: a log of lengths only and no assumption model: {}",
                       kLengthsAreNotPrompts));
@@ -243,7 +137,7 @@ class Importer {
     bool keys_as_is = false;
     bool one_number = false;  // the prompt's whole content is one number: a length?
     if (!m_.hashes.empty()) {
-      row.int_list(m_.hashes, true, ids_);
+      row.hash_list(m_.hashes, hash_keys_, ids_);
       if (ids_.empty()) row.fail(m_.hashes, "empty prompt: no block hashes");
       keys_as_is = true;
       one_number = ids_.size() == 1;
@@ -267,16 +161,26 @@ class Importer {
       prompt_tokens = prompt_length(row, m_.prompt_tokens);
     } else {
       tokens_.clear();
-      if (!m_.tokens.empty()) {
-        row.int_list(m_.tokens, false, ids_);
+      // OpenAI's completions take a prompt as text or as token ids: a list under text= is ids.
+      const std::string& ids_column =
+          !m_.tokens.empty() ? m_.tokens
+                             : (!m_.text.empty() && row.is_list(m_.text) ? m_.text : "");
+      if (!ids_column.empty()) {
+        row.int_list(ids_column, false, ids_);
         for (uint64_t x : ids_) {
-          if (x > UINT32_MAX) row.fail(m_.tokens, fmt::format("token id {} over 2^32 - 1", x));
+          if (x > UINT32_MAX) row.fail(ids_column, fmt::format("token id {} over 2^32 - 1", x));
           tokens_.push_back(static_cast<uint32_t>(x));
         }
         ids_.clear();
         one_number = tokens_.size() == 1;
+      } else if (!m_.messages.empty()) {
+        // The log's messages hold the earlier turns already: rendered as they are.
+        row.messages(m_.messages, messages_);
+        text_ = render_chat(chat_, messages_);
+        opts_.tokenizer->encode(text_, tokens_);
       } else {
         auto text = row.scalar(m_.text);
+        text_ = text.value_or("");
         if (text) {
           opts_.tokenizer->encode(*text, tokens_);
           std::string_view digits = trim(*text);
@@ -284,16 +188,12 @@ class Importer {
                                    [](char c) { return c >= '0' && c <= '9'; });
         }
       }
-      const std::string& column = m_.tokens.empty() ? m_.text : m_.tokens;
+      const std::string& column = prompt_column();
       if (tokens_.empty()) row.fail(column, "empty prompt");
       prompt_tokens = tokens_.size();
       text_block_ids(tokens_.data(), tokens_.size(), B, ids_);
     }
-    if (prompt_tokens > UINT32_MAX)
-      row.fail(keys_as_is           ? m_.hashes
-               : !m_.tokens.empty() ? m_.tokens
-                                    : m_.text,
-               "over 2^32 - 1 prompt tokens");
+    if (prompt_tokens > UINT32_MAX) row.fail(prompt_column(), "over 2^32 - 1 prompt tokens");
 
     uint64_t output = 0;
     if (!m_.output.empty()) {
@@ -371,7 +271,7 @@ class Importer {
   void keep_prompt(const RowSource& row) {
     KeptPrompt k;
     k.line = row.line();
-    if (!m_.text.empty()) k.text = row.scalar(m_.text).value_or("");
+    if (!m_.text.empty() || !m_.messages.empty()) k.text = text_;
     if (m_.hashes.empty()) k.tokens = tokens_;
     if (!m_.output_text.empty()) k.output_text = row.scalar(m_.output_text).value_or("");
     kept_.push_back(std::move(k));
@@ -397,10 +297,7 @@ class Importer {
     // Most prompts one number is a column of lengths (or ids of whole prompts), not content:
     // imported, each would be a one-token (or one-block) prompt and the hit rates fiction.
     if (t.size() && one_number_rows_ * 2 > t.size()) {
-      const std::string& column = !m_.tokens.empty() ? m_.tokens
-                                  : !m_.text.empty() ? m_.text
-                                                     : m_.hashes;
-      throw InputError(path, 0, column,
+      throw InputError(path, 0, prompt_column(),
                        fmt::format("{}, which looks like a token count rather than the prompt: {}",
                                    one_number_rows_ == t.size()
                                        ? std::string("every row's prompt is one number")
@@ -440,15 +337,26 @@ class Importer {
   }
 
  private:
+  const std::string& prompt_column() const {
+    return !m_.tokens.empty()     ? m_.tokens
+           : !m_.text.empty()     ? m_.text
+           : !m_.messages.empty() ? m_.messages
+                                  : m_.hashes;
+  }
+
   const ImportMapping& m_;
   const ImportOptions& opts_;
   Unit unit_;
+  ChatTemplate chat_;
+  HashStringKeys hash_keys_;
+  std::vector<ChatMessage> messages_;
   Trace trace_;
   Names sessions_, categories_, users_;
   std::vector<uint64_t> ids_;
   std::vector<uint32_t> tokens_, out_tokens_;
   uint64_t one_number_rows_ = 0;
   std::optional<AssumedPromptModel> assume_;  // --assume: a log of lengths only
+  std::string text_;                          // the row's prompt text (text or messages)
   // Where each hash was seen (check_chained): its position, the hash before it, its request.
   struct Place {
     uint64_t before;
@@ -460,83 +368,48 @@ class Importer {
   std::vector<KeptPrompt> kept_;  // keep_prompts, in the log's order
 };
 
-void import_csv(const std::string& path, const ImportOptions& opts, Importer& importer,
-                ImportReport& report) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CsvReader csv(path, ss.str());
-  std::vector<std::string> header, fields;
-  uint64_t header_line, line;
-  if (!csv.next(header, header_line)) throw InputError(path, 0, "", "empty file");
-  std::unordered_map<std::string, size_t> index;
-  std::string columns;
-  for (size_t i = 0; i < header.size(); ++i) {
-    std::string name(trim(header[i]));
-    index.emplace(name, i);
-    columns += (i ? ", " : "") + name;
+// csv or jsonl: by the name's extension (after a compression's), else by the first character.
+std::string detect_import_format(const std::string& path, const std::string& data) {
+  std::string name = path;
+  for (const char* z : {".gz", ".zst", ".zstd"}) {
+    std::string_view suffix(z);
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      name.resize(name.size() - suffix.size());
   }
-  for (const Target& target : kTargets) {
-    const std::string& column = opts.map.*target.column;
-    if (!column.empty() && !index.count(column))
-      throw InputError(
-          path, header_line, "",
-          fmt::format("column '{}' (mapped to {}) is not in the header; its columns: {}", column,
-                      target.name, columns));
-  }
-  while (csv.next(fields, line)) {
-    try {
-      CsvRow row(path, line, fields, index);
-      if (fields.size() != header.size())
-        throw InputError(
-            path, line, "",
-            fmt::format("{} fields where the header has {}", fields.size(), header.size()));
-      importer.add(row);
-    } catch (const InputError& e) {
-      if (!opts.skip_bad_lines) throw;
-      if (report.skipped_rows++ == 0) report.first_skipped = e.what();
-    }
-  }
-  report.lines = csv.lines();
-}
-
-void import_jsonl(const std::string& path, const ImportOptions& opts, Importer& importer,
-                  ImportReport& report) {
-  ReadOptions ro;
-  ro.skip_bad_lines = opts.skip_bad_lines;
-  ReadReport rr;
-  jsonl::for_each_record(path, ro, rr, [&](jsonl::object& obj, const jsonl::Where& w) {
-    jsonl::reject_duplicate_keys(obj, w);
-    importer.add(JsonRow(obj, w));
-  });
-  report.lines = rr.lines;
-  report.skipped_rows = rr.skipped_lines;
-  report.first_skipped = rr.first_skipped;
-}
-
-std::string detect_import_format(const std::string& path) {
   auto ends_with = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() &&
-           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   if (ends_with(".csv")) return "csv";
   if (ends_with(".jsonl") || ends_with(".ndjson") || ends_with(".json")) return "jsonl";
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open file");
-  char c;
-  while (in.get(c))
+  size_t i = data.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  for (; i < data.size(); ++i) {
+    char c = data[i];
     if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return c == '{' ? "jsonl" : "csv";
+  }
   throw InputError(path, 0, "", "empty file");
 }
 
-}  // namespace
+constexpr ImportPreset kPresets[] = {
+    {"openai-chat", "id=id,time=created,messages=messages,output=usage.completion_tokens", "",
+     "OpenAI chat completions logged one JSON line per request (or a request line and a "
+     "response line sharing the id): messages with the earlier turns, usage"},
+    {"openai-completion", "id=id,time=created,text=prompt,output=usage.completion_tokens", "",
+     "OpenAI completions: prompt as a string or as token ids (prompt_token_ids via "
+     "--map tokens=prompt_token_ids), usage"},
+    {"otel-genai", "time=time,messages=gen_ai.input.messages,output=gen_ai.usage.output_tokens",
+     "otlp-json",
+     "OpenTelemetry GenAI spans in OTLP/JSON (the collector's file exporter): one request per "
+     "span with gen_ai.* attributes, gen_ai.input.messages, gen_ai.usage.output_tokens"},
+    {"vllm-log", "id=id,time=time,text=prompt", "vllm-log",
+     "vLLM's --enable-log-requests lines (Received request ID: prompt: ..., prompt_token_ids: "
+     "...): token ids when logged, else the prompt text; no output lengths"},
+};
 
-ImportMapping parse_import_mapping(const std::string& spec, bool lengths_only_ok) {
-  ImportMapping m;
-  std::string valid;
-  for (const Target& t : kTargets) valid += (valid.empty() ? "" : ", ") + std::string(t.name);
-  std::string_view rest = spec;
+// target=column pairs, unchecked.
+std::vector<std::pair<std::string, std::string>> parse_pairs(std::string_view rest) {
+  std::vector<std::pair<std::string, std::string>> out;
   while (!rest.empty()) {
     size_t comma = rest.find(',');
     std::string_view item = trim(rest.substr(0, comma));
@@ -545,30 +418,59 @@ ImportMapping parse_import_mapping(const std::string& spec, bool lengths_only_ok
     size_t eq = item.find('=');
     if (eq == std::string_view::npos)
       throw ConfigError(fmt::format("--map: '{}' is not target=column", item));
-    std::string target(trim(item.substr(0, eq))), column(trim(item.substr(eq + 1)));
-    const Target* found = nullptr;
+    out.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+  }
+  return out;
+}
+
+}  // namespace
+
+ImportMapping parse_import_mapping(const std::string& spec, const std::string& preset,
+                                   bool lengths_only_ok) {
+  auto lookup = [](const std::string& target) -> const Target* {
     for (const Target& t : kTargets)
-      if (target == t.name) found = &t;
+      if (target == t.name) return &t;
+    std::string valid;
+    for (const Target& t : kTargets) valid += (valid.empty() ? "" : ", ") + std::string(t.name);
+    throw ConfigError(fmt::format("--map: unknown target '{}' (valid targets: {})", target, valid));
+  };
+  ImportMapping m;
+  if (!preset.empty()) {
+    const ImportPreset* found = nullptr;
+    std::string names;
+    for (const ImportPreset& p : kPresets) {
+      if (preset == p.name) found = &p;
+      names += (names.empty() ? "" : ", ") + std::string(p.name);
+    }
     if (!found)
-      throw ConfigError(
-          fmt::format("--map: unknown target '{}' (valid targets: {})", target, valid));
+      throw ConfigError(fmt::format("--preset: unknown preset '{}' (known: {})", preset, names));
+    for (auto& [target, column] : parse_pairs(found->map)) m.*lookup(target)->column = column;
+  }
+  auto user = parse_pairs(spec);
+  bool user_prompt = false;
+  for (auto& [target, column] : user) user_prompt |= is_prompt_target(target);
+  if (user_prompt) m.tokens = m.text = m.messages = m.hashes = "";  // the user's prompt wins
+  ImportMapping given;  // what --map itself names, to find a target given twice
+  for (auto& [target, column] : user) {
+    const Target* t = lookup(target);
     if (column.empty()) throw ConfigError(fmt::format("--map: {} names no column", target));
-    std::string& slot = m.*found->column;
-    if (!slot.empty()) throw ConfigError(fmt::format("--map: {} is mapped twice", target));
-    slot = column;
+    if (!(given.*t->column).empty())
+      throw ConfigError(fmt::format("--map: {} is mapped twice", target));
+    given.*t->column = column;
+    m.*t->column = column;
   }
   if (m.time.empty()) throw ConfigError("--map: time=COLUMN is required");
-  int prompts = !m.tokens.empty() + !m.text.empty() + !m.hashes.empty();
+  int prompts = !m.tokens.empty() + !m.text.empty() + !m.messages.empty() + !m.hashes.empty();
   if (prompts > 1)
-    throw ConfigError("--map: map exactly one of tokens, text and hashes (the prompt)");
+    throw ConfigError("--map: map exactly one of tokens, text, messages and hashes (the prompt)");
   if (prompts == 0 && !m.prompt_tokens.empty() && !lengths_only_ok)
     throw ConfigError(
-        fmt::format("--map: a log of lengths only (prompt_tokens, no tokens, text "
-                    "or hashes) and no --assume: {}",
+        fmt::format("--map: a log of lengths only (prompt_tokens, no tokens, text, messages or "
+                    "hashes) and no --assume: {}",
                     kLengthsAreNotPrompts));
   if (prompts == 0 && m.prompt_tokens.empty())
-    throw ConfigError(
-        fmt::format("--map: no prompt mapped (tokens, text or hashes): {}", kLengthsAreNotPrompts));
+    throw ConfigError(fmt::format("--map: no prompt mapped (tokens, text, messages or hashes): {}",
+                                  kLengthsAreNotPrompts));
   if (!m.prompt_tokens.empty() && prompts == 1 && m.hashes.empty())
     throw ConfigError("--map: prompt_tokens goes with hashes (tokens and text are counted)");
   if (!m.output.empty() && !m.output_text.empty())
@@ -576,21 +478,55 @@ ImportMapping parse_import_mapping(const std::string& spec, bool lengths_only_ok
   return m;
 }
 
+const std::vector<ImportPreset>& import_presets() {
+  static const std::vector<ImportPreset> all(std::begin(kPresets), std::end(kPresets));
+  return all;
+}
+
 Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report) {
   report = ImportReport{};
-  // Before anything opens it: a FIFO would block the open, /dev/zero would fill memory.
-  require_memory_for_file(path, require_regular_file(path, "logs"), "");
+  InputCompression compression;
+  // A file is checked (regular, fits in memory) before it is opened; stdin as it is read.
+  std::string data = read_input_bytes(path, "logs", "", &compression);
+  const std::string name = path == "-" ? "<stdin>" : path;
+  report.compression = compression_name(compression);
   report.format =
-      opts.format.empty() || opts.format == "auto" ? detect_import_format(path) : opts.format;
-  if (report.format != "csv" && report.format != "jsonl")
-    throw ConfigError("trace import: format '" + report.format + "': expected csv or jsonl");
-  Importer importer(path, opts);
-  if (report.format == "csv")
-    import_csv(path, opts, importer, report);
-  else
-    import_jsonl(path, opts, importer, report);
-  Trace t = importer.finish(path, report);
-  if (t.size() == 0) throw InputError(path, 0, "", "no valid rows");
+      opts.format.empty() || opts.format == "auto" ? detect_import_format(name, data) : opts.format;
+  if (report.format != "csv" && report.format != "jsonl" && report.format != "vllm-log" &&
+      report.format != "otlp-json")
+    throw ConfigError("trace import: format '" + report.format +
+                      "': expected csv, jsonl, vllm-log or otlp-json");
+  MappedColumns columns;
+  for (const Target& target : kTargets)
+    if (!(opts.map.*target.column).empty())
+      columns.emplace_back(target.name, opts.map.*target.column);
+  Importer importer(name, opts);
+  auto add = [&](const RowSource& row) { importer.add(row); };
+  if (report.format == "csv") {
+    import_csv(name, std::move(data), columns, opts, add, report);
+  } else if (report.format == "jsonl") {
+    import_jsonl(name, data, columns, opts, add, report);
+  } else if (report.format == "otlp-json") {
+    // Each GenAI span as a JSON line; errors name the line of the log that held it.
+    uint64_t skipped = 0;
+    std::string first;
+    std::vector<uint64_t> lines;
+    data = otlp_spans_to_jsonl(name, data, opts.skip_bad_lines, skipped, first, lines);
+    import_jsonl(name, data, columns, opts, add, report, &lines);
+    if (skipped && report.skipped_rows == 0) report.first_skipped = first;
+    report.skipped_rows += skipped;
+    report.lines = lines.back();
+  } else {
+    // vLLM's request lines as JSONL, line for line: errors keep the log's line numbers.
+    uint64_t skipped = 0;
+    std::string first;
+    data = vllm_log_to_jsonl(name, data, opts.skip_bad_lines, skipped, first);
+    import_jsonl(name, data, columns, opts, add, report);
+    if (skipped && report.skipped_rows == 0) report.first_skipped = first;
+    report.skipped_rows += skipped;
+  }
+  Trace t = importer.finish(name, report);
+  if (t.size() == 0) throw InputError(name, 0, "", "no valid rows");
   t.validate();
   return t;
 }

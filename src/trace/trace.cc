@@ -12,6 +12,7 @@
 #include "kvpolicy/core/input_file.h"
 #include "kvpolicy/core/key_map.h"
 #include "kvpolicy/core/time_range.h"
+#include "kvpolicy/trace/input_bytes.h"
 
 namespace kvpolicy {
 
@@ -265,10 +266,16 @@ std::string detect_format(const std::string& path) {
   if (ends_with(".kvtrace")) return "native";
   if (ends_with(".oracleGeneral") || ends_with(".oracle-general") || ends_with(".bin"))
     return "oracle-general";
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open file");
   std::string line;
-  std::getline(in, line);
+  if (input_needs_decoding(path)) {
+    // gzip or zstd (the JSONL readers decompress them): the first line of what it holds.
+    std::string data = read_input_head(path, size_t{1} << 20);
+    line = data.substr(0, data.find('\n'));
+  } else {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "", "cannot open file");
+    std::getline(in, line);
+  }
   if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
   simdjson::dom::parser parser;
   simdjson::dom::object obj;

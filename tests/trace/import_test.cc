@@ -258,10 +258,11 @@ TEST(Import, ErrorsNameFileLineAndColumn) {
     parse_import_mapping("time=ts,prompt=text");
     ADD_FAILURE() << "an unknown target was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown target 'prompt' (valid targets: time, session, "
-                                         "tokens, text, hashes, prompt_tokens, output, "
-                                         "output_text, turn, category, user)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("unknown target 'prompt' (valid targets: time, id, session, "
+                                   "tokens, text, messages, hashes, prompt_tokens, output, "
+                                   "output_text, turn, category, user)"),
+        std::string::npos)
         << e.what();
   }
   EXPECT_THROW(parse_import_mapping("session=s,tokens=t"), ConfigError);      // no time

@@ -11,23 +11,27 @@
 namespace kvpolicy::app {
 
 struct ImportSpec {
-  std::string input;               // the log: FILE.csv or FILE.jsonl
+  std::string input;               // the log: FILE.csv or FILE.jsonl (gzip, zstd), or "-" (stdin)
   std::string map;                 // target=column,... (parse_import_mapping)
+  std::string preset;              // a named log format (import_presets()); --map overrides it
   std::string out;                 // FILE.kvtrace
-  std::string tokenizer = "auto";  // for text and output_text: auto, cl100k, approx, or a file
-  ImportOptions opts;              // format, time unit, block size, skip_bad_lines, assume
+  std::string tokenizer = "auto";  // for text, messages, output_text: auto, cl100k, approx, a file
+  ImportOptions opts;  // format, chat template, time unit, block size, skip_bad_lines, assume
 };
 
 // What an import wrote.
 struct ImportSummary {
   std::string input, out, format;
-  std::string tokenizer;  // the tokenizer's name when text was tokenized, else empty
+  std::string compression;  // none, gzip or zstd
+  std::string tokenizer;    // the tokenizer's name when text was tokenized, else empty
   uint64_t requests = 0, sessions = 0, skipped_rows = 0, lines = 0;
   uint64_t block_accesses = 0, unique_blocks = 0;
   uint32_t block_tokens = 0;
   uint64_t prompt_tokens = 0, output_tokens = 0;
-  double duration_s = 0;  // from the first to the last request
-  bool sorted = false;    // rows were not in time order and were sorted (stably)
+  double duration_s = 0;                   // from the first to the last request
+  bool sorted = false;                     // rows were not in time order and were sorted (stably)
+  uint64_t joined_lines = 0;               // with id: lines merged into another's request
+  uint64_t responses_without_request = 0;  // with id: skipped, no line with the prompt
   // With opts.assume (a log of lengths only): the model, defaults filled in, and its statement;
   // and how many requests it made continue a session.
   Trace::Assumptions assumptions;

@@ -13,6 +13,7 @@
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/input_file.h"
+#include "kvpolicy/trace/input_bytes.h"
 #include "kvpolicy/trace/trace.h"
 #include "kvpolicy/trace/trace_stream.h"
 
@@ -143,15 +144,12 @@ inline void get_uint_array(object& obj, std::string_view name, const Where& w,
   }
 }
 
-// Reads `path` line by line; `on_record(obj, where)` must parse every field before it appends
-// anything, so a record that throws leaves the trace unchanged (and can be skipped).
+// Calls on_record for each line of `data` (the whole of `path`, padded); `on_record(obj, where)`
+// must parse every field before it appends anything, so a record that throws leaves the trace
+// unchanged (and can be skipped).
 template <typename OnRecord>
-void for_each_record(const std::string& path, const ReadOptions& opts, ReadReport& report,
-                     OnRecord&& on_record) {
-  require_memory_for_file(path, require_regular_file(path, "traces"), kStreamHint);
-  simdjson::padded_string data;
-  if (simdjson::padded_string::load(path).get(data))
-    throw InputError(path, 0, "", "cannot read file");
+void for_each_record_in(const std::string& path, const simdjson::padded_string& data,
+                        const ReadOptions& opts, ReadReport& report, OnRecord&& on_record) {
   simdjson::dom::parser parser;
   const char* begin = data.data();
   // A UTF-8 byte-order mark (written by some Windows tools) is not part of the first record.
@@ -188,6 +186,22 @@ void for_each_record(const std::string& path, const ReadOptions& opts, ReadRepor
   if (records == 0) throw InputError(path, 0, "", line_no == 0 ? "empty file" : "no valid records");
 }
 
+// Reads `path` line by line: loaded in place when plain, decompressed first when gzip or zstd or
+// standard input ("-"), as read_input_bytes does (input_bytes.h).
+template <typename OnRecord>
+void for_each_record(const std::string& path, const ReadOptions& opts, ReadReport& report,
+                     OnRecord&& on_record) {
+  simdjson::padded_string data;
+  if (input_needs_decoding(path)) {
+    data = simdjson::padded_string(read_input_bytes(path, "traces", kStreamHint));
+  } else {
+    require_memory_for_file(path, require_regular_file(path, "traces"), kStreamHint);
+    if (simdjson::padded_string::load(path).get(data))
+      throw InputError(path, 0, "", "cannot read file");
+  }
+  for_each_record_in(path, data, opts, report, on_record);
+}
+
 }  // namespace kvpolicy::jsonl
 
 namespace kvpolicy::jsonl {
@@ -201,6 +215,17 @@ class RecordReader {
       : path_(path), opts_(opts), f_(std::fopen(path.c_str(), "rb")) {
     if (!f_) throw InputError(path, 0, "", "cannot read file");
     buf_.resize(kBlock + simdjson::SIMDJSON_PADDING);
+    // The streamed reader reads plain files only (whole-file readers decompress).
+    char head[4];
+    size_t got = std::fread(head, 1, sizeof head, f_);
+    if (detect_compression({head, got}) != InputCompression::kNone) {
+      std::fclose(f_);
+      throw InputError(path, 0, "",
+                       std::string("a ") + compression_name(detect_compression({head, got})) +
+                           " file: the streamed reader reads plain files only; decompress it, "
+                           "or read it whole (without --stream)");
+    }
+    std::rewind(f_);
   }
   RecordReader(const RecordReader&) = delete;
   RecordReader& operator=(const RecordReader&) = delete;
