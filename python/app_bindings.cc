@@ -215,6 +215,8 @@ std::string doctor_json(const std::string& trace, const std::string& input, cons
   spec.trace.block_tokens = o["block_tokens"].cast<uint32_t>();
   spec.trace.sessions = o["sessions"].cast<std::string>();
   spec.log.map = o["map"].cast<std::string>();
+  spec.log.preset = o["preset"].cast<std::string>();
+  spec.log.opts.chat_template = o["chat_template"].cast<std::string>();
   spec.log.opts.time_unit = o["time_unit"].cast<std::string>();
   spec.log.tokenizer = o["tokenizer"].cast<std::string>();
   spec.share_input_options();  // as the command line: one format, block size and skip flag

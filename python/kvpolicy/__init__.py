@@ -198,25 +198,25 @@ def import_trace(input, map="", out=None, *, preset="", chat_template="chatml", 
                          assume)
 
 
-def doctor(trace=None, *, input=None, map="", format="auto", time_unit="s", block_tokens=0,
-           tokenizer="auto", skip_bad_lines=False, sessions="auto", capacity="", policy="lru",
-           workers=4, routing=True, model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto",
-           seed=1, jobs=0):
+def doctor(trace=None, *, input=None, map="", preset="", chat_template="chatml", format="auto",
+           time_unit="s", block_tokens=0, tokenizer="auto", skip_bad_lines=False,
+           sessions="auto", capacity="", policy="lru", workers=4, routing=True,
+           model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto", seed=1, jobs=0):
     """Why is the prefix-cache hit rate low? As `kvpolicy doctor` does, on a trace file (`trace`,
-    any format load_trace reads) or a request log (`input` with `map`, read as import_trace reads
-    it; block_tokens 0 = 16 for a log, the format's for a trace). Returns the findings as a dict,
-    the object `kvpolicy doctor --json` writes: the sanity report, the finite cache (ideal, the
-    policy, lru, belady), prefix breaks within and across sessions with their causes, block size,
-    routers (unless routing=False) and the remedies ranked by measured gain. capacity "" = the
-    KV memory the GPU leaves after the weights (docs/doctor.md).
+    any format load_trace reads) or a request log (`input` with `map` and/or `preset`, read as
+    import_trace reads it; block_tokens 0 = 16 for a log, the format's for a trace). Returns the
+    findings as a dict, the object `kvpolicy doctor --json` writes: the sanity report, the finite
+    cache (ideal, the policy, lru, belady), prefix breaks within and across sessions with their
+    causes, block size, routers (unless routing=False) and the remedies ranked by measured gain.
+    capacity "" = the KV memory the GPU leaves after the weights (docs/doctor.md).
     """
     if (trace is None) == (input is None):
         raise ConfigError("doctor: give either a trace or an input log")
-    options = dict(map=map, format=format, time_unit=time_unit, block_tokens=int(block_tokens),
-                   tokenizer=str(tokenizer), skip_bad_lines=bool(skip_bad_lines),
-                   sessions=sessions, capacity=str(capacity), policy=policy, workers=int(workers),
-                   routing=bool(routing), model=model, gpu=gpu, kv_dtype=kv_dtype, seed=int(seed),
-                   jobs=int(jobs))
+    options = dict(map=map, preset=preset, chat_template=chat_template, format=format,
+                   time_unit=time_unit, block_tokens=int(block_tokens), tokenizer=str(tokenizer),
+                   skip_bad_lines=bool(skip_bad_lines), sessions=sessions, capacity=str(capacity),
+                   policy=policy, workers=int(workers), routing=bool(routing), model=model, gpu=gpu,
+                   kv_dtype=kv_dtype, seed=int(seed), jobs=int(jobs))
     return json.loads(_doctor("" if trace is None else str(trace),
                               "" if input is None else str(input), options))
 

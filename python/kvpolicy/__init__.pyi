@@ -148,6 +148,8 @@ def doctor(
     *,
     input: str | None = None,
     map: str = "",
+    preset: str = "",
+    chat_template: str = "chatml",
     format: str = "auto",
     time_unit: str = "s",
     block_tokens: int = 0,

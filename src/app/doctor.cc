@@ -26,22 +26,13 @@ Input load(const DoctorSpec& spec) {
     in.trace = load_trace(spec.trace, &in.inferred);
     return in;
   }
-  ImportOptions opts = spec.log.opts;
-  opts.map = parse_import_mapping(spec.log.map);
-  opts.keep_prompts = true;
-  if (!opts.map.text.empty() || !opts.map.output_text.empty()) {
-    std::string note;
-    in.tokenizer = make_tokenizer(spec.log.tokenizer, &note);
-    if (!note.empty()) fmt::print(stderr, "kvpolicy: {}\n", note);
-    opts.tokenizer = in.tokenizer.get();
-  }
-  ImportReport rep;
-  in.trace = import_trace(spec.log.input, opts, rep);
-  if (rep.skipped_rows)
-    fmt::print(stderr, "kvpolicy: skipped {} bad row(s) of {} lines; first: {}\n", rep.skipped_rows,
-               rep.lines, rep.first_skipped);
-  in.sorted = rep.sorted;
-  in.prompts = std::move(rep.prompts);
+  ImportSpec log_spec = spec.log;
+  log_spec.opts.keep_prompts = true;
+  ImportedLog read = read_log(log_spec);
+  in.trace = std::move(read.trace);
+  in.tokenizer = std::move(read.tokenizer);
+  in.sorted = read.report.sorted;
+  in.prompts = std::move(read.report.prompts);
   return in;
 }
 
@@ -94,7 +85,8 @@ void DoctorSpec::share_input_options() {
   }
   if (trace.format != "auto" && trace.format != "csv" && trace.format != "jsonl")
     throw ConfigError("doctor: a log's --format is csv, jsonl or auto");
-  if (log.map.empty()) throw ConfigError("doctor: --input needs --map (as trace import)");
+  if (log.map.empty() && log.preset.empty())
+    throw ConfigError("doctor: --input needs --map or --preset (as trace import)");
   log.opts.format = trace.format;
   log.opts.skip_bad_lines = trace.skip_bad_lines;
   log.opts.block_tokens = trace.block_tokens ? trace.block_tokens : 16;

@@ -11,10 +11,7 @@
 
 namespace kvpolicy::app {
 
-ImportSummary import_to_native(const ImportSpec& spec) {
-  const std::string& out = spec.out;
-  if (out.size() < 8 || out.compare(out.size() - 8, 8, ".kvtrace") != 0)
-    throw ConfigError("--out must end in .kvtrace");
+ImportedLog read_log(const ImportSpec& spec) {
   ImportOptions opts = spec.opts;
   if (spec.map.empty() && spec.preset.empty())
     throw ConfigError("trace import: give --map TARGET=COLUMN,... or --preset NAME");
@@ -22,20 +19,32 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   for (const ImportPreset& p : import_presets())
     if (spec.preset == p.name && *p.format && (opts.format.empty() || opts.format == "auto"))
       opts.format = p.format;
-  std::unique_ptr<Tokenizer> tok;
+  ImportedLog log;
   if (!opts.map.text.empty() || !opts.map.messages.empty() || !opts.map.output_text.empty()) {
     std::string note;
-    tok = make_tokenizer(spec.tokenizer, &note);
+    log.tokenizer = make_tokenizer(spec.tokenizer, &note);
     if (!note.empty()) fmt::print(stderr, "kvpolicy: {}\n", note);
-    opts.tokenizer = tok.get();
+    opts.tokenizer = log.tokenizer.get();
   }
-  ImportReport rep;
-  Trace t = import_trace(spec.input, opts, rep);
+  log.trace = import_trace(spec.input, opts, log.report);
+  const ImportReport& rep = log.report;
   if (rep.skipped_rows)
     fmt::print(stderr, "kvpolicy: skipped {} bad row(s) of {} lines; first: {}\n", rep.skipped_rows,
                rep.lines, rep.first_skipped);
   if (rep.sorted)
     fmt::print(stderr, "kvpolicy: {}: rows were not in time order; sorted (stably)\n", spec.input);
+  return log;
+}
+
+ImportSummary import_to_native(const ImportSpec& spec) {
+  const std::string& out = spec.out;
+  if (out.size() < 8 || out.compare(out.size() - 8, 8, ".kvtrace") != 0)
+    throw ConfigError("--out must end in .kvtrace");
+  ImportedLog log = read_log(spec);
+  Trace& t = log.trace;
+  const ImportReport& rep = log.report;
+  // A log read from standard input has no name of its own: the trace is named by its file.
+  if (spec.input == "-") t.name = out;
   write_native(t, out);
 
   ImportSummary s;
@@ -45,7 +54,7 @@ ImportSummary import_to_native(const ImportSpec& spec) {
   s.compression = rep.compression;
   s.joined_lines = rep.joined_lines;
   s.responses_without_request = rep.responses_without_request;
-  if (tok) s.tokenizer = tok->name();
+  if (log.tokenizer) s.tokenizer = log.tokenizer->name();
   std::unordered_set<SessionId> sessions;
   for (size_t r = 0; r < t.size(); ++r) {
     if (t.session[r] != kNoSession) sessions.insert(t.session[r]);

@@ -36,6 +36,13 @@ void add(CLI::App& app) {
                              "a request log (CSV or JSONL), read as `trace import` reads it; "
                              "map text or tokens to have causes told"));
   cmd->add_option("--map", s.log.map, "with --input: target=column,... as in `trace import`");
+  cmd->add_option("--preset", s.log.preset,
+                  "with --input: a known log format's mapping, as in `trace import` (openai-chat, "
+                  "openai-completion, vllm-log, otel-genai)");
+  cmd->add_option("--chat-template", s.log.opts.chat_template,
+                  "with --input and messages: chatml, llama3, plain or a format, as in `trace "
+                  "import`")
+      ->capture_default_str();
   cmd->add_option("--time-unit", s.log.opts.time_unit, "with --input: s, ms, us, ns or iso")
       ->check(CLI::IsMember({"s", "ms", "us", "ns", "iso"}))
       ->capture_default_str();

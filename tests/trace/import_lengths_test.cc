@@ -31,7 +31,7 @@ Trace import(const std::string& path, const std::string& map,
              std::optional<std::string> assume = std::nullopt, ImportReport* report = nullptr,
              const Tokenizer* tok = nullptr) {
   ImportOptions o;
-  o.map = parse_import_mapping(map, assume.has_value());
+  o.map = parse_import_mapping(map, "", assume.has_value());
   o.assume = assume;
   o.tokenizer = tok;
   ImportReport local;
@@ -58,7 +58,7 @@ TEST(ImportLengths, ALengthOnlyMappingWithoutAssumeIsRefusedAndExplained) {
   // Parsed for an import with a model, but imported without one: still refused.
   std::string path = write_file("azure.csv", kAzureHead);
   ImportOptions o;
-  o.map = parse_import_mapping(kLengthsMap, true);
+  o.map = parse_import_mapping(kLengthsMap, "", true);
   ImportReport rep;
   try {
     import_trace(path, o, rep);

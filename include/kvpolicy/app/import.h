@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "kvpolicy/app/import_sanity.h"
@@ -18,6 +19,18 @@ struct ImportSpec {
   std::string tokenizer = "auto";  // for text, messages, output_text: auto, cl100k, approx, a file
   ImportOptions opts;  // format, chat template, time unit, block size, skip_bad_lines, assume
 };
+
+// A log read into a trace as `trace import` reads it, for commands that work on it in memory.
+struct ImportedLog {
+  Trace trace;
+  ImportReport report;
+  std::unique_ptr<Tokenizer> tokenizer;  // the one that tokenized text or messages, else null
+};
+
+// Reads spec.input with spec's mapping (its preset, then --map), format, chat template and
+// tokenizer; skipped rows and sorting are noted on stderr. spec.out is not used. Throws
+// ConfigError on a bad option, InputError on a bad row.
+ImportedLog read_log(const ImportSpec& spec);
 
 // What an import wrote.
 struct ImportSummary {
