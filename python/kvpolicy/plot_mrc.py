@@ -60,8 +60,12 @@ def figure(src):
         hit_ax.annotate(f"target {hit:g} %", (1, hit), xycoords=("axes fraction", "data"),
                         xytext=(-2, -10), textcoords="offset points", fontsize=7, color="grey",
                         ha="right")
+    labelled = set()  # two policies reaching a target at one size share its label
     for label, gb, hit in targets:
         hit_ax.plot([gb], [hit], marker="o", color="black", ms=4)
+        if (figures.gb_text(gb), hit) in labelled:
+            continue
+        labelled.add((figures.gb_text(gb), hit))
         hit_ax.annotate(f"{figures.gb_text(gb)} GB", (gb, hit), xytext=(-4, 4),
                         textcoords="offset points", fontsize=7, ha="right")
     for ax, _, _, ylabel in panels:

@@ -42,16 +42,6 @@ std::vector<size_t> spaced(size_t lo, size_t hi, uint32_t points, bool linear) {
 using namespace result_fields;
 using Row = MrcRow;
 
-ResultFieldOf<Row> flag(std::string name, bool Row::*m, std::string desc) {
-  std::string key = name;
-  return {name,
-          "bool",
-          "",
-          std::move(desc),
-          [key, m](const Row& r, JsonObject& o) { o.raw(key, r.*m ? "true" : "false"); },
-          [key, m](const JsonRecord& j, Row& r) { r.*m = j.boolean(key.c_str()); }};
-}
-
 // The first fields of both kinds of row.
 std::vector<ResultFieldOf<Row>> row_head() {
   std::vector<ResultFieldOf<Row>> f;
@@ -139,9 +129,10 @@ std::vector<ResultFieldOf<Row>> target_fields() {
   f.push_back(reached_number("capacity_gb", false, "GB", "the same as KV memory"));
   f.push_back(number("block_hit_rate", &Row::block_hit_rate, 6, -1, "",
                      "the block hit rate there (or the best on the curve when not reached)"));
-  f.push_back(flag("non_monotone", &Row::non_monotone,
-                   "the curve's hit rate was not monotone in capacity: the smallest point found, "
-                   "not a proven minimum"));
+  f.push_back(
+      flag<Row>("non_monotone", &Row::non_monotone,
+                "the curve's hit rate was not monotone in capacity: the smallest point found, "
+                "not a proven minimum"));
   f.push_back(integer("replays", &Row::replays, "", "extra replays the bisection ran"));
   return f;
 }

@@ -11,16 +11,6 @@ namespace {
 using namespace result_fields;
 using Row = SizeRow;
 
-ResultFieldOf<Row> flag(std::string name, bool Row::*m, std::string desc) {
-  std::string key = name;
-  return {name,
-          "bool",
-          "",
-          std::move(desc),
-          [key, m](const Row& r, JsonObject& o) { o.raw(key, r.*m ? "true" : "false"); },
-          [key, m](const JsonRecord& j, Row& r) { r.*m = j.boolean(key.c_str()); }};
-}
-
 // A number that is null when `present` says the row has none.
 template <typename T>
 ResultFieldOf<Row> nullable(std::string name, T Row::*m, bool (*present)(const Row&),
@@ -95,7 +85,7 @@ std::vector<ResultFieldOf<Row>> fields() {
                        "blocks", "KV memory per replica; null in an answer no capacity met"));
   f.push_back(nullable("capacity_gb", &Row::capacity_gb, has_capacity, "number or null", "GB",
                        "the same in GB"));
-  f.push_back(flag("fits_gpu", &Row::fits_gpu, "`capacity_gb` <= `gpu_kv_gb`"));
+  f.push_back(flag<Row>("fits_gpu", &Row::fits_gpu, "`capacity_gb` <= `gpu_kv_gb`"));
   f.push_back(integer("tp_needed", &Row::tp_needed, "",
                       "the smallest tp in tp, 2tp, 4tp, ... (<= `--max-tp`) whose replica holds "
                       "`capacity_gb`; 0 if none"));
@@ -110,11 +100,12 @@ std::vector<ResultFieldOf<Row>> fields() {
   f.push_back(nullable("ttft_p99_ms", &Row::ttft_p99_ms, has_serve, "number or null", "ms", ttft));
   f.push_back(integer("preemptions", &Row::preemptions, "", "serve mode's preemptions"));
   f.push_back(integer("rejected", &Row::rejected, "", "requests that never fit a worker"));
-  f.push_back(flag("meets", &Row::meets, "the run meets every target"));
-  f.push_back(flag("non_monotone", &Row::non_monotone,
-                   "`answer`: a larger capacity of the search measured worse (hit rate lower by "
-                   "more than 0.1 point, or TTFT higher by more than 1 %): the smallest capacity "
-                   "found, not a proven minimum"));
+  f.push_back(flag<Row>("meets", &Row::meets, "the run meets every target"));
+  f.push_back(
+      flag<Row>("non_monotone", &Row::non_monotone,
+                "`answer`: a larger capacity of the search measured worse (hit rate lower by "
+                "more than 0.1 point, or TTFT higher by more than 1 %): the smallest capacity "
+                "found, not a proven minimum"));
   f.push_back(integer("runs", &Row::runs, "", "`answer`: serve runs of its search"));
   return f;
 }

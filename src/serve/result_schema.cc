@@ -29,16 +29,6 @@ ServeResultField stats(std::string name, PolicyStats R::*m, std::string desc) {
           [key, m](const JsonRecord& j, R& r) { r.*m = j.stats(key.c_str()); }};
 }
 
-ServeResultField flag(std::string name, bool R::*m, std::string desc) {
-  std::string key = name;
-  return {name,
-          "bool",
-          "",
-          std::move(desc),
-          [key, m](const R& r, JsonObject& o) { o.raw(key, r.*m ? "true" : "false"); },
-          [key, m](const JsonRecord& j, R& r) { r.*m = j.boolean(key.c_str()); }};
-}
-
 // One statistic of a latency distribution (mean, p50, ..., max), in ms with three decimals.
 ServeResultField latency(const std::string& prefix, LatencyStats R::*m, double LatencyStats::*s,
                          const std::string& stat, const std::string& desc) {
@@ -158,7 +148,8 @@ std::vector<ServeResultField> make_fields() {
   f.push_back(setting("rate", &R::rate, "requests/s", "arrivals rescaled to this mean rate"));
   f.push_back(integer("clients", &R::clients, "", "closed loop: clients; 0 = open loop"));
   f.push_back(setting("think_time_s", &R::think_time_s, "s", "closed loop: think time"));
-  f.push_back(flag("cache_outputs", &R::cache_outputs, "whether finished answers join the cache"));
+  f.push_back(
+      flag<R>("cache_outputs", &R::cache_outputs, "whether finished answers join the cache"));
   f.push_back(integer("rejected", &R::rejected, "", "requests that never fit a worker"));
   f.push_back(integer("preemptions", &R::preemptions, "", "preemptions for memory"));
   f.push_back(integer("output_tokens", &R::output_tokens, "tokens", "tokens generated"));

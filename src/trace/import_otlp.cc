@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 
 namespace kvpolicy {
 namespace {
@@ -32,21 +33,6 @@ std::string iso_from_nanos(int64_t ns) {
   y += m <= 2;
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", y, m, d, rem / 3600,
                      rem / 60 % 60, rem % 60, us);
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += char(c);
-    }
-  }
-  return out + "\"";
 }
 
 // An OTLP AnyValue ({"stringValue": ...}, {"intValue": "42"}, ...) as plain JSON.

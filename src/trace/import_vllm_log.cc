@@ -8,28 +8,13 @@
 
 #include "import_cells.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
 #include "python_literal.h"
 
 namespace kvpolicy {
 namespace {
 
 constexpr std::string_view kReceived = "Received request ";
-
-// s as a JSON string literal.
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += char(c);
-    }
-  }
-  return out + "\"";
-}
 
 // The end of the Python string literal starting at s[i] (its quote), or npos.
 size_t literal_end(std::string_view s, size_t i) {

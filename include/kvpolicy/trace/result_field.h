@@ -60,6 +60,18 @@ ResultFieldOf<R> optional_text(std::string name, std::string R::*m, std::string 
           [key, m](const JsonRecord& j, R& r) { r.*m = j.str_or(key.c_str(), ""); }};
 }
 
+// A bool, written as JSON's true or false; not a CSV column.
+template <typename R>
+ResultFieldOf<R> flag(std::string name, bool R::*m, std::string desc) {
+  std::string key = name;
+  return {name,
+          "bool",
+          "",
+          std::move(desc),
+          [key, m](const R& r, JsonObject& o) { o.raw(key, r.*m ? "true" : "false"); },
+          [key, m](const JsonRecord& j, R& r) { r.*m = j.boolean(key.c_str()); }};
+}
+
 template <typename R, typename T>
 ResultFieldOf<R> integer(std::string name, T R::*m, std::string unit, std::string desc) {
   std::string key = name;
