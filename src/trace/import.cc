@@ -1,6 +1,7 @@
 // `trace import`: a user's request log (CSV per RFC 4180, or JSONL) into a Trace. CSV and JSONL
 // rows go through one parser (RowSource, import_rows.h), so both formats read every column the
-// same way; the readers are in import_sources.cc, the chat templates in chat_template.cc.
+// same way; the readers are in import_sources.cc, the chat templates in chat_template.cc, the
+// targets, presets and --map parsing in import_mapping.cc.
 #include "kvpolicy/trace/import.h"
 
 #include <fmt/format.h>
@@ -28,30 +29,10 @@
 namespace kvpolicy {
 namespace {
 
-using import_cells::parse_int_list;
 using import_cells::parse_uint;
 using import_time::parse_time;
 using import_time::parse_unit;
 using import_time::Unit;
-
-struct Target {
-  const char* name;
-  std::string ImportMapping::*column;
-};
-
-constexpr Target kTargets[] = {
-    {"time", &ImportMapping::time},       {"id", &ImportMapping::id},
-    {"session", &ImportMapping::session}, {"tokens", &ImportMapping::tokens},
-    {"text", &ImportMapping::text},       {"messages", &ImportMapping::messages},
-    {"hashes", &ImportMapping::hashes},   {"prompt_tokens", &ImportMapping::prompt_tokens},
-    {"output", &ImportMapping::output},   {"output_text", &ImportMapping::output_text},
-    {"turn", &ImportMapping::turn},       {"category", &ImportMapping::category},
-    {"user", &ImportMapping::user},
-};
-
-bool is_prompt_target(std::string_view t) {
-  return t == "tokens" || t == "text" || t == "messages" || t == "hashes";
-}
 
 constexpr const char* kNotChained =
     "these are not chained block hashes (each block's hash must cover the blocks before it, as "
@@ -391,97 +372,7 @@ std::string detect_import_format(const std::string& path, const std::string& dat
   throw InputError(path, 0, "", "empty file");
 }
 
-constexpr ImportPreset kPresets[] = {
-    {"openai-chat", "id=id,time=created,messages=messages,output=usage.completion_tokens", "",
-     "OpenAI chat completions logged one JSON line per request (or a request line and a "
-     "response line sharing the id): messages with the earlier turns, usage"},
-    {"openai-completion", "id=id,time=created,text=prompt,output=usage.completion_tokens", "",
-     "OpenAI completions: prompt as a string or as token ids (prompt_token_ids via "
-     "--map tokens=prompt_token_ids), usage"},
-    {"otel-genai", "time=time,messages=gen_ai.input.messages,output=gen_ai.usage.output_tokens",
-     "otlp-json",
-     "OpenTelemetry GenAI spans in OTLP/JSON (the collector's file exporter): one request per "
-     "span with gen_ai.* attributes, gen_ai.input.messages, gen_ai.usage.output_tokens"},
-    {"vllm-log", "id=id,time=time,text=prompt", "vllm-log",
-     "vLLM's --enable-log-requests lines (Received request ID: prompt: ..., prompt_token_ids: "
-     "...): token ids when logged, else the prompt text; no output lengths"},
-};
-
-// target=column pairs, unchecked.
-std::vector<std::pair<std::string, std::string>> parse_pairs(std::string_view rest) {
-  std::vector<std::pair<std::string, std::string>> out;
-  while (!rest.empty()) {
-    size_t comma = rest.find(',');
-    std::string_view item = trim(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw ConfigError(fmt::format("--map: '{}' is not target=column", item));
-    out.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
-  }
-  return out;
-}
-
 }  // namespace
-
-ImportMapping parse_import_mapping(const std::string& spec, const std::string& preset,
-                                   bool lengths_only_ok) {
-  auto lookup = [](const std::string& target) -> const Target* {
-    for (const Target& t : kTargets)
-      if (target == t.name) return &t;
-    std::string valid;
-    for (const Target& t : kTargets) valid += (valid.empty() ? "" : ", ") + std::string(t.name);
-    throw ConfigError(fmt::format("--map: unknown target '{}' (valid targets: {})", target, valid));
-  };
-  ImportMapping m;
-  if (!preset.empty()) {
-    const ImportPreset* found = nullptr;
-    std::string names;
-    for (const ImportPreset& p : kPresets) {
-      if (preset == p.name) found = &p;
-      names += (names.empty() ? "" : ", ") + std::string(p.name);
-    }
-    if (!found)
-      throw ConfigError(fmt::format("--preset: unknown preset '{}' (known: {})", preset, names));
-    for (auto& [target, column] : parse_pairs(found->map)) m.*lookup(target)->column = column;
-  }
-  auto user = parse_pairs(spec);
-  bool user_prompt = false;
-  for (auto& [target, column] : user) user_prompt |= is_prompt_target(target);
-  if (user_prompt) m.tokens = m.text = m.messages = m.hashes = "";  // the user's prompt wins
-  ImportMapping given;  // what --map itself names, to find a target given twice
-  for (auto& [target, column] : user) {
-    const Target* t = lookup(target);
-    if (column.empty()) throw ConfigError(fmt::format("--map: {} names no column", target));
-    if (!(given.*t->column).empty())
-      throw ConfigError(fmt::format("--map: {} is mapped twice", target));
-    given.*t->column = column;
-    m.*t->column = column;
-  }
-  if (m.time.empty()) throw ConfigError("--map: time=COLUMN is required");
-  int prompts = !m.tokens.empty() + !m.text.empty() + !m.messages.empty() + !m.hashes.empty();
-  if (prompts > 1)
-    throw ConfigError("--map: map exactly one of tokens, text, messages and hashes (the prompt)");
-  if (prompts == 0 && !m.prompt_tokens.empty() && !lengths_only_ok)
-    throw ConfigError(
-        fmt::format("--map: a log of lengths only (prompt_tokens, no tokens, text, messages or "
-                    "hashes) and no --assume: {}",
-                    kLengthsAreNotPrompts));
-  if (prompts == 0 && m.prompt_tokens.empty())
-    throw ConfigError(fmt::format("--map: no prompt mapped (tokens, text, messages or hashes): {}",
-                                  kLengthsAreNotPrompts));
-  if (!m.prompt_tokens.empty() && prompts == 1 && m.hashes.empty())
-    throw ConfigError("--map: prompt_tokens goes with hashes (tokens and text are counted)");
-  if (!m.output.empty() && !m.output_text.empty())
-    throw ConfigError("--map: map output or output_text, not both");
-  return m;
-}
-
-const std::vector<ImportPreset>& import_presets() {
-  static const std::vector<ImportPreset> all(std::begin(kPresets), std::end(kPresets));
-  return all;
-}
 
 Trace import_trace(const std::string& path, const ImportOptions& opts, ImportReport& report) {
   report = ImportReport{};
@@ -496,10 +387,7 @@ Trace import_trace(const std::string& path, const ImportOptions& opts, ImportRep
       report.format != "otlp-json")
     throw ConfigError("trace import: format '" + report.format +
                       "': expected csv, jsonl, vllm-log or otlp-json");
-  MappedColumns columns;
-  for (const Target& target : kTargets)
-    if (!(opts.map.*target.column).empty())
-      columns.emplace_back(target.name, opts.map.*target.column);
+  MappedColumns columns = mapped_columns(opts.map);
   Importer importer(name, opts);
   auto add = [&](const RowSource& row) { importer.add(row); };
   if (report.format == "csv") {

@@ -16,6 +16,9 @@ namespace kvpolicy {
 using OnRow = std::function<void(const RowSource&)>;
 // Each mapped (target name, column).
 using MappedColumns = std::vector<std::pair<std::string, std::string>>;
+// The mapped columns of `map` as (target, column) pairs, in the targets' order
+// (import_mapping.cc).
+MappedColumns mapped_columns(const ImportMapping& map);
 
 // CSV (RFC 4180) rows of `data`, the whole of `path` decompressed; bad rows skipped and counted
 // with opts.skip_bad_lines.
