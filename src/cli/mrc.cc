@@ -4,13 +4,11 @@
 #include "kvpolicy/app/mrc.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 
 #include "command.h"
@@ -178,20 +176,8 @@ void run(const MrcArgs& a) {
           kv_label(at_trace));
   }
 
-  std::string json = a.json_path;
-  if (json.empty() && !a.plot_path.empty())
-    json = (std::filesystem::temp_directory_path() / fmt::format("kvpolicy-mrc-{}.jsonl", getpid()))
-               .string();
-  if (!json.empty()) {
-    std::string out;
-    for (auto& row : app::mrc_rows(mrc)) out += row + '\n';
-    write_file_atomically(json, out);
-  }
   if (!a.csv_path.empty()) write_csv(a.csv_path, trace, curves, block_bytes);
-  if (!a.plot_path.empty()) {
-    run_plot_script("plot_mrc.py", json, a.plot_path);
-    if (a.json_path.empty()) std::filesystem::remove(json);
-  }
+  write_rows_and_plot(app::mrc_rows(mrc), a.json_path, a.plot_path, "plot_mrc.py");
 }
 
 void add(CLI::App& app) {

@@ -1,5 +1,6 @@
 #include "plot.h"
 
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
 
 extern char** environ;
@@ -56,6 +58,23 @@ void run_plot_script(const std::string& name, const std::string& json, const std
   // The script names the package to install when matplotlib is missing (on its stderr).
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw Error("--plot: " + script + " failed (see its message above)");
+}
+
+void write_rows_and_plot(const std::vector<std::string>& rows, const std::string& json_path,
+                         const std::string& plot_path, const std::string& script_name) {
+  std::string json = json_path;
+  if (json.empty() && !plot_path.empty())
+    json = (std::filesystem::temp_directory_path() /
+            fmt::format("kvpolicy-{}-{}.jsonl", std::filesystem::path(script_name).stem().string(),
+                        getpid()))
+               .string();
+  if (json.empty()) return;
+  std::string out;
+  for (const std::string& row : rows) out += row + '\n';
+  write_file_atomically(json, out);
+  if (plot_path.empty()) return;
+  run_plot_script(script_name, json, plot_path);
+  if (json_path.empty()) std::filesystem::remove(json);
 }
 
 }  // namespace kvpolicy::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace kvpolicy::cli {
 
@@ -11,5 +12,10 @@ namespace kvpolicy::cli {
 // `cmake --install` put it; throws with what to install.
 void run_plot_script(const std::string& script_name, const std::string& json,
                      const std::string& png);
+
+// Writes `rows` (JSON lines) to `json_path` when given, and when `plot_path` is given draws them
+// with `script_name`: from json_path, or from a temporary file removed afterwards.
+void write_rows_and_plot(const std::vector<std::string>& rows, const std::string& json_path,
+                         const std::string& plot_path, const std::string& script_name);
 
 }  // namespace kvpolicy::cli

@@ -4,9 +4,6 @@
 #include "kvpolicy/app/size.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
-
-#include <filesystem>
 
 #include "command.h"
 #include "common.h"
@@ -234,20 +231,7 @@ void run(const SizeArgs& a) {
   print_at_gpu(run);
   print_answers(run, a);
   print_verdict(run, a);
-  std::string json = a.json_path;
-  if (json.empty() && !a.plot_path.empty())
-    json =
-        (std::filesystem::temp_directory_path() / fmt::format("kvpolicy-size-{}.jsonl", getpid()))
-            .string();
-  if (!json.empty()) {
-    std::string out;
-    for (auto& row : app::size_rows(run)) out += row + '\n';
-    write_file_atomically(json, out);
-  }
-  if (!a.plot_path.empty()) {
-    run_plot_script("plot_size.py", json, a.plot_path);
-    if (a.json_path.empty()) std::filesystem::remove(json);
-  }
+  write_rows_and_plot(app::size_rows(run), a.json_path, a.plot_path, "plot_size.py");
 }
 
 void add(CLI::App& app) {
