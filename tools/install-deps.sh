@@ -10,7 +10,7 @@ packages=(
   libsimdjson-dev libcli11-dev libfmt-dev libzstd-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxgboost-dev libfasttext-dev
   python3-matplotlib
-  pybind11-dev python3-dev python3-pytest
+  pybind11-dev python3-dev python3-pytest python3-numpy python3-typing-extensions
   python3-setuptools python3-wheel python3-venv python3-pip python3-pybind11
   libhiredis-dev redis-server
   libopenmpi-dev openmpi-bin
