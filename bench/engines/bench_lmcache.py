@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Cost of kvpolicy.integrations.lmcache against LMCache's own policies, in the same run.
+
+A real trace's requests (Mooncake by default) are served through LMCache's REAL L1 eviction
+controller and listener bridges (python/engine_tests/lmcache_fakes.py: a fake L1 firing the
+callbacks in the real L1Manager's order), once per policy and repetition, policies alternating.
+Every policy method the bridges and the controller call is timed (one perf_counter pair a call,
+the same wrapper for every policy), and so is each controller round that evicted (the real loop
+body: get_eviction_actions, L1's delete, the removals reported back). LMCache's native LRU is not
+among the engines' files (../shared/engines/SEAMS.md, 3(b)); pass --native-lru PATH to a copy of
+it kept outside the project to measure against it, else the comparison is with noop only.
+
+    PYTHONPATH=build/python python3 bench/engines/bench_lmcache.py \\
+        --native-lru /tmp/lmcache-native/lmcache_lru.py --policies lru,s3fifo,sieve
+"""
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "engine_tests"))
+
+from engines import use_engine  # noqa: E402
+
+use_engine("lmcache")
+
+from lmcache.v1.distributed.eviction_policy.noop import NoOpEvictionPolicy  # noqa: E402
+
+from kvpolicy.integrations.lmcache import KvpolicyEvictionPolicy  # noqa: E402
+from lmcache_fakes import Engine, FakeL1, l1_controller  # noqa: E402
+from lmcache_parity import load_requests  # noqa: E402
+
+METHODS = ("on_keys_created", "on_keys_touched", "on_keys_removed", "get_eviction_actions")
+
+
+class Timed:
+    """Forwards the policy calls to `inner`, adding each call's wall time to `ns`."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.ns = {m: 0 for m in METHODS}
+        self.calls = {m: 0 for m in METHODS}
+        self.keys = {m: 0 for m in METHODS}
+        for m in METHODS:
+            setattr(self, m, self._wrap(m, getattr(inner, m)))
+
+    def _wrap(self, name, fn):
+        clock = time.perf_counter_ns
+
+        def call(*args, **kwargs):
+            t = clock()
+            out = fn(*args, **kwargs)
+            self.ns[name] += clock() - t
+            self.calls[name] += 1
+            if name != "get_eviction_actions":
+                self.keys[name] += len(args[0])
+            return out
+        return call
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def load_native_lru(path):
+    spec = importlib.util.spec_from_file_location("lmcache_native_lru", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.LRUEvictionPolicy
+
+
+def time_rounds(make, requests, capacity):
+    """Per-call policy times and the wall time of every evicting controller round (its loop
+    body: the policy's choice, L1's delete and the removals reported back)."""
+    policy = Timed(make())
+    l1 = FakeL1(capacity)
+    ctl = l1_controller(l1, policy)
+    engine = Engine(l1, ctl)
+    clock = time.perf_counter_ns
+    round_ns, rounds = [], 0
+    real = ctl.eviction_loop
+
+    def timed_loop():
+        before = policy.calls["get_eviction_actions"]
+        t = clock()
+        real()
+        if policy.calls["get_eviction_actions"] > before:
+            round_ns.append(clock() - t)
+
+    ctl.eviction_loop = timed_loop
+    start = clock()
+    for keys in requests:
+        engine.request(keys)
+    total = clock() - start
+    return dict(total_ms=total / 1e6, hits=engine.hits, looked=engine.looked,
+                round_us=statistics.median(round_ns) / 1e3 if round_ns else 0.0,
+                rounds=len(round_ns), round_ms_sum=sum(round_ns) / 1e6,
+                ns=dict(policy.ns), calls=dict(policy.calls), keys=dict(policy.keys))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trace", default="mooncake", choices=["mooncake", "arena"])
+    ap.add_argument("--requests", type=int, default=3000)
+    ap.add_argument("--capacity", type=int, default=4000, help="L1 capacity in chunks")
+    ap.add_argument("--policies", default="lru,s3fifo,sieve", help="kvpolicy specs")
+    ap.add_argument("--native-lru", default="", help="path of LMCache's lru.py (outside the "
+                    "project); without it the baseline is noop")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", action="store_true", help="one JSON object per policy")
+    a = ap.parse_args()
+    loaded = load_requests(a.trace, a.requests, cache_dir="engine_tests_data")
+    if loaded is None:
+        sys.exit(f"trace {a.trace} absent (KVPOLICY_DATA)")
+    requests, chunk_tokens = loaded
+    makers = [("noop", NoOpEvictionPolicy)]
+    if a.native_lru:
+        makers.append(("LRU (LMCache)", load_native_lru(a.native_lru)))
+    for spec in a.policies.split(","):
+        makers.append((f"kvp:{spec}", lambda s=spec: KvpolicyEvictionPolicy(
+            s, a.capacity, chunk_tokens)))
+    runs = {label: [] for label, _ in makers}
+    for _ in range(a.repeat):
+        for label, make in makers:  # alternating: the machine's drift hits every policy alike
+            runs[label].append(time_rounds(make, requests, a.capacity))
+    rows = []
+    for label, results in runs.items():
+        med = lambda f: statistics.median(f(r) for r in results)  # noqa: E731
+        row = dict(policy=label, hit_rate=results[0]["hits"] / max(results[0]["looked"], 1),
+                   rounds=results[0]["rounds"], total_ms=med(lambda r: r["total_ms"]),
+                   round_us=med(lambda r: r["round_us"]))
+        for m in METHODS:
+            calls = results[0]["calls"][m]
+            row[m + "_us"] = med(lambda r: r["ns"][m] / max(r["calls"][m], 1) / 1e3) \
+                if calls else 0.0
+        row["listener_us_per_key"] = med(lambda r: sum(r["ns"][m] for m in METHODS[:3])
+                                         / max(sum(r["keys"][m] for m in METHODS[:3]), 1) / 1e3)
+        rows.append(row)
+    base = next((r for r in rows if r["policy"] == "LRU (LMCache)"), rows[0])
+    print(f"# {a.trace}: {len(requests)} requests, {sum(map(len, requests))} chunk lookups, "
+          f"L1 {a.capacity} chunks of {chunk_tokens} tokens, watermark 0.8, ratio 0.2; "
+          f"median of {a.repeat}; ratios against {base['policy']}")
+    print("| policy | L1 hit rate | evicting rounds | round (µs) | x | created (µs/call) | "
+          "touched (µs/call) | removed (µs/call) | listener µs/key | x | run (ms) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        rx = r["round_us"] / base["round_us"] if base["round_us"] else float("nan")
+        lx = r["listener_us_per_key"] / base["listener_us_per_key"] \
+            if base["listener_us_per_key"] else float("nan")
+        print(f"| {r['policy']} | {r['hit_rate']:.1%} | {r['rounds']} | {r['round_us']:.0f} | "
+              f"{rx:.2f} | {r['on_keys_created_us']:.1f} | {r['on_keys_touched_us']:.1f} | "
+              f"{r['on_keys_removed_us']:.1f} | {r['listener_us_per_key']:.2f} | {lx:.2f} | "
+              f"{r['total_ms']:.0f} |")
+        if a.json:
+            print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()
