@@ -12,6 +12,12 @@ it kept outside the project to measure against it, else the comparison is with n
 
     PYTHONPATH=build/python python3 bench/engines/bench_lmcache.py \\
         --native-lru /tmp/lmcache-native/lmcache_lru.py --policies lru,s3fifo,sieve
+    PYTHONPATH=build/python python3 bench/engines/bench_lmcache.py --parity   # the parity table
+
+--parity prints, per online policy of the registry and trace, the hits of the adapter inside
+the real controller against kvpolicy's own run of the same stream (lmcache_fakes.Reference),
+whether every round's victims agree, and kvpolicy's prefix replay (simulate) of the same
+requests at the tier's capacity and at its watermark, where LMCache's semantics part ways.
 """
 import argparse
 import importlib.util
@@ -32,7 +38,8 @@ from lmcache.v1.distributed.eviction_policy.noop import NoOpEvictionPolicy  # no
 
 from kvpolicy.integrations.lmcache import KvpolicyEvictionPolicy  # noqa: E402
 from lmcache_fakes import Engine, FakeL1, l1_controller  # noqa: E402
-from lmcache_parity import load_requests  # noqa: E402
+from lmcache_parity import (  # noqa: E402
+    load_requests, online_policies, run_adapter, run_reference)
 
 METHODS = ("on_keys_created", "on_keys_touched", "on_keys_removed", "get_eviction_actions")
 
@@ -80,7 +87,7 @@ def time_rounds(make, requests, capacity):
     ctl = l1_controller(l1, policy)
     engine = Engine(l1, ctl)
     clock = time.perf_counter_ns
-    round_ns, rounds = [], 0
+    round_ns = []
     real = ctl.eviction_loop
 
     def timed_loop():
@@ -101,8 +108,44 @@ def time_rounds(make, requests, capacity):
                 ns=dict(policy.ns), calls=dict(policy.calls), keys=dict(policy.keys))
 
 
+# LMCache passes a policy no request fields (docs/engines/lmcache.md, "Gaps").
+NO_REQUEST_FIELDS = {"lpc": "lpc:predictor=constant,value=0.5"}
+
+
+def parity_table(traces):
+    import kvpolicy
+
+    print("| trace | policy | LMCache L1 hits (adapter) | kvpolicy's run of the stream | "
+          "victims agree | evicting rounds | replay at capacity | replay at 0.8 x capacity |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, count, capacity in traces:
+        requests, chunk_tokens = load_requests(name, count, cache_dir="engine_tests_data")
+        looked = sum(map(len, requests))
+        trace = kvpolicy.load_trace(_trace_path(name), max_requests=count)
+        for policy in online_policies():
+            spec = NO_REQUEST_FIELDS.get(policy, policy)
+            hits, victims, _ = run_adapter(spec, requests, capacity, chunk_tokens)
+            ref_hits, ref_victims, _ = run_reference(spec, requests, capacity, chunk_tokens)
+            replay = kvpolicy.simulate(trace, [spec], [capacity, int(0.8 * capacity)], jobs=1)
+            rates = [r["block_hit_rate"] for r in replay]
+            print(f"| {name} ({count} req, {capacity} chunks) | {spec} | "
+                  f"{sum(hits) / looked:.2%} | {sum(ref_hits) / looked:.2%} | "
+                  f"{'yes' if victims == ref_victims and hits == ref_hits else 'NO'} | "
+                  f"{len(victims)} | {rates[0]:.2%} | {rates[1]:.2%} |")
+
+
+def _trace_path(name):
+    import os as _os
+    from lmcache_parity import MOONCAKE, data_dir
+
+    if name == "mooncake":
+        return _os.path.join(data_dir(), MOONCAKE)
+    return _os.path.join("engine_tests_data", "arena.kvtrace")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--parity", action="store_true", help="print the parity table instead")
     ap.add_argument("--trace", default="mooncake", choices=["mooncake", "arena"])
     ap.add_argument("--requests", type=int, default=3000)
     ap.add_argument("--capacity", type=int, default=4000, help="L1 capacity in chunks")
@@ -112,6 +155,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per policy")
     a = ap.parse_args()
+    if a.parity:
+        parity_table([("mooncake", a.requests, a.capacity), ("arena", 3000, 4000)])
+        return
     loaded = load_requests(a.trace, a.requests, cache_dir="engine_tests_data")
     if loaded is None:
         sys.exit(f"trace {a.trace} absent (KVPOLICY_DATA)")

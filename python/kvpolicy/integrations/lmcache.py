@@ -1,4 +1,4 @@
-"""kvpolicy's policies deciding LMCache's L1/L2 evictions (multiprocess mode, docs/engines/lmcache.md).
+"""kvpolicy's policies deciding LMCache's L1/L2 evictions in multiprocess mode.
 
 LMCache's MP-mode storage manager keeps one ``EvictionPolicy`` per tier
 (lmcache/v1/distributed/eviction.py): listener bridges tell it which keys were created, touched
@@ -10,7 +10,8 @@ online kvpolicy policy deciding:
     # then, in LMCache's eviction config:  eviction_policy: "kvp:s3fifo"
 
 install() patches LMCache's closed factory (CreateEvictionPolicy); it is a patch until LMCache
-has a registry of policies. Importing this module imports LMCache's eviction module.
+has a registry of policies. Importing this module imports LMCache's eviction module. See
+docs/engines/lmcache.md.
 """
 
 import hashlib
@@ -97,8 +98,7 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
     """
 
     def __init__(self, spec="lru", capacity_chunks=4096, chunk_tokens=256, *, seed=1,
-                 isolation=False,
-                 destination=None):
+                 isolation=False, destination=None):
         if isinstance(capacity_chunks, bool) or not isinstance(capacity_chunks, int) \
                 or capacity_chunks < 1:
             raise kvpolicy.ConfigError(
@@ -112,9 +112,9 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
         self._lock = threading.Lock()
         self._destinations = []
         self._default_destination = destination or EvictionDestination.DISCARD
+        _probe(self._spec, self._chunk_tokens, self._seed)
         # One tier per cache salt with isolation, else the single tier under None.
         self._tiers = {None: self._new_tier()} if not isolation else {}
-        _probe(self._spec, self._chunk_tokens, self._seed)
         self._refused = 0
 
     def _new_tier(self):
