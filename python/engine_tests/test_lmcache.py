@@ -83,12 +83,17 @@ def test_install_is_idempotent_and_undone():
         assert kl.install() >= 1 and kl.installed()
         patched = ec.CreateEvictionPolicy
         assert patched is not real
+        # the package too, so that a module importing the name later gets the patch
+        package = importlib.import_module("lmcache.v1.distributed.eviction_policy")
+        assert package.CreateEvictionPolicy is patched
         assert kl.install(capacity_chunks=7) == 0  # nothing left to patch: options only
         assert ec.CreateEvictionPolicy is patched
         assert ec.CreateEvictionPolicy(EvictionConfig("kvp:lru")).stats()["capacity"] == 7
     finally:
         assert kl.uninstall() >= 1
     assert ec.CreateEvictionPolicy is real and not kl.installed()
+    assert importlib.import_module("lmcache.v1.distributed.eviction_policy") \
+        .CreateEvictionPolicy is real
     with pytest.raises(ValueError, match="Unsupported eviction policy: kvp:lru"):
         ec.CreateEvictionPolicy(EvictionConfig("kvp:lru"))
     assert kl.uninstall() == 0
