@@ -307,23 +307,30 @@ def test_isolation_one_policy_per_cache_salt():
 
 def test_capture_and_restore():
     """A checkpoint carries the tracked keys in creation order (kvpolicy exports no policy
-    state): a FIFO restored from it evicts as the original; recency and frequency are lost."""
-    policy = KvpolicyEvictionPolicy("fifo", 64, 16)
+    state): a restored LRU evicts as the original did before any use, and the uses are lost."""
     keys = _keys(20)
+    policy = KvpolicyEvictionPolicy("lru", 64, 16)
     policy.on_keys_created(keys[:12])
-    policy.on_keys_touched(keys[3:5])
     policy.on_keys_created(keys[12:])
     state = policy.capture()
-    assert state["spec"] == "fifo" and len(state["keys"]) == len(keys)
+    assert state["spec"] == "lru" and len(state["keys"]) == len(keys)
     assert all(isinstance(v, (bytes, str, int)) for f in state["keys"] for v in f.values())
-    other = KvpolicyEvictionPolicy("fifo", 64, 16)
+    other = KvpolicyEvictionPolicy("lru", 64, 16)
     other.restore(state)
     assert other.tracked_keys() == set(keys)
     assert other.stats()["hits"] == 0 and other.stats()["inserted"] == len(keys)
-    expected = list(reversed(keys[:12]))[:5]
-    assert [a.keys for a in other.get_eviction_actions(0.25)] == [expected]
-    assert [a.keys for a in policy.get_eviction_actions(0.25)] == [expected]
-    mismatched = KvpolicyEvictionPolicy("lru", 64, 16)
+    expected = [list(reversed(keys[:12]))[:5]]
+    assert [a.keys for a in other.get_eviction_actions(0.25)] == expected
+    assert [a.keys for a in policy.get_eviction_actions(0.25)] == expected
+    # what is lost: a use since creation
+    used = KvpolicyEvictionPolicy("lru", 64, 16)
+    used.on_keys_created(keys)
+    used.on_keys_touched([keys[19]])
+    restored = KvpolicyEvictionPolicy("lru", 64, 16)
+    restored.restore(used.capture())
+    assert keys[19] not in used.get_eviction_actions(0.05)[0].keys
+    assert restored.get_eviction_actions(0.05)[0].keys == [keys[19]]
+    mismatched = KvpolicyEvictionPolicy("fifo", 64, 16)
     mismatched.restore(state)  # another policy's section: ignored
     assert mismatched.tracked_keys() == set()
 
