@@ -41,17 +41,33 @@ __all__ = ["KvpolicyEvictionPolicy", "install", "installed", "key_id", "parse_na
 _log = logging.getLogger(__name__)
 
 
+_MASK = (1 << 64) - 1
+_namespaces = {}
+
+
 def key_id(key):
-    """The 64-bit id kvpolicy knows an LMCache ObjectKey by: a hash of the reprs of its fields
-    (the cache salt included), the same in every process, so that a chunk evicted and stored
-    again has the same id and policies that remember evicted blocks (S3-FIFO's ghost queue)
-    recognise it."""
+    """The 64-bit id kvpolicy knows an LMCache ObjectKey by, the same in every process, so that
+    a chunk evicted and stored again has the same id and policies that remember evicted blocks
+    (S3-FIFO's ghost queue) recognise it: 64 bits of the chunk's own content hash (LMCache's
+    chunk_hash) mixed with a hash of the other fields (model, rank, group, cache salt); a key
+    of another layout is hashed whole."""
     try:
-        data = b"%a|%a|%a|%a|%a" % (key.chunk_hash, key.model_name, key.kv_rank,
-                                    key.object_group_id, key.cache_salt)
-    except AttributeError:  # another ObjectKey layout: its repr names every field
-        data = repr(key).encode()
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+        chunk, ns = key.chunk_hash, (key.model_name, key.kv_rank, key.object_group_id,
+                                     key.cache_salt)
+    except AttributeError:
+        return _blake(repr(key))
+    mix = _namespaces.get(ns)
+    if mix is None:
+        mix = _namespaces[ns] = _blake(repr(ns))
+    if chunk.__class__ is bytes and len(chunk) >= 8:
+        return int.from_bytes(chunk[:8], "little") ^ mix
+    if chunk.__class__ is int:
+        return (chunk & _MASK) ^ mix
+    return _blake(repr(key))
+
+
+def _blake(text):
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
 class _Tier:
@@ -154,9 +170,10 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
                 hit = [n for n in map(tier.ids.get, reversed(group)) if n is not None]
                 if not hit:
                     continue
-                back = [n for n in hit if n in tier.pending]
-                if back:
-                    self._cancel(tier, back)
+                if tier.pending:
+                    back = [n for n in hit if n in tier.pending]
+                    if back:
+                        self._cancel(tier, back)
                 tier.policy.on_hits(hit, ignore_missing=True)
 
     def on_keys_removed(self, keys):
