@@ -142,6 +142,23 @@ def test_bad_arguments_are_clear_errors():
 # -- the contract, through the real controllers and bridges -------------------------------------
 
 
+def test_key_ids_are_stable_and_distinct():
+    """Ids depend on every field (rank, group and salt too) and not on the process."""
+    from lmcache.v1.distributed.api import ObjectKey
+
+    base = ObjectKey(b"\x01" * 32, "m", 0, 0, "")
+    variants = [base, ObjectKey(b"\x02" * 32, "m", 0, 0, ""), ObjectKey(b"\x01" * 32, "n", 0, 0, ""),
+                ObjectKey(b"\x01" * 32, "m", 1, 0, ""), ObjectKey(b"\x01" * 32, "m", 0, 1, ""),
+                ObjectKey(b"\x01" * 32, "m", 0, 0, "s"), ObjectKey(12345, "m", 0, 0, ""),
+                ObjectKey("text-hash", "m", 0, 0, "")]
+    ids = [kl.key_id(k) for k in variants]
+    assert len(set(ids)) == len(ids) and all(0 <= n < 1 << 64 for n in ids)
+    assert kl.key_ids(variants) == ids and kl.key_ids(variants[:2]) == ids[:2]
+    assert kl.key_id(ObjectKey(b"\x01" * 32, "m", 0, 0, "")) == ids[0]
+    # a function of the fields alone (not of hash(), which PYTHONHASHSEED changes)
+    assert ids[0] == 0x0101010101010101 ^ kl._blake(repr(("m", 0, 0, "")))
+
+
 def test_duplicate_creations_are_not_hits():
     policy = KvpolicyEvictionPolicy("lfu", 64, 16)
     l1 = FakeL1(64)

@@ -59,11 +59,22 @@ def key_id(key):
     mix = _namespaces.get(ns)
     if mix is None:
         mix = _namespaces[ns] = _blake(repr(ns))
-    if chunk.__class__ is bytes and len(chunk) >= 8:
+    if chunk.__class__ is bytes:
         return int.from_bytes(chunk[:8], "little") ^ mix
     if chunk.__class__ is int:
         return (chunk & _MASK) ^ mix
     return _blake(repr(key))
+
+
+def key_ids(keys):
+    """[key_id(k) for k in keys], in one pass for the usual layout (creation's hot path)."""
+    get, from_bytes = _namespaces.get, int.from_bytes
+    try:
+        return [from_bytes(k.chunk_hash[:8], "little")
+                ^ get((k.model_name, k.kv_rank, k.object_group_id, k.cache_salt))
+                for k in keys]
+    except (AttributeError, TypeError):  # a new namespace, an int or another layout
+        return [key_id(k) for k in keys]
 
 
 def _blake(text):
@@ -313,7 +324,7 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
         if not new:
             return
         ids = tier.ids
-        nodes = [key_id(k) for k in new]
+        nodes = key_ids(new)
         if any(n in tier.keys for n in nodes) or len(set(nodes)) < len(nodes):
             new, nodes = self._without_collisions(tier, new, nodes)
         done = tier.policy.on_insert_chain(nodes)
