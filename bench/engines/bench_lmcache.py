@@ -4,9 +4,11 @@
 A real trace's requests (Mooncake by default) are served through LMCache's REAL L1 eviction
 controller and listener bridges (python/engine_tests/lmcache_fakes.py: a fake L1 firing the
 callbacks in the real L1Manager's order), once per policy and repetition, policies alternating.
-Every policy method the bridges and the controller call is timed (one perf_counter pair a call,
-the same wrapper for every policy), and so is each controller round that evicted (the real loop
-body: get_eviction_actions, L1's delete, the removals reported back). LMCache's native LRU is not
+The policies run in lockstep, request by request, so that the load of the shared machine falls
+on all of them alike. Every policy method the bridges and the controller call is timed (one
+perf_counter pair a call, the same wrapper for every policy), and so is each controller round
+that evicted (the real loop body: get_eviction_actions, L1's delete, the removals reported
+back). LMCache's native LRU is not
 among the engines' files (../shared/engines/SEAMS.md, 3(b)); pass --native-lru PATH to a copy of
 it kept outside the project to measure against it, else the comparison is with noop only.
 
@@ -20,6 +22,7 @@ whether every round's victims agree, and kvpolicy's prefix replay (simulate) of 
 requests at the tier's capacity and at its watermark, where LMCache's semantics part ways.
 """
 import argparse
+import gc
 import importlib.util
 import json
 import os
@@ -79,33 +82,52 @@ def load_native_lru(path):
     return module.LRUEvictionPolicy
 
 
-def time_rounds(make, requests, capacity):
-    """Per-call policy times and the wall time of every evicting controller round (its loop
-    body: the policy's choice, L1's delete and the removals reported back)."""
-    policy = Timed(make())
-    l1 = FakeL1(capacity)
-    ctl = l1_controller(l1, policy)
-    engine = Engine(l1, ctl)
+def time_lockstep(makers, requests, capacity):
+    """Every policy serves the same requests in lockstep (request i goes to every policy before
+    request i + 1, in an order rotating with i), so that the shared machine's load falls on
+    all of them alike; the garbage collector is off while they run. Returns, per policy, the
+    per-call times of its methods and the wall time of every evicting controller round (the
+    loop body: the policy's choice, L1's delete and the removals reported back)."""
     clock = time.perf_counter_ns
-    round_ns = []
-    real = ctl.eviction_loop
+    states = []
+    for label, make in makers:
+        policy = Timed(make())
+        l1 = FakeL1(capacity)
+        ctl = l1_controller(l1, policy)
+        state = dict(label=label, policy=policy, engine=Engine(l1, ctl), round_ns=[],
+                     total_ns=0)
+        ctl.eviction_loop = _timed_round(ctl.eviction_loop, policy, state["round_ns"], clock)
+        states.append(state)
+    gc.collect()
+    gc.disable()
+    try:
+        for i, keys in enumerate(requests):
+            for j in range(len(states)):
+                state = states[(i + j) % len(states)]
+                t = clock()
+                state["engine"].request(keys)
+                state["total_ns"] += clock() - t
+    finally:
+        gc.enable()
+    out = {}
+    for state in states:
+        policy, engine, round_ns = state["policy"], state["engine"], state["round_ns"]
+        out[state["label"]] = dict(
+            total_ms=state["total_ns"] / 1e6, hits=engine.hits, looked=engine.looked,
+            round_us=statistics.median(round_ns) / 1e3 if round_ns else 0.0,
+            rounds=len(round_ns), ns=dict(policy.ns), calls=dict(policy.calls),
+            keys=dict(policy.keys))
+    return out
 
-    def timed_loop():
+
+def _timed_round(real, policy, round_ns, clock):
+    def loop():
         before = policy.calls["get_eviction_actions"]
         t = clock()
         real()
         if policy.calls["get_eviction_actions"] > before:
             round_ns.append(clock() - t)
-
-    ctl.eviction_loop = timed_loop
-    start = clock()
-    for keys in requests:
-        engine.request(keys)
-    total = clock() - start
-    return dict(total_ms=total / 1e6, hits=engine.hits, looked=engine.looked,
-                round_us=statistics.median(round_ns) / 1e3 if round_ns else 0.0,
-                rounds=len(round_ns), round_ms_sum=sum(round_ns) / 1e6,
-                ns=dict(policy.ns), calls=dict(policy.calls), keys=dict(policy.keys))
+    return loop
 
 
 # LMCache passes a policy no request fields (docs/engines/lmcache.md, "Gaps").
@@ -143,6 +165,20 @@ def _trace_path(name):
     return _os.path.join("engine_tests_data", "arena.kvtrace")
 
 
+def _row(label, results):
+    med = lambda f: statistics.median(f(r) for r in results)  # noqa: E731
+    row = dict(policy=label, hit_rate=results[0]["hits"] / max(results[0]["looked"], 1),
+               rounds=results[0]["rounds"], total_ms=med(lambda r: r["total_ms"]),
+               round_us=med(lambda r: r["round_us"]))
+    for m in METHODS:
+        calls = results[0]["calls"][m]
+        row[m + "_us"] = med(lambda r: r["ns"][m] / max(r["calls"][m], 1) / 1e3) \
+            if calls else 0.0
+    row["listener_us_per_key"] = med(lambda r: sum(r["ns"][m] for m in METHODS[:3])
+                                     / max(sum(r["keys"][m] for m in METHODS[:3]), 1) / 1e3)
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parity", action="store_true", help="print the parity table instead")
@@ -162,37 +198,32 @@ def main():
     if loaded is None:
         sys.exit(f"trace {a.trace} absent (KVPOLICY_DATA)")
     requests, chunk_tokens = loaded
-    makers = [("noop", NoOpEvictionPolicy)]
+    natives = [("noop", NoOpEvictionPolicy)]
     if a.native_lru:
-        makers.append(("LRU (LMCache)", load_native_lru(a.native_lru)))
-    for spec in a.policies.split(","):
-        makers.append((f"kvp:{spec}", lambda s=spec: KvpolicyEvictionPolicy(
-            s, a.capacity, chunk_tokens)))
-    runs = {label: [] for label, _ in makers}
-    for _ in range(a.repeat):
-        for label, make in makers:  # alternating: the machine's drift hits every policy alike
-            runs[label].append(time_rounds(make, requests, a.capacity))
+        natives.append(("LRU (LMCache)", load_native_lru(a.native_lru)))
+    # One kvpolicy policy at a time with the native ones, as one LMCache tier has one policy
+    # (several policies' structures side by side would crowd the CPU caches).
+    groups = [natives + [(f"kvp:{spec}", lambda s=spec: KvpolicyEvictionPolicy(
+        s, a.capacity, chunk_tokens))] for spec in a.policies.split(",")]
     rows = []
-    for label, results in runs.items():
-        med = lambda f: statistics.median(f(r) for r in results)  # noqa: E731
-        row = dict(policy=label, hit_rate=results[0]["hits"] / max(results[0]["looked"], 1),
-                   rounds=results[0]["rounds"], total_ms=med(lambda r: r["total_ms"]),
-                   round_us=med(lambda r: r["round_us"]))
-        for m in METHODS:
-            calls = results[0]["calls"][m]
-            row[m + "_us"] = med(lambda r: r["ns"][m] / max(r["calls"][m], 1) / 1e3) \
-                if calls else 0.0
-        row["listener_us_per_key"] = med(lambda r: sum(r["ns"][m] for m in METHODS[:3])
-                                         / max(sum(r["keys"][m] for m in METHODS[:3]), 1) / 1e3)
-        rows.append(row)
-    base = next((r for r in rows if r["policy"] == "LRU (LMCache)"), rows[0])
+    for group in groups:
+        runs = {label: [] for label, _ in group}
+        for _ in range(a.repeat):
+            for label, result in time_lockstep(group, requests, a.capacity).items():
+                runs[label].append(result)
+        group_rows = [_row(label, runs[label]) for label, _ in group]
+        base = group_rows[len(natives) - 1]  # LMCache's LRU when given, else noop
+        for row in group_rows:
+            row["base"] = base
+        rows.extend(group_rows if group is groups[0] else group_rows[len(natives):])
     print(f"# {a.trace}: {len(requests)} requests, {sum(map(len, requests))} chunk lookups, "
           f"L1 {a.capacity} chunks of {chunk_tokens} tokens, watermark 0.8, ratio 0.2; "
-          f"median of {a.repeat}; ratios against {base['policy']}")
+          f"median of {a.repeat}; x = against {natives[-1][0]} in the same lockstep run")
     print("| policy | L1 hit rate | evicting rounds | round (µs) | x | created (µs/call) | "
           "touched (µs/call) | removed (µs/call) | listener µs/key | x | run (ms) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        base = r.pop("base")
         rx = r["round_us"] / base["round_us"] if base["round_us"] else float("nan")
         lx = r["listener_us_per_key"] / base["listener_us_per_key"] \
             if base["listener_us_per_key"] else float("nan")
