@@ -202,6 +202,72 @@ def test_filter_respected_and_tracking_follows_l1(spec):
     assert policy.stats()["evictions"] >= len(named)
 
 
+def test_real_controller_thread_runs_beside_the_listeners():
+    """The real L1EvictionController thread (its sleep shortened) evicts while the requests'
+    listener calls arrive from this thread: no error, and once both stop the policy tracks
+    exactly L1's keys. The fake L1 takes a lock as the real one does, and fires its listeners
+    outside it."""
+    import threading
+    from types import SimpleNamespace
+    import time as real_time
+
+    l1 = FakeL1(60)
+    l1.lock = threading.RLock()
+    for name in ("get_memory_usage", "is_key_evictable", "lookup_prefix"):
+        def locked(*args, _fn=getattr(l1, name)):
+            with l1.lock:
+                return _fn(*args)
+        setattr(l1, name, locked)
+    for name in ("reserve_read", "finish_read", "reserve_write", "finish_write", "delete"):
+        def locked_fire(*args, _name=name, _fn=getattr(FakeL1, name)):
+            fired = []
+            with l1.lock:
+                l1._fire = lambda n, k: fired.append((n, list(k)))
+                try:
+                    out = _fn(l1, *args)
+                finally:
+                    del l1._fire
+            for n, k in fired:
+                FakeL1._fire(l1, n, k)
+            return out
+        setattr(l1, name, locked_fire)
+    policy = KvpolicyEvictionPolicy("s3fifo", 60, 16)
+    ctl = l1_controller(l1, policy)
+    real = ec.time
+    ec.time = SimpleNamespace(sleep=lambda s: real_time.sleep(0.0005))
+    try:
+        ctl.start()
+        engine = Engine(l1, ctl, hold=2)
+        engine.request = _requests_without_rounds(engine)
+        for _ in range(3):
+            for keys in _workload():
+                engine.request(keys)
+        engine.drain()
+        real_time.sleep(0.05)
+    finally:
+        ctl.stop()
+        ec.time = real
+    assert policy.stats()["evictions"] > 0 and l1.deleted
+    l1_round(ctl)  # one more round, now alone: settles victims named just before the stop
+    _assert_tracks_l1(policy, l1)
+
+
+def _requests_without_rounds(engine):
+    """Engine.request without its own controller round (the controller thread runs them)."""
+    def request(keys):
+        l1 = engine.l1
+        with l1.lock:  # found and read-locked at once (the bridge ignores reserved_read)
+            hits = l1.lookup_prefix(keys)
+            if hits:
+                l1.reserve_read(hits)
+        if hits:
+            l1.touch_keys(hits)
+        engine.inflight.append((hits, l1.reserve_write(keys[len(hits):])))
+        while len(engine.inflight) > engine.hold:
+            engine._release(*engine.inflight.popleft())
+    return request
+
+
 def test_removals_are_learned_only_through_on_keys_removed():
     policy = KvpolicyEvictionPolicy("lru", 16, 16)
     keys = _keys(10)
