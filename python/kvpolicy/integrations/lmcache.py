@@ -163,50 +163,20 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
                 self._destinations.append(destination)
 
     def on_keys_created(self, keys):
-        if not keys:
-            return
-        with self._lock:
-            for tier, group in self._by_tier(keys, create=True):
-                self._created(tier, group)
+        if keys:
+            self._each(keys, self._created, create=True)
 
     def on_keys_created_with_sizes(self, keys, sizes):
         """LMCache's sized creation (newer L2 bridges): kvpolicy counts chunks, not bytes."""
         self.on_keys_created(keys)
 
     def on_keys_touched(self, keys):
-        if not keys:
-            return
-        with self._lock:
-            for tier, group in self._by_tier(keys, create=False):
-                hit = [n for n in map(tier.ids.get, reversed(group)) if n is not None]
-                if not hit:
-                    continue
-                if tier.pending:
-                    back = [n for n in hit if n in tier.pending]
-                    if back:
-                        self._cancel(tier, back)
-                tier.policy.on_hits(hit, ignore_missing=True)
+        if keys:
+            self._each(keys, self._touched, create=False)
 
     def on_keys_removed(self, keys):
-        if not keys:
-            return
-        with self._lock:
-            for tier, group in self._by_tier(keys, create=False):
-                committed, removed = [], []
-                for k in group:
-                    n = tier.ids.pop(k, None)
-                    if n is None:
-                        tier.overflow.pop(k, None)
-                        continue
-                    del tier.keys[n]
-                    if tier.pending.pop(n, None) is not None:
-                        committed.append(n)
-                    else:
-                        removed.append(n)
-                if committed:
-                    tier.policy.commit(committed)
-                if removed:
-                    tier.policy.on_removes(removed, ignore_missing=True)
+        if keys:
+            self._each(keys, self._removed, create=False)
 
     def get_eviction_actions(self, expected_ratio, key_eligible_filter=None, cache_salt=None):
         ratio = max(0.0, min(1.0, float(expected_ratio)))
@@ -288,6 +258,44 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
 
     # -- internals (the caller holds self._lock) -----------------------------------------------
 
+    def _each(self, keys, handle, create):
+        with self._lock:
+            if not self._isolation:  # the usual case, without grouping
+                handle(self._tiers[None], keys)
+                return
+            for tier, group in self._by_tier(keys, create):
+                handle(tier, group)
+
+    def _touched(self, tier, keys):
+        hit = [n for n in map(tier.ids.get, reversed(keys)) if n is not None]
+        if not hit:
+            return
+        pending = tier.pending
+        if pending:
+            back = list(dict.fromkeys(n for n in hit if n in pending))
+            if back:
+                self._cancel(tier, back)
+        tier.policy.on_hits(hit)
+
+    def _removed(self, tier, keys):
+        ids, nodes, pending = tier.ids, tier.keys, tier.pending
+        committed, removed = [], []
+        for k in keys:
+            n = ids.pop(k, None)
+            if n is None:
+                if tier.overflow:
+                    tier.overflow.pop(k, None)
+                continue
+            del nodes[n]
+            if pending and pending.pop(n, None) is not None:
+                committed.append(n)
+            else:
+                removed.append(n)
+        if committed:
+            tier.policy.commit(committed)
+        if removed:
+            tier.policy.on_removes(removed, ignore_missing=True)
+
     def _by_tier(self, keys, create):
         if not self._isolation:
             yield self._tiers[None], keys
@@ -304,8 +312,12 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
 
     def _created(self, tier, keys, reverse=True):
         ids, pending, overflow = tier.ids, tier.pending, tier.overflow
+        ordered = reversed(keys) if reverse else keys
+        if not pending and not overflow:  # the usual case: one lookup a key
+            self._insert(tier, [k for k in ordered if k not in ids])
+            return
         new = []
-        for k in (reversed(keys) if reverse else keys):
+        for k in ordered:
             n = ids.get(k)
             if n is not None:
                 if pending and n in pending:
