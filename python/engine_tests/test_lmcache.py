@@ -452,7 +452,7 @@ def traces():
 
 
 @pytest.mark.parametrize("trace", sorted(PARITY_RUNS))
-@pytest.mark.parametrize("spec", online_policies())
+@pytest.mark.parametrize("spec", online_policies() + ["laru:predictor=reuse"])
 def test_parity_with_kvpolicy_run(traces, trace, spec):
     """The adapter inside the real controller and bridges (duplicate creations, asynchronous
     removals, victims committed on LMCache's word) gives exactly the hits and the victims of a
