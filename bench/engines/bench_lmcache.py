@@ -144,7 +144,7 @@ def parity_table(traces):
         requests, chunk_tokens = load_requests(name, count, cache_dir="engine_tests_data")
         looked = sum(map(len, requests))
         trace = kvpolicy.load_trace(_trace_path(name), max_requests=count)
-        for policy in online_policies():
+        for policy in online_policies() + ["laru:predictor=reuse"]:
             spec = NO_REQUEST_FIELDS.get(policy, policy)
             hits, victims, _ = run_adapter(spec, requests, capacity, chunk_tokens)
             ref_hits, ref_victims, _ = run_reference(spec, requests, capacity, chunk_tokens)
