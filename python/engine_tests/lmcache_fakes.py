@@ -8,6 +8,7 @@ kvpolicy.EvictionPolicy directly, by the calls the adapter's mapping makes
 (docs/engines/lmcache.md, "Parity"). Import after engines.use_engine("lmcache").
 """
 import contextlib
+import threading
 from collections import deque
 from types import SimpleNamespace
 
@@ -97,6 +98,32 @@ class FakeL1:
         if gone:
             self._fire("on_l1_keys_deleted_by_manager", gone)
         return {k: None for k in gone}
+
+
+def locked(l1):
+    """l1 with a lock taken by every call, as the real L1Manager's are; the listeners are
+    fired once it is released (the policy's lock is taken inside the filter's, never around
+    it)."""
+    l1.lock = threading.RLock()
+    for name in ("get_memory_usage", "is_key_evictable", "lookup_prefix"):
+        def call(*args, _fn=getattr(l1, name)):
+            with l1.lock:
+                return _fn(*args)
+        setattr(l1, name, call)
+    for name in ("reserve_read", "finish_read", "reserve_write", "finish_write", "delete"):
+        def call_then_fire(*args, _fn=getattr(FakeL1, name)):
+            fired = []
+            with l1.lock:
+                l1._fire = lambda n, k: fired.append((n, list(k)))
+                try:
+                    out = _fn(l1, *args)
+                finally:
+                    del l1._fire
+            for n, k in fired:
+                FakeL1._fire(l1, n, k)
+            return out
+        setattr(l1, name, call_then_fire)
+    return l1
 
 
 class FakeL2:
@@ -205,13 +232,16 @@ class Engine:
         self.looked = self.hits = 0
         self.after_round = None
 
-    def request(self, keys):
+    def request(self, keys, controller=True):
+        """One request; controller=False leaves the rounds to the controller's own thread."""
         l1 = self.l1
-        hits = l1.lookup_prefix(keys)
+        with getattr(l1, "lock", contextlib.nullcontext()):  # found and read-locked at once
+            hits = l1.lookup_prefix(keys)
+            if hits:
+                l1.reserve_read(hits)  # (the bridge ignores reserved_read)
         self.looked += len(keys)
         self.hits += len(hits)
         if hits:
-            l1.reserve_read(hits)
             l1.touch_keys(hits)
         new = l1.reserve_write(keys[len(hits):])
         self.inflight.append((hits, new))
@@ -219,6 +249,8 @@ class Engine:
             self._release(*self.inflight.popleft())
         if self.l2 is not None:
             self.l2.store(keys[len(hits):])
+        if not controller:
+            return len(hits)
         l1_round(self.ctl)
         if self.l2_controller is not None:
             self.l2_controller._check_and_evict_global(self.l2_state)

@@ -19,7 +19,7 @@ from lmcache.v1.distributed.storage_controllers import eviction_controller as ec
 import kvpolicy.integrations.lmcache as kl  # noqa: E402
 from kvpolicy.integrations.lmcache import KvpolicyEvictionPolicy  # noqa: E402
 from lmcache_fakes import (  # noqa: E402
-    Engine, FakeL1, FakeL2, factory, l1_controller, l1_round, object_keys)
+    Engine, FakeL1, FakeL2, factory, l1_controller, l1_round, locked, object_keys)
 from lmcache_parity import (  # noqa: E402
     load_requests, online_policies, run_adapter, run_reference)
 from workload import chained_block_hashes, make_requests  # noqa: E402  (the smoke's workload)
@@ -147,7 +147,8 @@ def test_key_ids_are_stable_and_distinct():
     from lmcache.v1.distributed.api import ObjectKey
 
     base = ObjectKey(b"\x01" * 32, "m", 0, 0, "")
-    variants = [base, ObjectKey(b"\x02" * 32, "m", 0, 0, ""), ObjectKey(b"\x01" * 32, "n", 0, 0, ""),
+    variants = [base, ObjectKey(b"\x02" * 32, "m", 0, 0, ""),
+                ObjectKey(b"\x01" * 32, "n", 0, 0, ""),
                 ObjectKey(b"\x01" * 32, "m", 1, 0, ""), ObjectKey(b"\x01" * 32, "m", 0, 1, ""),
                 ObjectKey(b"\x01" * 32, "m", 0, 0, "s"), ObjectKey(12345, "m", 0, 0, ""),
                 ObjectKey("text-hash", "m", 0, 0, "")]
@@ -207,30 +208,10 @@ def test_real_controller_thread_runs_beside_the_listeners():
     listener calls arrive from this thread: no error, and once both stop the policy tracks
     exactly L1's keys. The fake L1 takes a lock as the real one does, and fires its listeners
     outside it."""
-    import threading
     from types import SimpleNamespace
     import time as real_time
 
-    l1 = FakeL1(60)
-    l1.lock = threading.RLock()
-    for name in ("get_memory_usage", "is_key_evictable", "lookup_prefix"):
-        def locked(*args, _fn=getattr(l1, name)):
-            with l1.lock:
-                return _fn(*args)
-        setattr(l1, name, locked)
-    for name in ("reserve_read", "finish_read", "reserve_write", "finish_write", "delete"):
-        def locked_fire(*args, _name=name, _fn=getattr(FakeL1, name)):
-            fired = []
-            with l1.lock:
-                l1._fire = lambda n, k: fired.append((n, list(k)))
-                try:
-                    out = _fn(l1, *args)
-                finally:
-                    del l1._fire
-            for n, k in fired:
-                FakeL1._fire(l1, n, k)
-            return out
-        setattr(l1, name, locked_fire)
+    l1 = locked(FakeL1(60))
     policy = KvpolicyEvictionPolicy("s3fifo", 60, 16)
     ctl = l1_controller(l1, policy)
     real = ec.time
@@ -238,10 +219,9 @@ def test_real_controller_thread_runs_beside_the_listeners():
     try:
         ctl.start()
         engine = Engine(l1, ctl, hold=2)
-        engine.request = _requests_without_rounds(engine)
         for _ in range(3):
             for keys in _workload():
-                engine.request(keys)
+                engine.request(keys, controller=False)
         engine.drain()
         real_time.sleep(0.05)
     finally:
@@ -250,22 +230,6 @@ def test_real_controller_thread_runs_beside_the_listeners():
     assert policy.stats()["evictions"] > 0 and l1.deleted
     l1_round(ctl)  # one more round, now alone: settles victims named just before the stop
     _assert_tracks_l1(policy, l1)
-
-
-def _requests_without_rounds(engine):
-    """Engine.request without its own controller round (the controller thread runs them)."""
-    def request(keys):
-        l1 = engine.l1
-        with l1.lock:  # found and read-locked at once (the bridge ignores reserved_read)
-            hits = l1.lookup_prefix(keys)
-            if hits:
-                l1.reserve_read(hits)
-        if hits:
-            l1.touch_keys(hits)
-        engine.inflight.append((hits, l1.reserve_write(keys[len(hits):])))
-        while len(engine.inflight) > engine.hold:
-            engine._release(*engine.inflight.popleft())
-    return request
 
 
 def test_removals_are_learned_only_through_on_keys_removed():

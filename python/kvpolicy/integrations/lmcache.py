@@ -29,14 +29,14 @@ except ImportError as _error:  # pragma: no cover - the message is the point
         f"(lmcache.v1.distributed.eviction): {_error}") from _error
 
 from ._lmcache_install import (  # noqa: F401  (re-exported)
-    PREFIX,
     install,
     installed,
     parse_name,
     uninstall,
 )
 
-__all__ = ["KvpolicyEvictionPolicy", "install", "installed", "key_id", "parse_name", "uninstall"]
+__all__ = ["KvpolicyEvictionPolicy", "install", "installed", "key_id", "key_ids", "parse_name",
+           "uninstall"]
 
 _log = logging.getLogger(__name__)
 
