@@ -261,17 +261,31 @@ def _build_class():
                 victims = self.kvp.evict(-(-(need - freed) // b))
                 if not victims:
                     break
-                for v in victims:
-                    freed += self._free_block(v)
+                freed += self._free_victims(victims)
             self.update_eviction_metrics(freed, start)
             return EvictResult(num_tokens_evicted=freed)
 
         # ----- freeing -----
 
         def _evict_blocks(self, n):
-            freed = 0
-            for v in self.kvp.evict(n):
-                freed += self._free_block(v)
+            return self._free_victims(self.kvp.evict(n))
+
+        def _free_victims(self, victims):
+            """Frees the policy's victims in their order, a run of a node's last blocks (the
+            usual order: deeper first) at once."""
+            freed, i, owners = 0, 0, self._kvp_owner
+            while i < len(victims):
+                node = self._owner(victims[i])
+                ids = node.kvp_ids
+                k = min(len(ids), len(victims) - i)
+                if victims[i:i + k] != ids[:-k - 1:-1]:  # not all: find where the run stops
+                    k = 1
+                    while i + k < len(victims) and k < len(ids) and victims[i + k] == ids[-1 - k]:
+                        k += 1
+                if k > 1:
+                    list(map(owners.pop, victims[i + 1:i + k]))
+                freed += self._free_blocks(node, k)
+                i += k
             return freed
 
         def _drop(self, node):
@@ -293,28 +307,31 @@ def _build_class():
             return freed + self._drop(node)
 
         def _owner(self, block):
-            node = self._kvp_owner.pop(block, None)
+            """The node whose last block is `block` (a victim has no block below it)."""
+            start = node = self._kvp_owner.pop(block, None)
             while node is not None and node is not self.root_node:
                 ids = node.kvp_ids
                 if ids and ids[-1] == block:
+                    while start is not node and getattr(start, "kvp_dead", False):
+                        start.parent, start = node, start.parent  # shorten the walk next time
                     return node
                 node = node.parent  # a split moved the block up into a new parent
             raise kvpolicy.Error(f"kvpolicy evicted block {block:#x}, which is not the last "
                                  "block of a node of the radix tree")
 
-        def _free_block(self, block):
-            """Frees a victim (a block with no block below it): everything below its end, then
-            its own tokens up to the block's start that no other path or lock still uses."""
-            node = self._owner(block)
+        def _free_blocks(self, node, k):
+            """Frees node's last k blocks (victims, nothing tracked below them): everything
+            below their end, then their tokens up to the first one's start that no other path
+            or lock still uses."""
             b = self.kvp_block
-            start = ((node.kvp_depth + len(node.key)) // b - 1) * b
+            start = ((node.kvp_depth + len(node.key)) // b - k) * b
             freed = 0
             for child in list(node.children.values()):
                 freed += self._drop_subtree(child)
             cur = node
             while cur is not self.root_node and not cur.children and cur.lock_ref == 0:
                 depth = cur.kvp_depth
-                if depth < start:  # the block begins inside this node: split there
+                if depth < start:  # the first block begins inside this node: split there
                     self._split_node(cur.key, cur, start - depth)
                     freed += self._drop(cur)
                     break
