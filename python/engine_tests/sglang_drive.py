@@ -37,7 +37,8 @@ class Allocator:
     def alloc(self, n):
         if n > len(self.free):
             return None
-        out, self.free = self.free[len(self.free) - n:], self.free[:len(self.free) - n]
+        out = self.free[len(self.free) - n:]
+        del self.free[len(self.free) - n:]
         out.reverse()
         return torch.tensor(out, dtype=torch.int64)
 
@@ -143,7 +144,7 @@ def reference(requests, spec, pool, page):
     hits, evicted, victims = [], 0, []
     for prompt, output in requests:
         full = prompt + output
-        ids = kvp_sglang.block_ids(full, 0, len(full) // page, page, 0)
+        ids = kvp_sglang.path_block_ids(full, len(full) // page, page)
         matched = 0
         for i in ids[:len(prompt) // page]:
             if i not in kvp:
@@ -192,7 +193,7 @@ def mooncake_requests(limit, tokens_per_hash=4, output_tokens=0):
     (h * tokens_per_hash + i), so shared hash ids are shared prefixes; outputs are fresh
     tokens (never shared)."""
     path = os.path.join(data_dir(), "mooncake-conversation", "conversation_trace.jsonl")
-    out, fresh = [], itertools.count(1 << 40)
+    out, fresh = [], itertools.count(1 << 31)
     with open(path) as f:
         for line in itertools.islice(f, limit):
             rec = json.loads(line)

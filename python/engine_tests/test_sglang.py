@@ -333,7 +333,7 @@ def test_register_backend_through_sglangs_registry(monkeypatch):
     cache = registry.create_tree_cache(ctx)
     assert type(cache).__name__ == "KvpolicyRadixCache"
     assert cache.kvp.policy.startswith("s3fifo") and cache.kvp_block == 8
-    assert cache.kvp.capacity == 512 // 8
+    assert cache.kvp.capacity == 512 // 4  # pages
     monkeypatch.setenv("KVPOLICY_SGLANG_BLOCK_TOKENS", "six")
     with pytest.raises(kvpolicy.ConfigError, match="KVPOLICY_SGLANG_BLOCK_TOKENS"):
         registry.create_tree_cache(ctx)

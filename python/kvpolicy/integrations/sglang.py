@@ -12,8 +12,8 @@ point `sglang.srt.plugins` / `kvpolicy` (pyproject.toml; select it with SGLANG_P
   that are a per-node score (kvpolicy.integrations.sglang_strategies).
 
 How the radix tree maps onto kvpolicy's blocks (block = B tokens, a multiple of the page size):
-- block j of a path is its tokens [jB, (j+1)B); its id is a chained hash of the path's tokens up
-  to (j+1)B (and the key's extra_key/cache_salt), so a page evicted and re-inserted keeps its id
+- block j of a path is its tokens [jB, (j+1)B); its id is kvpolicy's chained key of the path's
+  tokens up to (j+1)B (Cache.block_keys; mixed with the key's extra_key/cache_salt), so a page evicted and re-inserted keeps its id
   and a node split changes nothing in the policy. A node owns the blocks that END inside it
   (node.kvp_ids); kvpolicy's parent of block j is block j-1 of the same path.
 - partial tail blocks: tokens after the last whole block of a path (a node ending mid-block, B > P
@@ -62,18 +62,26 @@ def _namespace_seed(key):
     return hash((key.extra_key, key.cache_salt)) & _MASK
 
 
-def block_ids(tokens, start, end, block_tokens, prior):
-    """Ids of the blocks [start, end) of a path whose raw tokens are `tokens` (an array('q') or
-    list), chained from `prior` (the id of block start-1, or the namespace seed)."""
-    h = prior
-    if block_tokens == 1:
-        return [(h := hash((h, t)) & _MASK) for t in tokens[start:end]]
-    out = []
-    b = block_tokens
-    for j in range(start, end):
-        h = hash((h, tuple(tokens[j * b:(j + 1) * b]))) & _MASK
-        out.append(h)
-    return out
+_hashers = {}
+
+
+def path_block_ids(tokens, num_blocks, block_tokens, namespace=0):
+    """Ids of the first num_blocks whole blocks of a path from the root whose tokens are
+    `tokens` (array('q') or list): kvpolicy's chained block keys (kvpolicy.Cache.block_keys,
+    computed in C++), mixed with the key's namespace (_namespace_seed) when it has one."""
+    hasher = _hashers.get(block_tokens)
+    if hasher is None:
+        hasher = _hashers[block_tokens] = kvpolicy.Cache("lru", 1, block_tokens)
+    try:
+        ids = hasher.block_keys(tokens[:num_blocks * block_tokens])
+    except TypeError:  # a token id outside uint32: chain Python's hash instead
+        ids, h, b = [], 0, block_tokens
+        for j in range(num_blocks):
+            h = hash((h, tuple(tokens[j * b:(j + 1) * b]))) & _MASK
+            ids.append(h)
+    if namespace:
+        ids = [hash((namespace, i)) & _MASK for i in ids]
+    return ids
 
 
 def _build_class():
@@ -109,10 +117,11 @@ def _build_class():
             if int(capacity_pages) <= 0:
                 raise kvpolicy.ConfigError(f"capacity_pages={capacity_pages!r} must be > 0")
             self.kvp_block = block
-            self.kvp = kvpolicy.EvictionPolicy(spec, max(1, int(capacity_pages) * page // block),
-                                               block, seed)
+            # Capacity in blocks = pages: blocks that share a prefix share its tokens, so a
+            # tree of N pages holds up to N blocks (each has a last page of its own).
+            self.kvp = kvpolicy.EvictionPolicy(spec, int(capacity_pages), block, seed)
             self.kvp_clock = time.monotonic
-            self._kvp_owner = {}  # block id -> the node it was inserted in (or a node below)
+            self._kvp_owner = {}  # a node's last block id -> the node (victims are last blocks)
             self._kvp_tails = {}  # paths shorter than a block (B > P), oldest first
             self._kvp_req = None  # the Req of the cache_*_req call running
             super().__init__(params)
@@ -134,6 +143,8 @@ def _build_class():
             cut = (a + split_len) // b - a // b
             new.kvp_depth, new.kvp_ids = a, ids[:cut]
             child.kvp_depth, child.kvp_ids = a + split_len, ids[cut:]
+            if cut:
+                self._kvp_owner[ids[cut - 1]] = new
             return new
 
         def _last_block(self, node):
@@ -197,9 +208,8 @@ def _build_class():
             first, last = depth // b, end // b
             parent = self._last_block(node.parent)
             if last > first:
-                prior = _namespace_seed(key) if parent is None else parent
-                ids = block_ids(key.token_ids, first, last, b, prior)
-                self._kvp_owner.update(zip(ids, itertools.repeat(node)))
+                ids = path_block_ids(key.token_ids, last, b, _namespace_seed(key))[first:]
+                self._kvp_owner[ids[-1]] = node
                 node.kvp_ids = ids
             else:
                 node.kvp_ids = []
@@ -273,7 +283,7 @@ def _build_class():
         def _free_victims(self, victims):
             """Frees the policy's victims in their order, a run of a node's last blocks (the
             usual order: deeper first) at once."""
-            freed, i, owners = 0, 0, self._kvp_owner
+            freed, i = 0, 0
             while i < len(victims):
                 node = self._owner(victims[i])
                 ids = node.kvp_ids
@@ -282,8 +292,6 @@ def _build_class():
                     k = 1
                     while i + k < len(victims) and k < len(ids) and victims[i + k] == ids[-1 - k]:
                         k += 1
-                if k > 1:
-                    list(map(owners.pop, victims[i + 1:i + k]))
                 freed += self._free_blocks(node, k)
                 i += k
             return freed
@@ -308,16 +316,11 @@ def _build_class():
 
         def _owner(self, block):
             """The node whose last block is `block` (a victim has no block below it)."""
-            start = node = self._kvp_owner.pop(block, None)
-            while node is not None and node is not self.root_node:
-                ids = node.kvp_ids
-                if ids and ids[-1] == block:
-                    while start is not node and getattr(start, "kvp_dead", False):
-                        start.parent, start = node, start.parent  # shorten the walk next time
-                    return node
-                node = node.parent  # a split moved the block up into a new parent
-            raise kvpolicy.Error(f"kvpolicy evicted block {block:#x}, which is not the last "
-                                 "block of a node of the radix tree")
+            node = self._kvp_owner.pop(block, None)
+            if node is None or not node.kvp_ids or node.kvp_ids[-1] != block:
+                raise kvpolicy.Error(f"kvpolicy evicted block {block:#x}, which is not the "
+                                     "last block of a node of the radix tree")
+            return node
 
         def _free_blocks(self, node, k):
             """Frees node's last k blocks (victims, nothing tracked below them): everything
