@@ -59,7 +59,8 @@ def replay(args):
                          f"{med * 1e3:.1f}", f"{med / base:.2f}x"))
     print(f"## replay: Mooncake, first {args.requests} requests, pool {args.pool_hashes} "
           f"hash blocks, median of {args.rounds} rounds\n")
-    print("| page | cache | requests | prompt tokens | hit rate | tokens evicted | ms | vs native |")
+    print("| page | cache | requests | prompt tokens | hit rate | tokens evicted | ms "
+          "| vs native |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(str(x) for x in r) + " |")
@@ -76,7 +77,8 @@ def leaves_cache(n, spec):
 
 def evict_cost(args):
     print(f"\n## evict(2 tokens) with n evictable leaves: mean of {args.evicts} calls\n")
-    print("| leaves | native ms/evict | kvp:lru ms/evict | kvp:s3fifo ms/evict | native / kvp:lru |")
+    print("| leaves | native ms/evict | kvp:lru ms/evict | kvp:s3fifo ms/evict "
+          "| native / kvp:lru |")
     print("|---|---|---|---|---|")
     for n in (10_000, 40_000, 160_000):
         cost = {}

@@ -350,3 +350,15 @@ def test_score_strategies_run_in_radix_cache(name, monkeypatch):
     if name == "kvp_lru":  # the same order as SGLang's lru: the same run
         native, nalloc = drive.make_cache(900, eviction_policy="lru")
         assert drive.run(native, nalloc, smoke_requests()) == (hits, evicted)
+
+
+def test_entry_point_in_pyproject_resolves_to_register():
+    """SGLang's loader does ep.load() on the `sglang.srt.plugins` entry point, then calls it."""
+    import importlib
+    import tomllib
+    source = os.environ.get("KVPOLICY_SOURCE_DIR",
+                            os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(source, "pyproject.toml"), "rb") as f:
+        eps = tomllib.load(f)["project"]["entry-points"]["sglang.srt.plugins"]
+    module, attr = eps["kvpolicy"].split(":")
+    assert getattr(importlib.import_module(module), attr) is kvp_sglang.register

@@ -13,9 +13,10 @@ point `sglang.srt.plugins` / `kvpolicy` (pyproject.toml; select it with SGLANG_P
 
 How the radix tree maps onto kvpolicy's blocks (block = B tokens, a multiple of the page size):
 - block j of a path is its tokens [jB, (j+1)B); its id is kvpolicy's chained key of the path's
-  tokens up to (j+1)B (Cache.block_keys; mixed with the key's extra_key/cache_salt), so a page evicted and re-inserted keeps its id
-  and a node split changes nothing in the policy. A node owns the blocks that END inside it
-  (node.kvp_ids); kvpolicy's parent of block j is block j-1 of the same path.
+  tokens up to (j+1)B (Cache.block_keys; mixed with the key's extra_key/cache_salt), so a page
+  evicted and re-inserted keeps its id and a node split changes nothing in the policy. A node
+  owns the blocks that END inside it (node.kvp_ids); kvpolicy's parent of block j is block j-1
+  of the same path.
 - partial tail blocks: tokens after the last whole block of a path (a node ending mid-block, B > P
   only) are in no block. They hang off the path's last whole block and are freed with it (when
   that block is evicted, everything below its end goes too); those hanging off the root (paths
