@@ -26,8 +26,13 @@ from workload import make_requests  # noqa: E402  (the engines' smoke workload)
 _NEEDS = {"lpc": "lpc:predictor=constant"}
 
 
+# The learned policies are offline with their default (oracle) predictor; online with reuse.
+_LEARNED = ["laru:predictor=reuse", "hf:predictor=reuse", "fpb:predictor=reuse"]
+
+
 def online_policies():
-    return [_NEEDS.get(p["name"], p["name"]) for p in kvpolicy.policies() if not p["offline"]]
+    names = [_NEEDS.get(p["name"], p["name"]) for p in kvpolicy.policies() if not p["offline"]]
+    return names + [s for s in _LEARNED if not kvpolicy.is_offline(s)]
 
 
 def smoke_requests():
