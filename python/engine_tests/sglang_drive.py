@@ -144,7 +144,7 @@ def reference(requests, spec, pool, page):
     hits, evicted, victims = [], 0, []
     for prompt, output in requests:
         full = prompt + output
-        ids = kvp_sglang.path_block_ids(full, len(full) // page, page)
+        ids = kvp_sglang.block_ids(full, 0, len(full) // page, page)
         matched = 0
         for i in ids[:len(prompt) // page]:
             if i not in kvp:

@@ -12,9 +12,9 @@ point `sglang.srt.plugins` / `kvpolicy` (pyproject.toml; select it with SGLANG_P
   that are a per-node score (kvpolicy.integrations.sglang_strategies).
 
 How the radix tree maps onto kvpolicy's blocks (block = B tokens, a multiple of the page size):
-- block j of a path is its tokens [jB, (j+1)B); its id is kvpolicy's chained key of the path's
-  tokens up to (j+1)B (Cache.block_keys; mixed with the key's extra_key/cache_salt), so a page
-  evicted and re-inserted keeps its id and a node split changes nothing in the policy. A node
+- block j of a path is its tokens [jB, (j+1)B); its id is a chained hash of the path's tokens
+  up to (j+1)B and the key's extra_key/cache_salt (block_ids), so a page evicted and
+  re-inserted keeps its id and a node split changes nothing in the policy. A node
   owns the blocks that END inside it (node.kvp_ids); kvpolicy's parent of block j is block j-1
   of the same path.
 - partial tail blocks: tokens after the last whole block of a path (a node ending mid-block, B > P
@@ -34,6 +34,7 @@ import itertools
 import logging
 import os
 import time
+from array import array
 
 import kvpolicy
 
@@ -63,26 +64,22 @@ def _namespace_seed(key):
     return hash((key.extra_key, key.cache_salt)) & _MASK
 
 
-_hashers = {}
-
-
-def path_block_ids(tokens, num_blocks, block_tokens, namespace=0):
-    """Ids of the first num_blocks whole blocks of a path from the root whose tokens are
-    `tokens` (array('q') or list): kvpolicy's chained block keys (kvpolicy.Cache.block_keys,
-    computed in C++), mixed with the key's namespace (_namespace_seed) when it has one."""
-    hasher = _hashers.get(block_tokens)
-    if hasher is None:
-        hasher = _hashers[block_tokens] = kvpolicy.Cache("lru", 1, block_tokens)
-    try:
-        ids = hasher.block_keys(tokens[:num_blocks * block_tokens])
-    except TypeError:  # a token id outside uint32: chain Python's hash instead
-        ids, h, b = [], 0, block_tokens
-        for j in range(num_blocks):
-            h = hash((h, tuple(tokens[j * b:(j + 1) * b]))) & _MASK
-            ids.append(h)
-    if namespace:
-        ids = [hash((namespace, i)) & _MASK for i in ids]
-    return ids
+def block_ids(tokens, first, last, block_tokens, prior=0):
+    """Ids of the blocks [first, last) of a path from the root whose tokens are `tokens`
+    (array('q') or list), chained from `prior`: the id of block first-1, or the path's
+    namespace seed (_namespace_seed) for block 0. Id j = hash(id j-1, block j's tokens), so an
+    id depends on the path's content only, wherever the chain is resumed."""
+    h, b = prior, block_tokens
+    if b == 1:
+        return [(h := hash((h, t)) & _MASK) for t in tokens[first:last]]
+    part = tokens[first * b:last * b]
+    if not isinstance(part, array) or part.typecode != "q":
+        part = array("q", part)
+    raw, width, out = part.tobytes(), 8 * b, []
+    for o in range(0, len(raw), width):
+        h = hash((h, raw[o:o + width])) & _MASK
+        out.append(h)
+    return out
 
 
 def _build_class():
@@ -209,7 +206,8 @@ def _build_class():
             first, last = depth // b, end // b
             parent = self._last_block(node.parent)
             if last > first:
-                ids = path_block_ids(key.token_ids, last, b, _namespace_seed(key))[first:]
+                prior = _namespace_seed(key) if parent is None else parent
+                ids = block_ids(key.token_ids, first, last, b, prior)
                 self._kvp_owner[ids[-1]] = node
                 node.kvp_ids = ids
             else:
@@ -307,6 +305,25 @@ def _build_class():
             self._kvp_tails.pop(node, None)
             return n
 
+        def _trim(self, node, keep):
+            """Frees an unlocked leaf's tokens after its first `keep` in place (no split: a
+            split would copy both halves), or by a split when KV events need a removed node."""
+            if self.kv_events.enabled:
+                self._split_node(node.key, node, keep)
+                return self._drop(node)
+            value = node.value
+            self.token_to_kv_pool_allocator.free_segment(value[keep:], start_pos=0)
+            n = len(value) - keep
+            node.key, node.value = node.key[:keep], value[:keep]
+            if node.hash_value is not None:
+                node.hash_value = node.hash_value[:keep // self.page_size]
+            self.evictable_size_ -= n
+            b, depth, ids = self.kvp_block, node.kvp_depth, node.kvp_ids
+            del ids[(depth + keep) // b - depth // b:]
+            if ids:
+                self._kvp_owner[ids[-1]] = node
+            return n
+
         def _drop_subtree(self, node):
             freed = 0
             for child in list(node.children.values()):
@@ -335,9 +352,8 @@ def _build_class():
             cur = node
             while cur is not self.root_node and not cur.children and cur.lock_ref == 0:
                 depth = cur.kvp_depth
-                if depth < start:  # the first block begins inside this node: split there
-                    self._split_node(cur.key, cur, start - depth)
-                    freed += self._drop(cur)
+                if depth < start:  # the first block begins inside this node: cut it there
+                    freed += self._trim(cur, start - depth)
                     break
                 parent = cur.parent
                 freed += self._drop(cur)
