@@ -6,9 +6,13 @@
    s3fifo) at page size 1 and 16, and kvpolicy blocks of 16 tokens at page size 1; median of
    --rounds alternating rounds;
 2. the cost of one evict() with 10k / 40k / 160k evictable leaves: native (it rebuilds a heap of
-   every leaf on each call) vs the kvpolicy backend.
+   every leaf on each call) vs the kvpolicy backend;
+3. --parity: the parity table: per online policy, hits and evictions of KvpolicyRadixCache and
+   of a bare EvictionPolicy driven by the same block stream (sglang_drive.reference), on
+   Mooncake and ShareGPT (what test_sglang.py asserts, at the tests' sizes).
 
   PYTHONPATH=build/python python3 bench/engines/bench_sglang.py [--requests 1500] [--rounds 5]
+  PYTHONPATH=build/python python3 bench/engines/bench_sglang.py --parity
 """
 import argparse
 import os
@@ -93,6 +97,32 @@ def evict_cost(args):
               f"{cost['native'] / cost['lru']:.0f}x |")
 
 
+def parity(args):
+    import kvpolicy
+    names = [p["name"] for p in kvpolicy.policies() if not p["offline"]]
+    specs = [{"lpc": "lpc:predictor=constant"}.get(n, n) for n in names]
+    specs += ["laru:predictor=reuse", "hf:predictor=reuse", "fpb:predictor=reuse"]
+    traces = [("Mooncake 400 req, page 1", drive.mooncake_requests(400, 4, 4), 2400, 1),
+              ("Mooncake 400 req, page 16", drive.mooncake_requests(400, 16, 16), 9600, 16),
+              ("ShareGPT 300 turns, page 1", drive.sharegpt_requests(300), 3000, 1)]
+    print("\n## parity: KvpolicyRadixCache vs a bare EvictionPolicy on the same block stream\n")
+    print("| trace | policy | prompt tokens | hit tokens (adapter = reference) | tokens evicted "
+          "| victims equal |")
+    print("|---|---|---|---|---|---|")
+    for label, reqs, pool, page in traces:
+        total = sum(len(p) for p, _ in reqs)
+        for spec in specs:
+            cache, alloc = drive.make_cache(pool, page=page, spec=spec)
+            victims = []
+            hits, evicted = drive.run(cache, alloc, reqs, checks=0, victims=victims)
+            ref_hits, ref_evicted, ref_victims = drive.reference(reqs, spec, pool, page)
+            same = ([v for c in victims for v in c] == [v for c in ref_victims for v in c])
+            hit = sum(h or 0 for h in hits)
+            ref = sum(h or 0 for h in ref_hits)
+            print(f"| {label} | {spec} | {total} | {hit} = {ref} ({hit / total:.1%}) | "
+                  f"{evicted} = {ref_evicted} | {'yes' if same and hits == ref_hits else 'NO'} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--requests", type=int, default=1500, help="Mooncake requests replayed")
@@ -102,7 +132,10 @@ def main():
     ap.add_argument("--evicts", type=int, default=20, help="evict calls timed per size")
     ap.add_argument("--skip-replay", action="store_true")
     ap.add_argument("--skip-evict", action="store_true")
+    ap.add_argument("--parity", action="store_true", help="print the parity table only")
     args = ap.parse_args()
+    if args.parity:
+        return parity(args)
     if drive.data_dir() is None and not args.skip_replay:
         sys.exit("KVPOLICY_DATA (the traces) is absent: pass --skip-replay")
     if not args.skip_replay:
