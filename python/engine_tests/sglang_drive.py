@@ -184,8 +184,14 @@ def reference(requests, spec, pool, page):
 # ----- traces -----
 
 def data_dir():
-    path = os.environ.get("KVPOLICY_DATA", "/work/shared/traces")
-    return path if os.path.isdir(path) else None
+    """The traces' folder (KVPOLICY_DATA, default ../shared/traces beside the source tree), or
+    None."""
+    path = os.environ.get("KVPOLICY_DATA")
+    if not path:
+        source = os.environ.get("KVPOLICY_SOURCE_DIR",
+                                os.path.join(os.path.dirname(__file__), "..", ".."))
+        path = os.path.join(source, "..", "shared", "traces")
+    return path if os.path.isdir(os.path.join(path, "mooncake-conversation")) else None
 
 
 def mooncake_requests(limit, tokens_per_hash=4, output_tokens=0):
