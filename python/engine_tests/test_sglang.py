@@ -367,3 +367,57 @@ def test_entry_point_in_pyproject_resolves_to_register():
         eps = tomllib.load(f)["project"]["entry-points"]["sglang.srt.plugins"]
     module, attr = eps["kvpolicy"].split(":")
     assert getattr(importlib.import_module(module), attr) is kvp_sglang.register
+
+
+class _ReqToTokenPool:
+    """The req_to_token_pool surface RadixCache's cache_*_req use: req_to_token[row, a:b] and
+    write((row, slice), values)."""
+
+    def __init__(self):
+        self.rows = {}
+        self.req_to_token = self
+
+    def __getitem__(self, index):
+        import torch
+        row, part = index
+        return torch.tensor(self.rows[row][part], dtype=torch.int64)
+
+    def write(self, index, values):
+        row, part = index
+        self.rows[row][part] = [int(v) for v in values]
+
+
+def test_real_cache_req_calls_tell_hits_once():
+    """SGLang's own cache_unfinished_req (after prefill) then cache_finished_req: the request's
+    cached prefix is told as hits once, and the allocator and tree stay consistent."""
+    from types import SimpleNamespace
+    from sglang.srt.mem_cache.cache_init_params import CacheInitParams
+    alloc, pool = drive.Allocator(256), _ReqToTokenPool()
+    params = CacheInitParams(disable=False, req_to_token_pool=pool,
+                             token_to_kv_pool_allocator=alloc, page_size=1)
+    cache = kvp_sglang.KvpolicyRadixCache(params, spec="lfu")
+
+    def serve(idx, prompt, output):
+        m = cache.match_prefix(MatchPrefixParams(key=key(prompt)))
+        req = SimpleNamespace(origin_input_ids=array("q", prompt), output_ids=array("q"),
+                              req_pool_idx=idx,
+                              cache_protected_len=len(m.device_indices), extra_key=None,
+                              cache_salt=None, last_node=m.last_device_node, priority=0,
+                              prefix_indices=m.device_indices)
+        cache.inc_lock_ref(req.last_node)
+        new = alloc.alloc(len(prompt) - len(m.device_indices))
+        pool.rows[idx] = [int(i) for i in m.device_indices] + [int(i) for i in new]
+        req.get_fill_ids = lambda: req.origin_input_ids + req.output_ids
+        cache.cache_unfinished_req(req)  # after prefill: the prompt becomes reusable
+        for t in output:  # decode
+            pool.rows[idx] += [int(i) for i in alloc.alloc(1)]
+            req.output_ids.append(t)
+        cache.cache_finished_req(req, kv_len_to_handle=len(prompt) + len(output))
+        drive.check(cache, alloc, 256)
+
+    serve(0, list(range(40)), [500, 501, 502])
+    hits = cache.kvp.stats()["hits"]
+    serve(1, list(range(30)) + [900, 901], [600, 601])
+    assert cache.kvp.stats()["hits"] == hits + 30  # once, not at both inserts
+    serve(2, list(range(40)) + [500, 501, 502, 7], [8])
+    assert cache.kvp.stats()["hits"] == hits + 30 + 43
