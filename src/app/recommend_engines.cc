@@ -1,0 +1,314 @@
+// The chosen policy in vLLM, SGLang and LMCache (docs/engines.md): which form each engine takes
+// it in (its own native policy, a score strategy, kvpolicy's adapter) or why it cannot, and the
+// configuration to paste. The engines' seams and the names are those of docs/engines.md.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvpolicy/app/recommend.h"
+#include "kvpolicy/core/json_writer.h"
+
+namespace kvpolicy::app {
+namespace {
+
+// What the engines know of a kvpolicy policy, by name: its native counterpart in each engine,
+// and what it reads besides the block accesses. A policy not listed reads only the accesses.
+struct Knowledge {
+  const char* name;
+  const char* sglang_native = nullptr;  // SGLang's own --radix-eviction-policy of that name
+  const char* sglang_param = nullptr;   // the one parameter SGLang's config JSON takes for it
+  const char* sglang_score = nullptr;   // the score strategy kvpolicy's SGLang plugin registers
+  const char* vllm_native = nullptr;    // vLLM's built-in CachePolicy of that name
+  const char* lmcache_native = nullptr;
+  const char* reads = "";    // request fields: session, turn, time, category, tokens, priority
+  bool depth_aware = false;  // a term reads the block's depth or prefix path
+};
+
+const std::vector<Knowledge>& knowledge() {
+  static const std::vector<Knowledge> k = {
+      {.name = "lru", .sglang_native = "lru", .vllm_native = "lru", .lmcache_native = "LRU"},
+      {.name = "lfu", .sglang_native = "lfu"},
+      {.name = "fifo", .sglang_native = "fifo"},
+      {.name = "slru", .sglang_native = "slru", .sglang_param = "protected_threshold"},
+      // SGLang keeps a node's highest request priority: kvpolicy's combine=max.
+      {.name = "priority", .sglang_native = "priority", .reads = "priority"},
+      {.name = "gdsf", .sglang_score = "kvp_gdsf", .depth_aware = true},
+      {.name = "hpt", .sglang_score = "kvp_hpt", .depth_aware = true},
+      {.name = "wa", .reads = "category, turn, time", .depth_aware = true},
+      {.name = "tlru", .reads = "session, turn, prompt and output tokens"},
+      {.name = "tlru_end", .reads = "session, turn, prompt and output tokens"},
+      {.name = "tlru_length", .reads = "session, turn, prompt and output tokens"},
+      {.name = "threshold_lru", .reads = "session, turn, prompt and output tokens"},
+      {.name = "laru", .reads = "time, session, turn, category (the predictor's features)"},
+      {.name = "fpb", .reads = "time, session, turn, category (the predictor's features)"},
+      {.name = "hf", .reads = "time, session, turn, category (the predictor's features)"},
+      {.name = "guarded", .reads = "what its inner policy reads"},
+  };
+  return k;
+}
+
+const Knowledge& knowledge_of(const std::string& name) {
+  static const Knowledge none{.name = ""};
+  for (const Knowledge& k : knowledge())
+    if (name == k.name) return k;
+  return none;
+}
+
+bool reads_scores(const PolicySpec& spec) {
+  const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
+  if (!info.reads_trace_scores_with) return false;
+  return info.reads_trace_scores_with(
+      Params::parse(spec.params, info.params, "policy " + spec.name));
+}
+
+// The spec's parameters as key=value pairs, in order.
+std::vector<std::pair<std::string, std::string>> params_of(const PolicySpec& spec) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start < spec.params.size()) {
+    size_t end = spec.params.find(',', start);
+    if (end == std::string::npos) end = spec.params.size();
+    std::string item = spec.params.substr(start, end - start);
+    size_t eq = item.find('=');
+    out.emplace_back(item.substr(0, eq), eq == std::string::npos ? "" : item.substr(eq + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+// A parameter value as JSON: a number as it is, anything else a string.
+std::string json_value(const std::string& v) {
+  char* end = nullptr;
+  double d = std::strtod(v.c_str(), &end);
+  bool number = !v.empty() && end == v.c_str() + v.size() && std::isfinite(d);
+  return number ? v : json_string(v);
+}
+
+// Single-quoted for a POSIX shell (the JSON and specs hold no single quote).
+std::string shell_quoted(const std::string& s) { return "'" + s + "'"; }
+
+// Why no engine can run it, or "" when some can: the future, or a per-request score.
+std::string cannot_anywhere(const PolicySpec& spec) {
+  if (needs_future(spec))
+    return "it reads the trace's future (each block's next use): a replay-only reference that "
+           "no engine can run";
+  if (reads_scores(spec))
+    return "it needs each request's continuation score (LPC's classifier output), which the "
+           "engine does not pass to its cache";
+  return "";
+}
+
+EngineConfig cannot(const char* engine, std::string why) {
+  EngineConfig e;
+  e.engine = engine;
+  e.support = "cannot";
+  e.why = std::move(why);
+  return e;
+}
+
+constexpr const char* kFlat =
+    "the tier is flat: every block stands alone (no prefix tree), so leaf-first order does not "
+    "apply and any block unpinned may leave";
+
+EngineConfig vllm(const Recommendation& r, const PolicySpec& spec, const Knowledge& k) {
+  if (std::string why = cannot_anywhere(spec); !why.empty()) return cannot("vllm", why);
+  if (std::string(k.reads) == "priority")
+    return cannot("vllm",
+                  "it needs each request's priority; vLLM's offload tier hears none (no "
+                  "kv_transfer_params key carries it), so it would run as LRU");
+  EngineConfig e;
+  e.engine = "vllm";
+  auto config = [&](const std::string& policy, bool module) {
+    JsonObject extra;
+    extra.add("cpu_bytes_to_use", static_cast<uint64_t>(std::llround(r.kv_bytes_per_block *
+                                                                     double(r.capacity_blocks))));
+    extra.add("block_size", r.block_tokens);
+    extra.add("eviction_policy", policy);
+    if (module) extra.add("cache_policy_module_path", "kvpolicy.integrations.vllm");
+    JsonObject c;
+    c.add("kv_connector", "OffloadingConnector");
+    c.add("kv_role", "kv_both");
+    c.raw("kv_connector_extra_config", extra.str());
+    return c.str();
+  };
+  bool native = k.vllm_native && spec.params.empty();
+  e.support = native ? "native" : "kvpolicy";
+  e.config = native ? config(k.vllm_native, false) : config("kvp:" + spec.label(), true);
+  if (native) e.alternative = config("kvp:" + spec.label(), true);
+  e.install = native ? "pip install vllm" : "pip install kvpolicy vllm";
+  e.command = "vllm serve MODEL --kv-transfer-config " + shell_quoted(e.config);
+  e.requires_version =
+      "vLLM with cache_policy_module_path (PR #49114; at 2f41c894, 2026-08-20, and later)";
+  std::string why = std::string("the CPU offload tier (OffloadingConnector) runs the policy; ") +
+                    kFlat +
+                    "; cpu_bytes_to_use is the replay's capacity (vLLM divides it by "
+                    "its 4 KiB-aligned bytes per block, so the tier may hold a few blocks less); "
+                    "block_size must be a multiple of vLLM's --block-size";
+  if (k.depth_aware)
+    why += fmt::format("; {}'s depth or path term sees every block at depth 1", spec.name);
+  if (*k.reads)
+    why += fmt::format(
+        "; it reads {}: pass kvpolicy_session, kvpolicy_turn and kvpolicy_time (seconds) in each "
+        "request's kv_transfer_params, or every request is its own session",
+        k.reads);
+  e.why = why;
+  return e;
+}
+
+EngineConfig sglang(const Recommendation& r, const PolicySpec& spec, const Knowledge& k) {
+  if (std::string why = cannot_anywhere(spec); !why.empty()) return cannot("sglang", why);
+  EngineConfig e;
+  e.engine = "sglang";
+  std::string launch = "python -m sglang.launch_server --model-path MODEL ";
+  std::string backend = fmt::format(
+      "SGLANG_PLUGINS=kvpolicy KVPOLICY_SGLANG_SPEC={} KVPOLICY_SGLANG_BLOCK_TOKENS={} "
+      "--radix-cache-backend kvpolicy",
+      shell_quoted(spec.label()), r.block_tokens);
+  auto params = params_of(spec);
+  // SGLang's own policy: no parameter, or only the one its config JSON takes.
+  bool native = k.sglang_native && (params.empty() || (params.size() == 1 && k.sglang_param &&
+                                                       params[0].first == k.sglang_param));
+  if (spec.name == "priority")  // SGLang's priority is kvpolicy's combine=max
+    native = params.empty() ||
+             (params.size() == 1 && params[0].first == "combine" && params[0].second == "max");
+  bool score = !native && k.sglang_score && params.empty();
+  std::string why;
+  if (native) {
+    e.support = "native";
+    e.config = fmt::format("--radix-eviction-policy {}", k.sglang_native);
+    if (!params.empty() && k.sglang_param) {
+      JsonObject c;
+      c.raw(k.sglang_param, json_value(params[0].second));
+      e.config += " --radix-eviction-policy-config " + shell_quoted(c.str());
+      e.requires_version =
+          "--radix-eviction-policy-config: SGLang with PR #37795 (merged 2026-09; not in "
+          "f1b9a1f4 of 2026-08-20; reported first in release 0.5.20, not verified here)";
+    }
+    e.install = "pip install sglang";
+    why =
+        "SGLang's own strategy, scored on whole radix nodes (it evicts a whole leaf node, "
+        "kvpolicy's replay one block)";
+  } else if (score) {
+    e.support = "score";
+    e.config = fmt::format("SGLANG_PLUGINS=kvpolicy --radix-eviction-policy {}", k.sglang_score);
+    e.install = "pip install kvpolicy sglang";
+    why =
+        "a score strategy registered by kvpolicy's SGLang plugin, called on every evictable "
+        "leaf at each eviction";
+  } else {
+    e.support = "kvpolicy";
+    e.config = backend;
+    e.install = "pip install kvpolicy sglang";
+    e.requires_version =
+        "SGLang with register_radix_cache_backend and --radix-cache-backend (at f1b9a1f4, "
+        "2026-08-20, and later)";
+    why =
+        "kvpolicy's RadixCache backend decides evictions over the radix tree, in blocks of "
+        "KVPOLICY_SGLANG_BLOCK_TOKENS tokens (the replay's block size)";
+    if (*k.reads)
+      why += fmt::format(
+          "; it reads {}: SGLang's radix cache passes no session or turn to its "
+          "backend at this seam, so every request is its own session",
+          k.reads);
+  }
+  if (native || score) e.alternative = backend;
+  // The launch line: the environment first, then the server and its flags.
+  size_t flags = e.config.find("--");
+  e.command = e.config.substr(0, flags) + launch + e.config.substr(flags);
+  why +=
+      "; the pool is SGLang's own GPU KV memory (--mem-fraction-static), not the replay's "
+      "capacity";
+  e.why = why;
+  return e;
+}
+
+EngineConfig lmcache(const Recommendation& r, const PolicySpec& spec, const Knowledge& k) {
+  if (std::string why = cannot_anywhere(spec); !why.empty()) return cannot("lmcache", why);
+  if (*k.reads)
+    return cannot("lmcache",
+                  fmt::format("it reads {}; LMCache's eviction policy hears only object keys "
+                              "(created, touched, removed): no request field reaches it",
+                              k.reads));
+  EngineConfig e;
+  e.engine = "lmcache";
+  bool native = k.lmcache_native && spec.params.empty();
+  std::string name = native ? k.lmcache_native : "kvp:" + spec.label();
+  e.support = native ? "native" : "kvpolicy";
+  e.config = fmt::format(
+      "# EvictionConfig (lmcache.v1.distributed.config)\neviction_policy: {}\n"
+      "trigger_watermark: 0.8\neviction_ratio: 0.2\n",
+      json_string(name));
+  double gib = r.kv_bytes_per_block * double(r.capacity_blocks) / double(1ull << 30);
+  if (native) {
+    e.install = "pip install lmcache";
+    e.command = fmt::format(
+        "--l1-size-gb {:.2f} --eviction-policy {} --eviction-trigger-watermark 0.8 "
+        "--eviction-ratio 0.2",
+        gib, k.lmcache_native);
+  } else {
+    // LMCache's command line accepts only its own names: install() routes LRU to the spec.
+    e.install = fmt::format(
+        "pip install kvpolicy lmcache; then, in the process, before LMCache builds its "
+        "controllers: import kvpolicy.integrations.lmcache as k; "
+        "k.install(capacity_chunks={}, chunk_tokens={}, replace={{\"LRU\": {}}})",
+        r.capacity_blocks, r.block_tokens, json_string(spec.label()));
+    e.command = fmt::format(
+        "--l1-size-gb {:.2f} --eviction-policy LRU --eviction-trigger-watermark 0.8 "
+        "--eviction-ratio 0.2",
+        gib);
+    e.requires_version =
+        "LMCache's multiprocess (distributed) eviction controllers (PR #2824, 2026-03, and "
+        "later); install() patches its closed CreateEvictionPolicy factory";
+  }
+  std::string why = std::string(kFlat) +
+                    "; LMCache evicts in batches (eviction_ratio of the tier once its use "
+                    "reaches trigger_watermark), so the tier runs below full, not full as in the "
+                    "replay; its chunk_size should equal the replay's block size";
+  if (k.depth_aware)
+    why += fmt::format("; {}'s depth or path term sees every chunk at depth 1", spec.name);
+  e.why = why;
+  return e;
+}
+
+}  // namespace
+
+std::vector<EngineConfig> engine_configs(const Recommendation& r) {
+  PolicySpec spec = parse_policy_spec(r.policy);
+  const Knowledge& k = knowledge_of(spec.name);
+  return {vllm(r, spec, k), sglang(r, spec, k), lmcache(r, spec, k)};
+}
+
+std::string engine_matrix_markdown() {
+  std::string out = "| policy | vLLM | SGLang | LMCache |\n|---|---|---|---|\n";
+  Recommendation r;
+  r.capacity_blocks = 1024;
+  r.block_tokens = 16;
+  r.kv_bytes_per_block = 1 << 20;
+  for (const PolicyInfo& info : PolicyRegistry::instance().all()) {
+    r.policy = info.name;
+    out += "| `" + info.name + "` |";
+    for (const EngineConfig& e : engine_configs(r)) {
+      std::string cell = e.support;
+      if (e.support == "score") {
+        cell += " (`" + e.config.substr(e.config.rfind(' ') + 1) + "`)";
+      } else if (e.support == "cannot") {
+        // The reason's first clause: "it reads the trace's future (...)".
+        std::string why = e.why.substr(0, e.why.find_first_of(":;"));
+        if (why.rfind("it ", 0) == 0) why = why.substr(3);
+        cell += ": " + why;
+      } else if (e.why.find("kvpolicy_session") != std::string::npos) {
+        cell += " (session fields in kv_transfer_params)";
+      } else if (e.why.find("no session or turn") != std::string::npos) {
+        cell += " (no session fields at the seam)";
+      }
+      out += " " + cell + " |";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace kvpolicy::app
