@@ -3,6 +3,7 @@
 // configuration to paste. The engines' seams and the names are those of docs/engines.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -45,7 +46,6 @@ const std::vector<Knowledge>& knowledge() {
       {.name = "laru", .reads = "time, session, turn, category (the predictor's features)"},
       {.name = "fpb", .reads = "time, session, turn, category (the predictor's features)"},
       {.name = "hf", .reads = "time, session, turn, category (the predictor's features)"},
-      {.name = "guarded", .reads = "what its inner policy reads"},
   };
   return k;
 }
@@ -55,6 +55,16 @@ const Knowledge& knowledge_of(const std::string& name) {
   for (const Knowledge& k : knowledge())
     if (name == k.name) return k;
   return none;
+}
+
+// What the engines know of the spec: a guarded policy's is its inner policy's (it reads what
+// that reads), without the native forms (guarded is no engine's own policy).
+Knowledge knowledge_of(const PolicySpec& spec) {
+  if (spec.name != "guarded") return knowledge_of(spec.name);
+  const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
+  Params p = Params::parse(spec.params, info.params, "policy " + spec.name);
+  Knowledge inner = knowledge_of(p.get_string("inner"));
+  return {.name = "guarded", .reads = inner.reads, .depth_aware = inner.depth_aware};
 }
 
 bool reads_scores(const PolicySpec& spec) {
@@ -86,6 +96,9 @@ std::string json_value(const std::string& v) {
   bool number = !v.empty() && end == v.c_str() + v.size() && std::isfinite(d);
   return number ? v : json_string(v);
 }
+
+// The install lines name the package by a checkout of this repository, ./kvpolicy (it is not
+// on PyPI; pip builds it, docs/api.md).
 
 // Single-quoted for a POSIX shell (the JSON and specs hold no single quote).
 std::string shell_quoted(const std::string& s) { return "'" + s + "'"; }
@@ -138,7 +151,7 @@ EngineConfig vllm(const Recommendation& r, const PolicySpec& spec, const Knowled
   e.support = native ? "native" : "kvpolicy";
   e.config = native ? config(k.vllm_native, false) : config("kvp:" + spec.label(), true);
   if (native) e.alternative = config("kvp:" + spec.label(), true);
-  e.install = native ? "pip install vllm" : "pip install kvpolicy vllm";
+  e.install = native ? "pip install vllm" : "pip install ./kvpolicy vllm";
   e.command = "vllm serve MODEL --kv-transfer-config " + shell_quoted(e.config);
   e.requires_version =
       "vLLM with cache_policy_module_path (PR #49114; at 2f41c894, 2026-08-20, and later)";
@@ -194,14 +207,14 @@ EngineConfig sglang(const Recommendation& r, const PolicySpec& spec, const Knowl
   } else if (score) {
     e.support = "score";
     e.config = fmt::format("SGLANG_PLUGINS=kvpolicy --radix-eviction-policy {}", k.sglang_score);
-    e.install = "pip install kvpolicy sglang";
+    e.install = "pip install ./kvpolicy sglang";
     why =
         "a score strategy registered by kvpolicy's SGLang plugin, called on every evictable "
         "leaf at each eviction";
   } else {
     e.support = "kvpolicy";
     e.config = backend;
-    e.install = "pip install kvpolicy sglang";
+    e.install = "pip install ./kvpolicy sglang";
     e.requires_version =
         "SGLang with register_radix_cache_backend and --radix-cache-backend (at f1b9a1f4, "
         "2026-08-20, and later)";
@@ -251,7 +264,7 @@ EngineConfig lmcache(const Recommendation& r, const PolicySpec& spec, const Know
   } else {
     // LMCache's command line accepts only its own names: install() routes LRU to the spec.
     e.install = fmt::format(
-        "pip install kvpolicy lmcache; then, in the process, before LMCache builds its "
+        "pip install ./kvpolicy lmcache; then, in the process, before LMCache builds its "
         "controllers: import kvpolicy.integrations.lmcache as k; "
         "k.install(capacity_chunks={}, chunk_tokens={}, replace={{\"LRU\": {}}})",
         r.capacity_blocks, r.block_tokens, json_string(spec.label()));
@@ -277,7 +290,7 @@ EngineConfig lmcache(const Recommendation& r, const PolicySpec& spec, const Know
 
 std::vector<EngineConfig> engine_configs(const Recommendation& r) {
   PolicySpec spec = parse_policy_spec(r.policy);
-  const Knowledge& k = knowledge_of(spec.name);
+  Knowledge k = knowledge_of(spec);
   return {vllm(r, spec, k), sglang(r, spec, k), lmcache(r, spec, k)};
 }
 
@@ -287,9 +300,18 @@ std::string engine_matrix_markdown() {
   r.capacity_blocks = 1024;
   r.block_tokens = 16;
   r.kv_bytes_per_block = 1 << 20;
-  for (const PolicyInfo& info : PolicyRegistry::instance().all()) {
-    r.policy = info.name;
-    out += "| `" + info.name + "` |";
+  std::vector<std::string> specs;
+  for (const PolicyInfo& info : PolicyRegistry::instance().all()) specs.push_back(info.name);
+  // Variants whose support differs from their policy's default: an online learned predictor,
+  // SGLang's own slru with its threshold (a registered policy's only).
+  for (const char* variant : {"laru:predictor=reuse", "slru:protected_threshold=4"}) {
+    PolicySpec v = parse_policy_spec(variant);
+    const auto& names = PolicyRegistry::instance().names();
+    if (std::find(names.begin(), names.end(), v.name) != names.end()) specs.push_back(variant);
+  }
+  for (const std::string& spec : specs) {
+    r.policy = spec;
+    out += "| `" + spec + "` |";
     for (const EngineConfig& e : engine_configs(r)) {
       std::string cell = e.support;
       if (e.support == "score") {
