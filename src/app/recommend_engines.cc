@@ -118,6 +118,7 @@ EngineConfig cannot(const char* engine, std::string why) {
   EngineConfig e;
   e.engine = engine;
   e.support = "cannot";
+  e.limit = why;
   e.why = std::move(why);
   return e;
 }
@@ -221,11 +222,15 @@ EngineConfig sglang(const Recommendation& r, const PolicySpec& spec, const Knowl
     why =
         "kvpolicy's RadixCache backend decides evictions over the radix tree, in blocks of "
         "KVPOLICY_SGLANG_BLOCK_TOKENS tokens (the replay's block size)";
-    if (*k.reads)
-      why += fmt::format(
-          "; it reads {}: SGLang's radix cache passes no session or turn to its "
-          "backend at this seam, so every request is its own session",
+    if (*k.reads) {
+      e.partial = true;
+      e.limit = fmt::format(
+          "it reads {}: SGLang's requests carry a session id only for clients of its session "
+          "API, and no turn or category, so requests may each be a session of their own "
+          "(docs/engines/sglang.md says what the backend reads)",
           k.reads);
+      why += "; " + e.limit;
+    }
   }
   if (native || score) e.alternative = backend;
   // The launch line: the environment first, then the server and its flags.
@@ -291,7 +296,40 @@ EngineConfig lmcache(const Recommendation& r, const PolicySpec& spec, const Know
 std::vector<EngineConfig> engine_configs(const Recommendation& r) {
   PolicySpec spec = parse_policy_spec(r.policy);
   Knowledge k = knowledge_of(spec);
-  return {vllm(r, spec, k), sglang(r, spec, k), lmcache(r, spec, k)};
+  std::vector<EngineConfig> out = {vllm(r, spec, k), sglang(r, spec, k), lmcache(r, spec, k)};
+  for (EngineConfig& e : out) {
+    e.policy = r.policy;
+    e.block_hit_rate = r.candidates.empty() ? -1 : r.block_hit_rate;
+    e.chosen_support = e.partial ? "partial" : e.support;
+  }
+  // An engine that cannot run the choice with every field it reads runs the best candidate it
+  // can (LRU, every engine's own, at worst), said in `why`.
+  for (size_t i = 0; i < out.size(); ++i) {
+    EngineConfig& e = out[i];
+    if (e.support != "cannot" && !e.partial) continue;
+    for (const RecommendCandidate& c : r.candidates) {
+      if (c.offline || c.policy == r.policy) continue;
+      Recommendation alt = r;
+      alt.policy = c.policy;
+      alt.candidates.clear();
+      PolicySpec alt_spec = parse_policy_spec(c.policy);
+      Knowledge alt_k = knowledge_of(alt_spec);
+      EngineConfig a = i == 0   ? vllm(alt, alt_spec, alt_k)
+                       : i == 1 ? sglang(alt, alt_spec, alt_k)
+                                : lmcache(alt, alt_spec, alt_k);
+      if (a.support == "cannot" || a.partial) continue;
+      a.policy = c.policy;
+      a.block_hit_rate = c.block_hit_rate;
+      a.chosen_support = e.chosen_support;
+      if (e.support != "cannot") a.alternative = e.config;  // the choice, given the fields
+      a.why = fmt::format("runs {} instead, the best candidate it runs in full ({} {}: {}); {}",
+                          c.policy, r.policy, e.partial ? "would run partially" : "cannot run",
+                          e.limit, a.why);
+      e = std::move(a);
+      break;
+    }
+  }
+  return out;
 }
 
 std::string engine_matrix_markdown() {
@@ -323,8 +361,8 @@ std::string engine_matrix_markdown() {
         cell += ": " + why;
       } else if (e.why.find("kvpolicy_session") != std::string::npos) {
         cell += " (session fields in kv_transfer_params)";
-      } else if (e.why.find("no session or turn") != std::string::npos) {
-        cell += " (no session fields at the seam)";
+      } else if (e.partial) {
+        cell += " (partial: session fields only from SGLang's session API)";
       }
       out += " " + cell + " |";
     }

@@ -40,16 +40,32 @@ std::string engine_json(const EngineConfig& e) {
 const std::vector<ResultFieldOf<EngineConfig>>& engine_config_fields() {
   using namespace result_fields;
   static const std::vector<ResultFieldOf<E>> fields = {
+      text<E>("policy", &E::policy,
+              "what this engine's configuration runs: the chosen policy, or the best candidate "
+              "the engine runs in full when it cannot"),
+      out<E>("block_hit_rate", "number or null", "",
+             "that policy's block hit rate in the replay; null when not measured",
+             [](const E& e, JsonObject& o) {
+               if (e.block_hit_rate < 0)
+                 o.add_null("block_hit_rate");
+               else
+                 o.add("block_hit_rate", e.block_hit_rate);
+             }),
       text<E>("support", &E::support,
-              "native (the engine's own policy), score (a score strategy of kvpolicy's plugin), "
-              "kvpolicy (kvpolicy's adapter) or cannot"),
+              "how the engine runs policy: native (its own policy), score (a score strategy of "
+              "kvpolicy's plugin), kvpolicy (kvpolicy's adapter), or cannot"),
+      text<E>("chosen_support", &E::chosen_support,
+              "how it runs the chosen policy: as support, partial (without request fields it "
+              "reads), or cannot"),
       text<E>("install", &E::install, "the install line; empty when it cannot"),
       text<E>("config", &E::config,
               "vLLM: the --kv-transfer-config JSON; SGLang: the environment and flags; LMCache: "
               "the EvictionConfig YAML keys; empty when it cannot"),
       text<E>("command", &E::command, "the engine's launch line (or flags) with it; MODEL to fill"),
       text<E>("alternative", &E::alternative,
-              "the kvpolicy-adapter form when config is the engine's own or a score; else empty"),
+              "the kvpolicy-adapter form when config is the engine's own or a score; when the "
+              "engine runs another policy than the chosen one partially, the chosen one's; else "
+              "empty"),
       text<E>("requires_version", &E::requires_version,
               "the engine version or change the configuration needs; empty when any"),
       text<E>("why", &E::why,
@@ -129,7 +145,8 @@ std::string Recommendation::text() const {
   const char* names[] = {"vLLM", "SGLang", "LMCache"};
   for (size_t i = 0; i < engines.size(); ++i) {
     const EngineConfig& e = engines[i];
-    s += fmt::format("\n{} ({}):\n", i < 3 ? names[i] : e.engine.c_str(), e.support);
+    s += fmt::format("\n{}: {} ({}){}:\n", i < 3 ? names[i] : e.engine.c_str(), e.policy, e.support,
+                     e.policy == policy ? "" : ", instead of " + policy);
     if (e.support == "cannot") {
       s += "  cannot: " + e.why + "\n";
       continue;
@@ -144,7 +161,10 @@ std::string Recommendation::text() const {
       s += "  config:\n    " + config;
     }
     s += "  run:     " + e.command + "\n";
-    if (!e.alternative.empty()) s += "  or, with kvpolicy's adapter: " + e.alternative + "\n";
+    if (!e.alternative.empty())
+      s += (e.policy == policy ? "  or, with kvpolicy's adapter: "
+                               : "  or, with the request fields " + policy + " reads: ") +
+           e.alternative + "\n";
     if (!e.requires_version.empty()) s += "  needs:   " + e.requires_version + "\n";
     s += "  note:    " + e.why + "\n";
   }

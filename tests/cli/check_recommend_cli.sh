@@ -34,6 +34,9 @@ if policy != "lru":
     assert extra["cache_policy_module_path"] == "kvpolicy.integrations.vllm", extra
 assert extra["block_size"] == r["block_tokens"] == 16, extra
 assert extra["cpu_bytes_to_use"] == r["kv_bytes_per_block"] * r["capacity_blocks"], extra
+for name, e in r["engines"].items():
+    assert e["policy"] == policy and e["support"] in {"native", "score", "kvpolicy"}, e
+    assert e["block_hit_rate"] == r["block_hit_rate"], e
 assert policy in r["engines"]["sglang"]["config"], r["engines"]["sglang"]
 assert policy in r["engines"]["lmcache"]["config"] or \
     r["engines"]["lmcache"]["config"].count("LRU"), r["engines"]["lmcache"]
@@ -77,6 +80,20 @@ expect_error "no engine can run" recommend --from c.jsonl --block-tokens 16 --po
   fail "a forced sieve failed"
 python3 -c 'import json; r = json.load(open("f.json")); assert r["policy"] == "sieve" and r["forced"]' ||
   fail "the forced policy was not the one recommended"
+
+# A policy an engine cannot run in full: that engine runs the best candidate it can, and says so.
+"$K" recommend -t t.kvtrace -c 5% --policy wa --json w.json > w.txt 2>&1 || fail "a forced wa failed"
+python3 - w.json << 'PY' || fail "the engines that cannot run wa in full do not fall back to lru"
+import json, sys
+e = json.load(open(sys.argv[1]))["engines"]
+assert e["vllm"]["policy"] == "wa" and e["vllm"]["support"] == "kvpolicy", e["vllm"]
+assert "kvpolicy_session" in e["vllm"]["why"], e["vllm"]["why"]
+assert (e["lmcache"]["policy"], e["lmcache"]["support"], e["lmcache"]["chosen_support"]) == \
+    ("lru", "native", "cannot"), e["lmcache"]
+assert (e["sglang"]["policy"], e["sglang"]["chosen_support"]) == ("lru", "partial"), e["sglang"]
+assert "KVPOLICY_SGLANG_SPEC='wa'" in e["sglang"]["alternative"], e["sglang"]
+assert e["lmcache"]["why"].startswith("runs lru instead"), e["lmcache"]["why"]
+PY
 
 # A bad result file: the file, the line and the field named.
 python3 - c.jsonl << 'PY'

@@ -33,14 +33,21 @@ struct RecommendCandidate {
   bool offline = false;
 };
 
-// One engine's way of running the chosen policy.
+// One engine's way of running the chosen policy, or, when the engine cannot run it with every
+// request field it reads, the best candidate it can.
 struct EngineConfig {
-  std::string engine;            // vllm, sglang, lmcache
-  std::string support;           // native, score, kvpolicy or cannot
-  std::string install;           // the install line ("" when it cannot)
-  std::string config;            // the ready-to-paste configuration ("" when it cannot)
-  std::string command;           // the engine's launch line with it (MODEL to fill in)
-  std::string alternative;       // the kvpolicy-backend form when `config` is a simpler one, or ""
+  std::string engine;          // vllm, sglang, lmcache
+  std::string policy;          // what this engine's configuration runs
+  double block_hit_rate = -1;  // that policy's in the replay; < 0 when not measured
+  std::string support;         // how the engine runs `policy`: native, score, kvpolicy or cannot
+  // How it runs the chosen policy: as `support`, or partial (without request fields it reads).
+  std::string chosen_support;
+  bool partial = false;     // runs, but without request fields the policy reads
+  std::string limit;        // why it cannot run the policy in full (not in the JSON: see `why`)
+  std::string install;      // the install line ("" when it cannot)
+  std::string config;       // the ready-to-paste configuration ("" when it cannot)
+  std::string command;      // the engine's launch line with it (MODEL to fill in)
+  std::string alternative;  // the kvpolicy-backend form when `config` is a simpler one, or ""
   std::string requires_version;  // the engine version the configuration needs, or ""
   std::string why;               // why it cannot, or what the engine changes against the replay
 };
