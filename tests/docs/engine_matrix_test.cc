@@ -2,6 +2,8 @@
 // engine-matrix markers must be `kvpolicy recommend --matrix` (app::engine_matrix_markdown).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kvpolicy/app/recommend.h"
 #include "support/doc_check.h"
 
@@ -56,6 +58,39 @@ TEST(EngineMatrix, ConfigurationsNameTheSpec) {
   for (const auto& e : engines) EXPECT_EQ(e.support, "native") << e.engine;
   EXPECT_NE(engines[0].alternative.find("kvp:lru"), std::string::npos);
   EXPECT_EQ(engines[1].config, "--radix-eviction-policy lru");
+}
+
+bool registered(const std::string& name) {
+  auto names = PolicyRegistry::instance().names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// SGLang's own slru takes its threshold through --radix-eviction-policy-config; a parameter its
+// own policy lacks (priority's combine=last) moves the policy to kvpolicy's backend; hpt is a
+// score strategy of kvpolicy's plugin.
+TEST(EngineMatrix, SglangFormsFollowTheParameters) {
+  if (!registered("slru") || !registered("priority") || !registered("hpt"))
+    GTEST_SKIP() << "slru, priority or hpt is not registered in this build";
+  app::Recommendation r;
+  r.capacity_blocks = 64;
+  r.block_tokens = 16;
+  r.policy = "slru:protected_threshold=4";
+  app::EngineConfig e = app::engine_configs(r)[1];
+  EXPECT_EQ(e.support, "native");
+  EXPECT_EQ(e.config,
+            "--radix-eviction-policy slru --radix-eviction-policy-config "
+            "'{\"protected_threshold\":4}'");
+  EXPECT_NE(e.requires_version.find("#37795"), std::string::npos);
+  r.policy = "priority:combine=last";
+  EXPECT_EQ(app::engine_configs(r)[1].support, "kvpolicy");
+  r.policy = "priority";
+  auto engines = app::engine_configs(r);
+  EXPECT_EQ(engines[1].config, "--radix-eviction-policy priority");
+  EXPECT_EQ(engines[0].support, "cannot");  // vLLM passes no request priority
+  r.policy = "hpt";
+  e = app::engine_configs(r)[1];
+  EXPECT_EQ(e.support, "score");
+  EXPECT_EQ(e.config, "SGLANG_PLUGINS=kvpolicy --radix-eviction-policy kvp_hpt");
 }
 
 }  // namespace
