@@ -259,6 +259,8 @@ void from_trace(const RecommendOptions& o, Recommendation& r) {
   r.block_accesses = results.front().block_accesses;
   r.block_tokens = trace.block_tokens;
   r.kv_bytes_per_block = at_trace.kv_bytes_per_block();
+  r.varied_categories = std::any_of(trace.category.begin(), trace.category.end(),
+                                    [&](CategoryId c) { return c != trace.category.front(); });
   // A randomized winner's hit rate moves with the seed: two more seeds measure how far.
   sort_candidates(r.candidates);
   std::string forced = o.policy.empty() ? "" : parse_policy_spec(o.policy).label();

@@ -15,6 +15,36 @@
 namespace kvpolicy::app {
 namespace {
 
+// The request fields a policy may read besides its block accesses.
+enum Field : unsigned {
+  kSession = 1,
+  kTurn = 2,
+  kTime = 4,
+  kCategory = 8,
+  kTokens = 16,  // prompt and output lengths
+  kPriority = 32,
+};
+constexpr unsigned kPredictorFeatures = kTime | kSession | kTurn | kCategory;
+constexpr unsigned kTlru = kSession | kTurn | kTokens;
+// What each engine hands kvpolicy's adapter: vLLM's kv_transfer_params keys kvpolicy_session,
+// kvpolicy_turn, kvpolicy_time; SGLang's backend the clock; LMCache's policy nothing.
+constexpr unsigned kVllmFields = kSession | kTurn | kTime;
+constexpr unsigned kSglangFields = kTime;
+
+// "session, turn, time": the fields of `bits`, in words.
+std::string fields_text(unsigned bits) {
+  static const std::pair<unsigned, const char*> names[] = {{kSession, "session"},
+                                                           {kTurn, "turn"},
+                                                           {kTime, "time"},
+                                                           {kCategory, "category"},
+                                                           {kTokens, "prompt and output lengths"},
+                                                           {kPriority, "priority"}};
+  std::string out;
+  for (auto [bit, name] : names)
+    if (bits & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
 // What the engines know of a kvpolicy policy, by name: its native counterpart in each engine,
 // and what it reads besides the block accesses. A policy not listed reads only the accesses.
 struct Knowledge {
@@ -24,7 +54,7 @@ struct Knowledge {
   const char* sglang_score = nullptr;   // the score strategy kvpolicy's SGLang plugin registers
   const char* vllm_native = nullptr;    // vLLM's built-in CachePolicy of that name
   const char* lmcache_native = nullptr;
-  const char* reads = "";    // request fields: session, turn, time, category, tokens, priority
+  unsigned reads = 0;        // the request fields it reads (Field bits)
   bool depth_aware = false;  // a term reads the block's depth or prefix path
 };
 
@@ -35,17 +65,17 @@ const std::vector<Knowledge>& knowledge() {
       {.name = "fifo", .sglang_native = "fifo"},
       {.name = "slru", .sglang_native = "slru", .sglang_param = "protected_threshold"},
       // SGLang keeps a node's highest request priority: kvpolicy's combine=max.
-      {.name = "priority", .sglang_native = "priority", .reads = "priority"},
+      {.name = "priority", .sglang_native = "priority", .reads = kPriority},
       {.name = "gdsf", .sglang_score = "kvp_gdsf", .depth_aware = true},
       {.name = "hpt", .sglang_score = "kvp_hpt", .depth_aware = true},
-      {.name = "wa", .reads = "category, turn, time", .depth_aware = true},
-      {.name = "tlru", .reads = "session, turn, prompt and output tokens"},
-      {.name = "tlru_end", .reads = "session, turn, prompt and output tokens"},
-      {.name = "tlru_length", .reads = "session, turn, prompt and output tokens"},
-      {.name = "threshold_lru", .reads = "session, turn, prompt and output tokens"},
-      {.name = "laru", .reads = "time, session, turn, category (the predictor's features)"},
-      {.name = "fpb", .reads = "time, session, turn, category (the predictor's features)"},
-      {.name = "hf", .reads = "time, session, turn, category (the predictor's features)"},
+      {.name = "wa", .reads = kCategory | kTurn | kTime, .depth_aware = true},
+      {.name = "tlru", .reads = kTlru},
+      {.name = "tlru_end", .reads = kTlru},
+      {.name = "tlru_length", .reads = kTlru},
+      {.name = "threshold_lru", .reads = kTlru},
+      {.name = "laru", .reads = kPredictorFeatures},
+      {.name = "fpb", .reads = kPredictorFeatures},
+      {.name = "hf", .reads = kPredictorFeatures},
   };
   return k;
 }
@@ -129,7 +159,7 @@ constexpr const char* kFlat =
 
 EngineConfig vllm(const Recommendation& r, const PolicySpec& spec, const Knowledge& k) {
   if (std::string why = cannot_anywhere(spec); !why.empty()) return cannot("vllm", why);
-  if (std::string(k.reads) == "priority")
+  if (k.reads & kPriority)
     return cannot("vllm",
                   "it needs each request's priority; vLLM's offload tier hears none (no "
                   "kv_transfer_params key carries it), so it would run as LRU");
@@ -163,11 +193,20 @@ EngineConfig vllm(const Recommendation& r, const PolicySpec& spec, const Knowled
                     "block_size must be a multiple of vLLM's --block-size";
   if (k.depth_aware)
     why += fmt::format("; {}'s depth or path term sees every block at depth 1", spec.name);
-  if (*k.reads)
+  if (k.reads)
     why += fmt::format(
         "; it reads {}: pass kvpolicy_session, kvpolicy_turn and kvpolicy_time (seconds) in each "
         "request's kv_transfer_params, or every request is its own session",
-        k.reads);
+        fields_text(k.reads));
+  if (unsigned missing = k.reads & ~kVllmFields) {
+    e.partial = true;
+    e.missing = fields_text(missing);
+    e.limit = fmt::format(
+        "it reads {}, which vLLM's adapter does not get (kv_transfer_params "
+        "carries session, turn and time only)",
+        fields_text(missing));
+    why += "; " + e.limit;
+  }
   e.why = why;
   return e;
 }
@@ -222,13 +261,13 @@ EngineConfig sglang(const Recommendation& r, const PolicySpec& spec, const Knowl
     why =
         "kvpolicy's RadixCache backend decides evictions over the radix tree, in blocks of "
         "KVPOLICY_SGLANG_BLOCK_TOKENS tokens (the replay's block size)";
-    if (*k.reads) {
+    if (unsigned missing = k.reads & ~kSglangFields) {
       e.partial = true;
+      e.missing = fields_text(missing);
       e.limit = fmt::format(
-          "it reads {}: SGLang's requests carry a session id only for clients of its session "
-          "API, and no turn or category, so requests may each be a session of their own "
-          "(docs/engines/sglang.md says what the backend reads)",
-          k.reads);
+          "it reads {}: kvpolicy's SGLang backend tells the policy each request's time only, so "
+          "every request is a session of its own",
+          fields_text(missing));
       why += "; " + e.limit;
     }
   }
@@ -245,11 +284,11 @@ EngineConfig sglang(const Recommendation& r, const PolicySpec& spec, const Knowl
 
 EngineConfig lmcache(const Recommendation& r, const PolicySpec& spec, const Knowledge& k) {
   if (std::string why = cannot_anywhere(spec); !why.empty()) return cannot("lmcache", why);
-  if (*k.reads)
+  if (k.reads)
     return cannot("lmcache",
                   fmt::format("it reads {}; LMCache's eviction policy hears only object keys "
                               "(created, touched, removed): no request field reaches it",
-                              k.reads));
+                              fields_text(k.reads)));
   EngineConfig e;
   e.engine = "lmcache";
   bool native = k.lmcache_native && spec.params.empty();
@@ -293,9 +332,15 @@ EngineConfig lmcache(const Recommendation& r, const PolicySpec& spec, const Know
 
 }  // namespace
 
+// The fields `k` reads that the trace varies: one category throughout is nothing to miss.
+Knowledge as_fed(Knowledge k, const Recommendation& r) {
+  if (!r.varied_categories) k.reads &= ~unsigned(kCategory);
+  return k;
+}
+
 std::vector<EngineConfig> engine_configs(const Recommendation& r) {
   PolicySpec spec = parse_policy_spec(r.policy);
-  Knowledge k = knowledge_of(spec);
+  Knowledge k = as_fed(knowledge_of(spec), r);
   std::vector<EngineConfig> out = {vllm(r, spec, k), sglang(r, spec, k), lmcache(r, spec, k)};
   for (EngineConfig& e : out) {
     e.policy = r.policy;
@@ -313,7 +358,7 @@ std::vector<EngineConfig> engine_configs(const Recommendation& r) {
       alt.policy = c.policy;
       alt.candidates.clear();
       PolicySpec alt_spec = parse_policy_spec(c.policy);
-      Knowledge alt_k = knowledge_of(alt_spec);
+      Knowledge alt_k = as_fed(knowledge_of(alt_spec), r);
       EngineConfig a = i == 0   ? vllm(alt, alt_spec, alt_k)
                        : i == 1 ? sglang(alt, alt_spec, alt_k)
                                 : lmcache(alt, alt_spec, alt_k);
@@ -359,10 +404,10 @@ std::string engine_matrix_markdown() {
         std::string why = e.why.substr(0, e.why.find_first_of(":;"));
         if (why.rfind("it ", 0) == 0) why = why.substr(3);
         cell += ": " + why;
-      } else if (e.why.find("kvpolicy_session") != std::string::npos) {
-        cell += " (session fields in kv_transfer_params)";
       } else if (e.partial) {
-        cell += " (partial: session fields only from SGLang's session API)";
+        cell += " (partial: no " + e.missing + ")";
+      } else if (e.why.find("kvpolicy_session") != std::string::npos) {
+        cell += " (session, turn, time from kv_transfer_params)";
       }
       out += " " + cell + " |";
     }

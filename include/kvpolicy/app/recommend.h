@@ -43,6 +43,7 @@ struct EngineConfig {
   // How it runs the chosen policy: as `support`, or partial (without request fields it reads).
   std::string chosen_support;
   bool partial = false;     // runs, but without request fields the policy reads
+  std::string missing;      // the request fields it would run without, in words
   std::string limit;        // why it cannot run the policy in full (not in the JSON: see `why`)
   std::string install;      // the install line ("" when it cannot)
   std::string config;       // the ready-to-paste configuration ("" when it cannot)
@@ -71,6 +72,9 @@ struct Recommendation {
   double noise_points = 0;         // margins below this are noise (docs/engines.md)
   double seed_spread_points = -1;  // a randomized policy's spread over seeds; < 0 = not run
   bool within_noise = false;
+  // Whether the trace's requests have several categories (types); unknown (true) from rows. A
+  // field the trace does not vary is no loss where an engine does not pass it.
+  bool varied_categories = true;
   std::vector<RecommendCandidate> candidates;  // best first
   std::vector<EngineConfig> engines;           // vllm, sglang, lmcache
 
