@@ -48,7 +48,8 @@ void add(CLI::App& app) {
       "Chooses the online policy with the best block hit rate at the capacity (LRU on a tie), "
       "says its margin over LRU and whether that is within noise (two standard errors of the "
       "difference, at least 0.1 points), and prints per engine the install line, the "
-      "configuration and the launch line, or why the engine cannot run it. Offline policies "
+      "configuration and the launch line; an engine that cannot run it with every request field it "
+      "reads gets the best candidate it runs in full, and says why. Offline policies "
       "(Belady, oracle predictors) are refused: no engine can run them. See docs/engines.md; "
       "--json fields in docs/formats.md.");
   cmd->callback([args] {
