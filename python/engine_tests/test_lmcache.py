@@ -380,6 +380,8 @@ def test_capture_and_restore():
     mismatched = KvpolicyEvictionPolicy("fifo", 64, 16)
     mismatched.restore(state)  # another policy's section: ignored
     assert mismatched.tracked_keys() == set()
+    with pytest.raises(kvpolicy.Error, match="does not fit"):
+        other.restore({"spec": "lru", "keys": [{"chunk": b"x"}]})
 
 
 def test_full_policy_overflow_is_evicted_first():

@@ -213,7 +213,11 @@ class KvpolicyEvictionPolicy(_LMCachePolicy):
             return
         from lmcache.v1.distributed.api import ObjectKey
 
-        keys = [ObjectKey(**fields) for fields in state.get("keys", ())]
+        try:
+            keys = [ObjectKey(**fields) for fields in state.get("keys", ())]
+        except TypeError as error:
+            raise kvpolicy.Error(f"KvpolicyEvictionPolicy.restore: a key of the checkpoint "
+                                 f"does not fit this LMCache's ObjectKey: {error}") from error
         with self._lock:
             self._tiers = {None: self._new_tier()} if not self._isolation else {}
             for tier, group in self._by_tier(keys, create=True):
