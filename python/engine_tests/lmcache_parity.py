@@ -46,10 +46,11 @@ def arena_trace(cache_dir):
     out = os.path.join(cache_dir, "arena.kvtrace")
     if not os.path.isfile(out):
         os.makedirs(cache_dir, exist_ok=True)
+        partial = os.path.join(cache_dir, f"arena.{os.getpid()}.kvtrace")  # the suffix says the format
         subprocess.run([binary, "trace", "build", "--source", "chatbot-arena", "--input",
-                        os.path.join(data, ARENA), "--out", out + ".tmp"], check=True,
+                        os.path.join(data, ARENA), "--out", partial], check=True,
                        capture_output=True)
-        os.replace(out + ".tmp", out)
+        os.replace(partial, out)
     return out
 
 
