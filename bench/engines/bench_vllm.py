@@ -73,17 +73,19 @@ def main():
           f"({lookups} block keys), {a.blocks} blocks, {a.rounds} alternating rounds, "
           f"kvpolicy {kvpolicy.__version__}")
     # "x base": median time over the base's; "by round": the median of the per-round ratios,
-    # which the machine's drift moves less (docs/results/engines-vllm.md).
+    # which the machine's drift moves less; "hit %": blocks loaded from the tier over all the
+    # requests' blocks (docs/results/engines-vllm.md).
     base = policies[0]
     print(f"{'policy':<16} {'median ms':>10} {'min ms':>8} {'x ' + base:>9} {'by round':>9} "
-          f"{'hits':>7} {'lookups':>8} {'evicted':>8} {'failures':>8}")
+          f"{'hits':>7} {'hit %':>6} {'evicted':>8} {'failures':>8}")
     for p in policies:
         med = statistics.median(times[p])
         by_round = statistics.median(t / b for t, b in zip(times[p], times[base]))
         s = runs[p].summary()
         print(f"{p:<16} {med * 1e3:>10.1f} {min(times[p]) * 1e3:>8.1f} "
               f"{med / statistics.median(times[base]):>9.2f} {by_round:>9.2f} "
-              f"{s['hits']:>7} {s['lookups']:>8} {s['evicted']:>8} {s['failures']:>8}")
+              f"{s['hits']:>7} {100 * s['hits'] / max(lookups, 1):>6.2f} {s['evicted']:>8} "
+              f"{s['failures']:>8}")
     if a.profile:
         kvp = next((p for p in policies if p.startswith("kvp:")), None)
         if kvp is None:

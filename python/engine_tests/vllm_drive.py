@@ -135,11 +135,13 @@ class Reference:
         self.ready = set()  # ids stored and readable
         self.writing = set()  # ids being stored
         self.loads = {}  # id -> loads in flight
+        self.stored = []  # ids whose store completed since the last touch
         self.info = dict(time=None, session=None, turn=1)
 
     def touch(self, ids, params, loads=()):
         """A touch: the idle stored blocks, last first; `loads`, the blocks a load locks right
         after it, count at the load's end instead (the adapter's rule)."""
+        self._told_stored()
         params = params or {}
         t = params.get("kvpolicy_time")
         last = self.info["time"]
@@ -198,6 +200,7 @@ class Reference:
             pending = stored or None
         if pending is not None:
             self._complete(pending, True)
+        self._told_stored()
         return run
 
     def _store(self, ids, new, run):
@@ -223,7 +226,14 @@ class Reference:
         self.writing.difference_update(done)
         if ok and done:
             self.ready.update(done)
+            self.stored.extend(done)
+
+    def _told_stored(self):
+        """Stores completed since the last touch: one request of the policy, the last touch's
+        (the mapping's rule, docs/engines/vllm.md)."""
+        if self.stored:
             self.policy.begin_request(**self.info)
-            told = self.policy.on_insert_chain(done)
+            told = self.policy.on_insert_chain(self.stored)
             self.policy.end_request()
-            assert told == len(done), (told, len(done))
+            assert told == len(self.stored), (told, len(self.stored))
+            self.stored = []

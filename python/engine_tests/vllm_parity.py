@@ -24,8 +24,8 @@ from vllm_drive import Reference, data_dir, drive, manager, trace_requests
 
 MOONCAKE_REQUESTS = 1500
 MOONCAKE_BLOCKS = 256  # 512-token blocks
-ARENA_REQUESTS = 1500
-ARENA_BLOCKS = 512  # 16-token blocks
+ARENA_REQUESTS = 3000
+ARENA_BLOCKS = 96  # 16-token blocks
 
 # A spec per online policy: the registry's defaults, except LPC, whose default predictor reads a
 # continuation score that these traces do not carry.
@@ -92,10 +92,11 @@ def test_manager_with_kvp_policy_matches_kvpolicy(spec, request):
     for name, reqs, blocks in _traces(request):
         m = manager("kvp:" + spec, blocks)
         ours = drive(m, reqs, fail_every=11)
-        ref = Reference(spec, blocks).run(reqs, fail_every=11)
+        reference = Reference(spec, blocks)
+        ref = reference.run(reqs, fail_every=11)
         assert ours.evicted and ours.failures, (name, ours.summary())
         assert ours.summary() == ref.summary(), name
         assert [_node_id(k) for k in ours.evicted] == ref.evicted, name
-        got, want = m._policy.stats(), ref.policy.stats()
+        got, want = m._policy.stats(), reference.policy.stats()
         for field in ("hits", "inserted", "evictions", "size", "requests"):
             assert got[field] == want[field], (name, field)

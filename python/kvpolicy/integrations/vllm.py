@@ -186,11 +186,16 @@ def _make_base(CachePolicy):
             self._touched = None
 
         def mark_evictable(self, key):
-            if key in self._writing:
-                self._writing.discard(key)
-                self._queue(_STORED, key)
+            # Called per key, as often as blocks are stored: the queueing is inlined.
+            writing = self._writing
+            kind = _STORED if key in writing else _RELEASED
+            if kind == _STORED:
+                writing.remove(key)
+            runs = self._runs
+            if runs and runs[-1][0] == kind:
+                runs[-1][1].append(key)
             else:
-                self._queue(_RELEASED, key)
+                runs.append((kind, [key]))
 
         def mark_non_evictable(self, key):
             if self._touched is not None:
@@ -279,12 +284,16 @@ def _make_base(CachePolicy):
 
         def _track(self, keys, nodes):
             tracked = self._keys
-            for key, node in zip(keys, nodes):
-                other = tracked.get(node)
-                if other is not None and other != key:
-                    raise kvpolicy.Error(
-                        f"offload keys {other!r} and {key!r} share the 64-bit id {node}")
-                tracked[node] = key
+            if any(map(tracked.__contains__, nodes)):  # an id another stored key has
+                for key, node in zip(keys, nodes):
+                    if node in tracked:
+                        raise kvpolicy.Error(f"kvp:{self.spec}: offload keys {tracked[node]!r} "
+                                             f"and {key!r} share the 64-bit id {node}")
+            size = len(tracked)
+            tracked.update(zip(nodes, keys))
+            if len(tracked) - size != len(nodes):
+                raise kvpolicy.Error(f"kvp:{self.spec}: two offload keys stored together share "
+                                     f"a 64-bit id")
 
         def _request_fields(self, ctx):
             fields = ctx.get_state(_RequestFields) if ctx is not None else None
