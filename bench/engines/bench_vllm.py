@@ -48,6 +48,12 @@ def main():
     ap.add_argument("--engines", default=os.path.join(SOURCE, "..", "shared", "engines"))
     ap.add_argument("--real-torch", action="store_true", help="Debian's torch, not the shim")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--parity", action="store_true",
+                    help="instead of timing: each policy once through the manager and, for "
+                         "kvp: policies, through vllm_drive.Reference (every online policy "
+                         "with --policies online); prints whether they agree")
+    ap.add_argument("--fail-every", type=int, default=0,
+                    help="every Nth store completes as failed (vLLM then calls remove)")
     a = ap.parse_args()
     if a.rounds < 1 or a.blocks < 1 or a.requests < 0:
         sys.exit("bench_vllm: --rounds and --blocks must be >= 1, --requests >= 0")
@@ -59,6 +65,11 @@ def main():
     trace = kvpolicy.load_trace(a.trace, format=a.format, max_requests=a.requests)
     reqs = trace_requests(trace)
     policies = [p.strip() for p in a.policies.split(",") if p.strip()]
+    if a.parity:
+        if policies == ["online"]:
+            policies = ["lru"] + ["kvp:" + ("lpc:predictor=constant" if p == "lpc" else p)
+                                  for p in kvpolicy.policy_names() if not kvpolicy.is_offline(p)]
+        return parity(a, reqs, policies)
     times = {p: [] for p in policies}
     runs = {}
     for r in range(a.rounds):
@@ -94,6 +105,27 @@ def main():
         m = manager(kvp, a.blocks, events=a.events)
         prof.runcall(drive, m, reqs)
         pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+
+
+def parity(a, reqs, policies):
+    from kvpolicy.integrations.vllm import _node_id
+    from vllm_drive import Reference, drive, manager
+
+    blocks = sum(len(k) for k, _ in reqs)
+    print(f"{len(reqs)} requests ({blocks} block keys), {a.blocks} blocks, every "
+          f"{a.fail_every or 'no'} store failed; hit % = blocks loaded / block keys")
+    print("| policy | hit % | hits | evicted | store failures | = kvpolicy told directly |")
+    print("|---|---|---|---|---|---|")
+    for p in policies:
+        run = drive(manager(p, a.blocks, events=a.events), reqs, fail_every=a.fail_every)
+        same = "(vLLM's own)"
+        if p.startswith("kvp:"):
+            ref = Reference(p[4:], a.blocks).run(reqs, fail_every=a.fail_every)
+            same = "yes" if (ref.summary() == run.summary() and
+                             ref.evicted == [_node_id(k) for k in run.evicted]) else "**no**"
+        s = run.summary()
+        print(f"| {p} | {100 * s['hits'] / max(blocks, 1):.2f} | {s['hits']} | {s['evicted']} "
+              f"| {s['failures']} | {same} |")
 
 
 if __name__ == "__main__":

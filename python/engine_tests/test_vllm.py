@@ -63,6 +63,7 @@ def test_names_resolve_through_vllms_factory():
     ("kvp:belady", ["kvp:belady", "offline"]),
     ("kvp:s3fifo:small_ratio=7", ["kvp:s3fifo:small_ratio=7", "small_ratio"]),
     ("kvp:", ["no kvpolicy spec"]),
+    ("kvp:lpc", ["kvp:lpc", "continuation"]),  # vLLM's requests carry no continuation score
 ])
 def test_bad_names_say_what_is_wrong(name, words):
     with pytest.raises(ValueError) as e:

@@ -22,7 +22,7 @@ import kvpolicy
 from kvpolicy.integrations.vllm import _node_id
 from vllm_drive import Reference, data_dir, drive, manager, trace_requests
 
-MOONCAKE_REQUESTS = 1500
+MOONCAKE_REQUESTS = 2000
 MOONCAKE_BLOCKS = 256  # 512-token blocks
 ARENA_REQUESTS = 3000
 ARENA_BLOCKS = 96  # 16-token blocks

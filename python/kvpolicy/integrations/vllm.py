@@ -167,7 +167,9 @@ def _make_base(CachePolicy):
             keys = self._keys
             exclude = [i for i in map(self._ids.get, protected) if i in keys]
             victims = self._policy.evict(n, exclude=exclude, all_or_nothing=True)
-            if len(victims) < n:
+            if len(victims) != n:
+                if victims:  # all or nothing, by EvictionPolicy's contract
+                    raise kvpolicy.Error(f"kvp:{self.spec}: evict({n}) freed {len(victims)}")
                 return None
             blocks = self._blocks
             out = []
@@ -325,7 +327,11 @@ def policy_class(spec):
         raise kvpolicy.ConfigError(f"vLLM eviction_policy {name!r}: no kvpolicy spec after "
                                    f"'{PREFIX}' (e.g. '{PREFIX}s3fifo')")
     try:
-        kvpolicy.EvictionPolicy(spec, 1024, flat=True)  # validates the spec once, up front
+        # The spec, and a request with only what vLLM's requests carry (LPC's default predictor
+        # wants a continuation score): refused at start-up rather than at the first touch.
+        probe = kvpolicy.EvictionPolicy(spec, 1024, flat=True)
+        probe.begin_request(time=0.0, session=1, turn=1)
+        probe.end_request()
     except kvpolicy.Error as e:
         raise kvpolicy.ConfigError(f"vLLM eviction_policy {name!r}: {e}") from None
     if _base is None:
