@@ -11,14 +11,15 @@ import sys  # noqa: E402
 
 import pytest  # noqa: E402
 
-import kvpolicy  # noqa: E402
 import kvpolicy.integrations.vllm as adapter  # noqa: E402
 from vllm.v1.kv_offload.base import LookupResult, ReqContext, make_offload_key  # noqa: E402
 from vllm.v1.kv_offload.cpu.policies.base import CachePolicy  # noqa: E402
 from vllm.v1.kv_offload.cpu.policies.factory import CachePolicyFactory  # noqa: E402
 
 from vllm_drive import drive, manager  # noqa: E402
-from vllm_parity import *  # noqa: E402,F401,F403  (the parity tests)
+from vllm_parity import (  # noqa: E402,F401  (the parity tests and their traces)
+    arena_requests, mooncake_requests, test_kvp_lru_equals_vllms_lru,
+    test_manager_with_kvp_policy_matches_kvpolicy)
 
 CTX = ReqContext(req_id="t")
 SPECS = ["lru", "s3fifo", "sieve", "fifo", "lfu", "wa", "tlru"]
