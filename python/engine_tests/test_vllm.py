@@ -242,3 +242,17 @@ def test_vllms_own_offload_tests_pass_with_kvp_lru():
     assert "34 passed, 1 deselected" in out, out
     built = int(out.split("kvpolicy adapter policies built: ")[1].split()[0])
     assert built >= 10, out  # the LRU tests really ran on the adapter
+
+
+def test_ids_are_stable_and_a_shared_id_is_named():
+    digest = bytes(range(32))
+    k0, k1 = make_offload_key(digest, 0), make_offload_key(digest, 1)
+    assert adapter._node_id(k0) == adapter._node_id(bytes(k0)) != adapter._node_id(k1)
+    assert adapter._node_id(key(5)) == adapter._node_id(key(5))  # short keys: hashed
+    # Keys that differ only before their last 8 hash bytes share an id (never for real hashes).
+    twin = make_offload_key(b"\xff" * 8 + digest[8:], 0)
+    m = manager("kvp:lru", 4)
+    m.prepare_store([k0, twin], CTX)
+    m.complete_store([k0, twin], CTX)
+    with pytest.raises(RuntimeError, match="share the 64-bit id"):
+        m.touch([k0], CTX)

@@ -286,16 +286,17 @@ def _make_base(CachePolicy):
 
         def _track(self, keys, nodes):
             tracked = self._keys
-            if any(map(tracked.__contains__, nodes)):  # an id another stored key has
-                for key, node in zip(keys, nodes):
-                    if node in tracked:
-                        raise kvpolicy.Error(f"kvp:{self.spec}: offload keys {tracked[node]!r} "
-                                             f"and {key!r} share the 64-bit id {node}")
             size = len(tracked)
+            seen = dict(tracked) if any(map(tracked.__contains__, nodes)) else None
             tracked.update(zip(nodes, keys))
-            if len(tracked) - size != len(nodes):
-                raise kvpolicy.Error(f"kvp:{self.spec}: two offload keys stored together share "
-                                     f"a 64-bit id")
+            if seen is None and len(tracked) - size == len(nodes):
+                return
+            seen = seen or {}  # an id another stored key has: name both keys
+            for key, node in zip(keys, nodes):
+                other = seen.setdefault(node, key)
+                if other != key:
+                    raise kvpolicy.Error(f"kvp:{self.spec}: offload keys {other!r} and {key!r} "
+                                         f"share the 64-bit id {node}")
 
         def _request_fields(self, ctx):
             fields = ctx.get_state(_RequestFields) if ctx is not None else None
