@@ -216,30 +216,33 @@ def test_request_fields_reach_the_policy():
 
 # --- vLLM's own tests with the adapter installed ----------------------------------------------
 
-# Policy-specific, so not run with kvp:lru: it asserts the registry returns vLLM's own class.
-VLLM_POLICY_SPECIFIC = [
-    "tests/v1/kv_offload/cpu/policies/test_factory.py::TestCachePolicyFactory::"
-    "test_lru_and_arc_registered",
-]
+# Policy-specific, so deselected (pytest -k): test_lru_and_arc_registered asserts the registry
+# returns vLLM's own classes; test_cpu_manager asserts LRU's exact victims, so it runs with
+# kvp:lru only (and passes: kvp:lru evicts what vLLM's LRU does). The ARC tests inspect ARC's
+# T1/T2 lists: they run vLLM's ARC.
+VLLM_POLICY_SPECIFIC = "not test_lru_and_arc_registered"
+VLLM_LRU_SPECIFIC = "(not test_cpu_manager or test_cpu_manager_)"  # its name is a prefix
 
 
-def test_vllms_own_offload_tests_pass_with_kvp_lru():
-    """vLLM's tests/v1/kv_offload/cpu, unmodified, with "lru" resolving to kvp:lru (the plugin
-    vllm_kvp_plugin.py). The ARC tests inspect ARC's T1/T2 lists and still run vLLM's ARC."""
+@pytest.mark.parametrize("spec", ["lru", "s3fifo", "sieve", "fifo", "wa"])
+def test_vllms_own_offload_tests_pass_with_the_adapter(spec):
+    """vLLM's tests/v1/kv_offload/cpu, unmodified, with "lru" resolving to kvp:<spec> (the
+    plugin vllm_kvp_plugin.py)."""
     here = os.path.dirname(os.path.abspath(__file__))
     vllm_dir = os.path.join(root, "engines", "vllm")
     path = [vllm_dir, os.path.join(root, "stubs", "vllm"), here] + sys.path
     if os.environ.get("SEAMS_TORCH", "shim") != "real":
         path.insert(2, os.path.join(root, "stubs", "torch_shim"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p),
+               KVPOLICY_VLLM_LRU=spec)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
            "vllm_kvp_plugin", "tests/v1/kv_offload/cpu"]
-    for t in VLLM_POLICY_SPECIFIC:
-        cmd += ["--deselect", t]
+    deselected = 1 if spec == "lru" else 2
+    cmd += ["-k", VLLM_POLICY_SPECIFIC + (" and " + VLLM_LRU_SPECIFIC if spec != "lru" else "")]
     r = subprocess.run(cmd, cwd=vllm_dir, env=env, capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
-    assert "34 passed, 1 deselected" in out, out
+    assert f"{35 - deselected} passed, {deselected} deselected" in out, out
     built = int(out.split("kvpolicy adapter policies built: ")[1].split()[0])
     assert built >= 10, out  # the LRU tests really ran on the adapter
 

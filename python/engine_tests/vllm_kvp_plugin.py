@@ -1,7 +1,8 @@
 """A pytest plugin that runs vLLM's own offload-tier tests with kvpolicy's adapter in place of
-vLLM's LRU: the registry name "lru" resolves to kvpolicy.integrations.vllm's "kvp:lru" (and
-"arc" to "kvp:<KVPOLICY_VLLM_ARC>" when that variable names a kvpolicy spec). The test files run
-unmodified: `pytest -p vllm_kvp_plugin tests/v1/kv_offload/cpu` (test_vllm.py does this).
+vLLM's LRU: the registry name "lru" resolves to kvpolicy.integrations.vllm's
+"kvp:<KVPOLICY_VLLM_LRU>" (default kvp:lru), and "arc" to "kvp:<KVPOLICY_VLLM_ARC>" when that
+variable names a kvpolicy spec. The test files run unmodified:
+`pytest -p vllm_kvp_plugin tests/v1/kv_offload/cpu` (test_vllm.py does this).
 
 At the end it prints how many manager policies the adapter built, so a run that silently kept
 vLLM's own LRU is caught.
@@ -30,7 +31,7 @@ def pytest_configure(config):
             return cls
         return load
 
-    CachePolicyFactory._registry["lru"] = loader("lru")
+    CachePolicyFactory._registry["lru"] = loader(os.environ.get("KVPOLICY_VLLM_LRU", "lru"))
     arc = os.environ.get("KVPOLICY_VLLM_ARC")
     if arc:
         CachePolicyFactory._registry["arc"] = loader(arc)
