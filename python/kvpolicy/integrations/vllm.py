@@ -299,10 +299,13 @@ def _make_base(CachePolicy):
                                          f"share the 64-bit id {node}")
 
         def _request_fields(self, ctx):
-            fields = ctx.get_state(_RequestFields) if ctx is not None else None
+            # Parsed once per request, kept in the ReqContext's per-request state (vLLM
+            # versions without it parse at each touch).
+            get_state = getattr(ctx, "get_state", None)
+            fields = get_state(_RequestFields) if get_state is not None else None
             if fields is None:
                 fields = _RequestFields(getattr(ctx, "kv_transfer_params", None))
-                if ctx is not None:
+                if get_state is not None:
                     ctx.set_state(fields)
             # kvpolicy's clock never goes back; requests touched out of arrival order keep it.
             last = self._fields.time
