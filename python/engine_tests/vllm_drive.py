@@ -212,7 +212,7 @@ class Reference:
             evictable = len(self.ready) - len(self.loads)
             if need > evictable:
                 return None
-            own = [i for i in ids if i in self.ready]
+            own = sorted(i for i in ids if i in self.ready)
             victims = self.policy.evict(need, exclude=own, all_or_nothing=True)
             if len(victims) < need:
                 return None

@@ -26,6 +26,7 @@ in batches, before the next call that reads or changes its order (touch, evict, 
 """
 
 import hashlib
+import logging
 import struct
 
 import kvpolicy
@@ -33,6 +34,7 @@ import kvpolicy
 __all__ = ["policy_class"]
 
 PREFIX = "kvp:"
+_log = logging.getLogger(__name__)
 _classes = {}  # name -> CachePolicy subclass, one per spec string
 _base = None  # the adapter class, built on first use (vLLM is imported then)
 
@@ -165,12 +167,16 @@ def _make_base(CachePolicy):
             if n <= 0:
                 return []
             keys = self._keys
-            exclude = [i for i in map(self._ids.get, protected) if i in keys]
+            # Sorted: excluded blocks are held for the call, which may reorder a policy's ties
+            # (FIFO's, LFU's); `protected` is a set, whose order varies between processes.
+            exclude = sorted(i for i in map(self._ids.get, protected) if i in keys)
             victims = self._policy.evict(n, exclude=exclude, all_or_nothing=True)
             if len(victims) != n:
-                if victims:  # all or nothing, by EvictionPolicy's contract
-                    raise kvpolicy.Error(f"kvp:{self.spec}: evict({n}) freed {len(victims)}")
-                return None
+                if not victims:
+                    return None
+                victims = self._top_up(victims, n, exclude)
+                if victims is None:
+                    return None
             blocks = self._blocks
             out = []
             for node in victims:
@@ -283,6 +289,27 @@ def _make_base(CachePolicy):
                     policy.on_unlocks(nodes)
                     # Released by its last load: a use, and vLLM's LRU makes it the most recent.
                     policy.on_hits(nodes)
+
+        def _top_up(self, victims, n, exclude):
+            """A policy that names fewer victims than evictable() counted breaks all or
+            nothing (kvpolicy's WA on a flat tree does: docs/engines/vllm.md, Gaps). vLLM must
+            still get exactly n or nothing: the rest are the longest-tracked idle blocks,
+            removed as the cache's choice (no ghost); failing that, the victims come back."""
+            _log.warning("kvp:%s named %d of %d evictable victims; the adapter chose the rest",
+                         self.spec, len(victims), n)
+            taken = set(victims).union(exclude)
+            blocks, extra = self._blocks, []
+            for node, key in self._keys.items():
+                if len(victims) + len(extra) == n:
+                    break
+                if node not in taken and blocks[key].ref_cnt == 0:
+                    extra.append(node)
+            if len(victims) + len(extra) < n:
+                self._policy.on_insert_chain(victims)
+                return None
+            for node in extra:
+                self._policy.on_remove(node)
+            return victims + extra
 
         def _track(self, keys, nodes):
             tracked = self._keys
