@@ -151,7 +151,7 @@ class Reference:
                          turn=params.get("kvpolicy_turn", 1))
         hits = [i for i in reversed(ids)
                 if i in self.ready and i not in self.loads and i not in loads]
-        self.policy.begin_request(blocks=ids, **self.info)
+        self.policy.begin_request(blocks=ids, prompt_tokens=16 * len(ids), **self.info)
         self.policy.on_hits(hits)
         self.policy.end_request()
 

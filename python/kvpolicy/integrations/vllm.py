@@ -40,11 +40,34 @@ _base = None  # the adapter class, built on first use (vLLM is imported then)
 
 # Queued per-key events (the runs of _VllmPolicy._runs).
 _STORED, _LOCKED, _RELEASED, _TOUCHED = 0, 1, 2, 3
+_BLOCK_TOKENS = 16  # what the policy is told a block holds (vLLM does not say: Gaps)
+# Policies whose decisions read no prompt block ids (src/policy/*.cc: RequestView::blocks is
+# read by WA, the guard and the learned ones; S3-FIFO reads it to prefetch only): a touch tells
+# them the prompt's length, not its ids, which saves an id per key. Any other policy gets both.
+_PROMPT_BLIND = {"lru", "fifo", "lfu", "sieve", "s3fifo", "gdsf", "rlt", "threshold_lru", "tlru",
+                 "lpc"}
 _MASK = (1 << 64) - 1
 _SESSIONS = (1 << 32) - 1  # kvpolicy's session ids: [0, 2^32 - 2]
 
 
 _tail = struct.Struct("<QI").unpack_from  # a key's last 8 hash bytes and its group index
+
+
+def _node_ids(keys):
+    """_node_id of each key; keys of one length (vLLM's are) parsed in one C pass."""
+    if not keys:
+        return []
+    size = len(keys[0])
+    joined = b"".join(keys)
+    if size < 20 or len(joined) != size * len(keys):
+        return [_node_id(k) for k in keys]
+    fields = _tails.get(size)
+    if fields is None:
+        fields = _tails[size] = struct.Struct(f"<{size - 12}xQI").iter_unpack
+    return [((h ^ (g * 0x9E3779B97F4A7C15)) & _MASK if g else h) or 1 for h, g in fields(joined)]
+
+
+_tails = {}  # key length -> the iter_unpack of (last 8 hash bytes, group) per key
 
 
 def _node_id(key):
@@ -109,11 +132,12 @@ def _make_base(CachePolicy):
             super().__init__(cache_capacity)
             # A zero-block tier never stores anything (the manager refuses first).
             self._policy = kvpolicy.EvictionPolicy(self.spec, max(1, int(cache_capacity)),
-                                                   flat=True)
+                                                   _BLOCK_TOKENS, flat=True)
+            self._reads_prompt = self.spec.split(":")[0] not in _PROMPT_BLIND
             self._blocks = {}  # key -> BlockStatus, every block the manager has
             self.get = self._blocks.get  # the hottest call: the dict's own lookup
             self._writing = set()  # inserted, store not complete: not told to the policy
-            self._ids = {}  # key -> id, for the tracked keys and recently seen ones
+            self._ids = {}  # key -> id, for the keys the policy tracks
             self._keys = {}  # id -> key, for the keys the policy tracks
             self._runs = []  # queued events in order: (kind, [keys]) or (_TOUCHED, ...)
             self._touched = None  # the queued touch's hits, key -> id
@@ -141,7 +165,7 @@ def _make_base(CachePolicy):
                 self._writing.discard(key)  # never told: the policy keeps no trace of it
                 return
             self._flush()
-            node = self._ids[key]
+            node = self._ids.pop(key)
             del self._keys[node]
             self._policy.on_remove(node)
 
@@ -151,14 +175,15 @@ def _make_base(CachePolicy):
             fields = self._request_fields(req_context)
             keys = keys if isinstance(keys, (list, tuple)) else list(keys)
             ids = self._ids
-            nodes = [ids.get(k) or self._remember(k) for k in keys]
+            # The prompt's ids, for the policies that read them (the others get its length).
+            nodes = _node_ids(keys) if self._reads_prompt else ()
             # The idle cached keys, last first: vLLM's LRU leaves a request's first block the
             # most recent, and ignores blocks being written or loaded. A key a load locks before
             # this touch is told drops out: the load's end counts that use (_flush).
             get = self._blocks.get
             hits = {k: ids[k] for k in reversed(keys)
                     if (b := get(k)) is not None and b.ref_cnt == 0}
-            self._runs.append((_TOUCHED, (fields, nodes, hits)))
+            self._runs.append((_TOUCHED, (fields, nodes, len(keys), hits)))
             self._touched = hits
 
         def evict(self, n, protected, *args, **kwargs):
@@ -177,10 +202,11 @@ def _make_base(CachePolicy):
                 victims = self._top_up(victims, n, exclude)
                 if victims is None:
                     return None
-            blocks = self._blocks
+            blocks, ids = self._blocks, self._ids
             out = []
             for node in victims:
                 key = keys.pop(node)
+                del ids[key]
                 out.append((key, blocks.pop(key)))
             return out
 
@@ -248,29 +274,23 @@ def _make_base(CachePolicy):
             else:
                 runs.append((kind, [key]))
 
-        def _remember(self, key):
-            ids = self._ids
-            if len(ids) > 4 * len(self._keys) + 65536:  # forget ids of keys no longer tracked
-                self._ids = ids = {k: i for i, k in self._keys.items()}
-            node = ids[key] = _node_id(key)
-            return node
-
         def _flush(self):
             runs, self._runs = self._runs, []
             self._touched = None
             policy, ids = self._policy, self._ids
             for kind, keys in runs:
                 if kind == _TOUCHED:
-                    fields, nodes, hits = keys
+                    fields, nodes, length, hits = keys
                     self._fields = fields
                     policy.begin_request(time=fields.time, session=fields.session,
-                                         turn=fields.turn, blocks=nodes)
+                                         turn=fields.turn, blocks=nodes,
+                                         prompt_tokens=length * _BLOCK_TOKENS)
                     try:
                         policy.on_hits(list(hits.values()))
                     finally:
                         policy.end_request()
                 elif kind == _STORED:
-                    nodes = [ids.get(k) or self._remember(k) for k in keys]
+                    nodes = _node_ids(keys)
                     self._track(keys, nodes)
                     f = self._fields  # the request last touched
                     policy.begin_request(time=f.time, session=f.session, turn=f.turn)
@@ -317,6 +337,7 @@ def _make_base(CachePolicy):
             seen = dict(tracked) if any(map(tracked.__contains__, nodes)) else None
             tracked.update(zip(nodes, keys))
             if seen is None and len(tracked) - size == len(nodes):
+                self._ids.update(zip(keys, nodes))
                 return
             seen = seen or {}  # an id another stored key has: name both keys
             for key, node in zip(keys, nodes):
@@ -324,6 +345,7 @@ def _make_base(CachePolicy):
                 if other != key:
                     raise kvpolicy.Error(f"kvp:{self.spec}: offload keys {other!r} and {key!r} "
                                          f"share the 64-bit id {node}")
+            self._ids.update(zip(keys, nodes))
 
         def _request_fields(self, ctx):
             # Parsed once per request, kept in the ReqContext's per-request state (vLLM
