@@ -180,9 +180,9 @@ def _make_base(CachePolicy):
             # The idle cached keys, last first: vLLM's LRU leaves a request's first block the
             # most recent, and ignores blocks being written or loaded. A key a load locks before
             # this touch is told drops out: the load's end counts that use (_flush).
-            get = self._blocks.get
-            hits = {k: ids[k] for k in reversed(keys)
-                    if (b := get(k)) is not None and b.ref_cnt == 0}
+            blocks = self._blocks
+            hits = {k: i for k in reversed(keys)
+                    if (i := ids.get(k)) is not None and blocks[k].ref_cnt == 0}
             self._runs.append((_TOUCHED, (fields, nodes, len(keys), hits)))
             self._touched = hits
 
@@ -221,15 +221,18 @@ def _make_base(CachePolicy):
 
         def mark_evictable(self, key):
             # Called per key, as often as blocks are stored: the queueing is inlined.
-            writing = self._writing
-            kind = _STORED if key in writing else _RELEASED
-            if kind == _STORED:
+            writing, runs = self._writing, self._runs
+            if key in writing:
                 writing.remove(key)
-            runs = self._runs
-            if runs and runs[-1][0] == kind:
-                runs[-1][1].append(key)
+                kind = _STORED
             else:
-                runs.append((kind, [key]))
+                kind = _RELEASED
+            if runs:
+                last = runs[-1]
+                if last[0] == kind:
+                    last[1].append(key)
+                    return
+            runs.append((kind, [key]))
 
         def mark_non_evictable(self, key):
             if self._touched is not None:
