@@ -46,6 +46,10 @@ _BLOCK_TOKENS = 16  # what the policy is told a block holds (vLLM does not say: 
 # them the prompt's length, not its ids, which saves an id per key. Any other policy gets both.
 _PROMPT_BLIND = {"lru", "fifo", "lfu", "sieve", "s3fifo", "gdsf", "rlt", "threshold_lru", "tlru",
                  "lpc"}
+# Policies that read none of a request's fields (time, session, turn, prompt: src/policy/*.cc),
+# for which a call's own request cycle equals an explicit one: the adapter saves the
+# begin_request/end_request pair (a fifth of its cost, docs/results/engines-vllm.md).
+_FIELD_BLIND = {"lru", "fifo", "lfu", "sieve", "s3fifo", "gdsf", "rlt"}
 _MASK = (1 << 64) - 1
 _SESSIONS = (1 << 32) - 1  # kvpolicy's session ids: [0, 2^32 - 2]
 
@@ -133,7 +137,10 @@ def _make_base(CachePolicy):
             # A zero-block tier never stores anything (the manager refuses first).
             self._policy = kvpolicy.EvictionPolicy(self.spec, max(1, int(cache_capacity)),
                                                    _BLOCK_TOKENS, flat=True)
-            self._reads_prompt = self.spec.split(":")[0] not in _PROMPT_BLIND
+            name = self.spec.split(":")[0]
+            self._reads_prompt = name not in _PROMPT_BLIND
+            self._field_blind = name in _FIELD_BLIND
+            self._ctx = None  # the ReqContext last touched
             self._blocks = {}  # key -> BlockStatus, every block the manager has
             self.get = self._blocks.get  # the hottest call: the dict's own lookup
             self._writing = set()  # inserted, store not complete: not told to the policy
@@ -218,6 +225,7 @@ def _make_base(CachePolicy):
             self._keys.clear()
             self._runs.clear()
             self._touched = None
+            self._ctx = None
 
         def mark_evictable(self, key):
             # Called per key, as often as blocks are stored: the queueing is inlined.
@@ -285,6 +293,9 @@ def _make_base(CachePolicy):
                 if kind == _TOUCHED:
                     fields, nodes, length, hits = keys
                     self._fields = fields
+                    if self._field_blind:  # on_hits is then a request cycle of its own
+                        policy.on_hits(list(hits.values()))
+                        continue
                     policy.begin_request(time=fields.time, session=fields.session,
                                          turn=fields.turn, blocks=nodes,
                                          prompt_tokens=length * _BLOCK_TOKENS)
@@ -296,11 +307,14 @@ def _make_base(CachePolicy):
                     nodes = _node_ids(keys)
                     self._track(keys, nodes)
                     f = self._fields  # the request last touched
-                    policy.begin_request(time=f.time, session=f.session, turn=f.turn)
-                    try:
+                    if self._field_blind:  # a request cycle of its own
                         told = policy.on_insert_chain(nodes)
-                    finally:
-                        policy.end_request()
+                    else:
+                        policy.begin_request(time=f.time, session=f.session, turn=f.turn)
+                        try:
+                            told = policy.on_insert_chain(nodes)
+                        finally:
+                            policy.end_request()
                     if told != len(nodes):
                         raise kvpolicy.Error(
                             f"kvp:{self.spec}: the policy took {told} of {len(nodes)} stored "
@@ -351,6 +365,9 @@ def _make_base(CachePolicy):
             self._ids.update(zip(keys, nodes))
 
         def _request_fields(self, ctx):
+            if ctx is self._ctx and ctx is not None:  # a request's second touch
+                return self._fields
+            self._ctx = ctx
             # Parsed once per request, kept in the ReqContext's per-request state (vLLM
             # versions without it parse at each touch).
             get_state = getattr(ctx, "get_state", None)
