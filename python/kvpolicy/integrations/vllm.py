@@ -141,6 +141,7 @@ def _make_base(CachePolicy):
             self._reads_prompt = name not in _PROMPT_BLIND
             self._field_blind = name in _FIELD_BLIND
             self._ctx = None  # the ReqContext last touched
+            self.topped_up = 0  # evictions the policy named short (_top_up)
             self._blocks = {}  # key -> BlockStatus, every block the manager has
             self.get = self._blocks.get  # the hottest call: the dict's own lookup
             self._writing = set()  # inserted, store not complete: not told to the policy
@@ -332,8 +333,10 @@ def _make_base(CachePolicy):
             nothing (kvpolicy's WA on a flat tree does: docs/engines/vllm.md, Gaps). vLLM must
             still get exactly n or nothing: the rest are the longest-tracked idle blocks,
             removed as the cache's choice (no ghost); failing that, the victims come back."""
-            _log.warning("kvp:%s named %d of %d evictable victims; the adapter chose the rest",
-                         self.spec, len(victims), n)
+            self.topped_up += 1
+            if self.topped_up == 1:
+                _log.warning("kvp:%s named %d of %d evictable victims; the adapter chose the "
+                             "rest (counted in .topped_up; told once)", self.spec, len(victims), n)
             taken = set(victims).union(exclude)
             blocks, extra = self._blocks, []
             for node, key in self._keys.items():
