@@ -108,6 +108,7 @@ def main():
 
 
 def parity(a, reqs, policies):
+    import kvpolicy
     from kvpolicy.integrations.vllm import _node_id
     from vllm_drive import Reference, drive, manager
 
@@ -120,9 +121,12 @@ def parity(a, reqs, policies):
         run = drive(manager(p, a.blocks, events=a.events), reqs, fail_every=a.fail_every)
         same = "(vLLM's own)"
         if p.startswith("kvp:"):
-            ref = Reference(p[4:], a.blocks).run(reqs, fail_every=a.fail_every)
-            same = "yes" if (ref.summary() == run.summary() and
-                             ref.evicted == [_node_id(k) for k in run.evicted]) else "**no**"
+            try:
+                ref = Reference(p[4:], a.blocks).run(reqs, fail_every=a.fail_every)
+                same = "yes" if (ref.summary() == run.summary() and
+                                 ref.evicted == [_node_id(k) for k in run.evicted]) else "**no**"
+            except kvpolicy.Error as e:  # the policy broke the library's contract
+                same = f"**no** (told directly: {e})"
         s = run.summary()
         print(f"| {p} | {100 * s['hits'] / max(blocks, 1):.2f} | {s['hits']} | {s['evicted']} "
               f"| {s['failures']} | {same} |")
