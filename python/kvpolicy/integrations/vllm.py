@@ -15,14 +15,15 @@ How vLLM's calls map onto kvpolicy's (docs/engines/vllm.md, "The contract"):
     when vLLM's own LRU first orders it; while being written it exists only here, so it cannot be
     evicted, and a failed store's remove() leaves the policy untouched (no ghost, no leak);
   - touch() is one request cycle (its time, session and turn from the request's
-    kv_transfer_params keys kvpolicy_time, kvpolicy_session, kvpolicy_turn) that hits the cached
-    keys last first, as vLLM's LRU orders them; keys not cached or still being written are ignored;
+    kv_transfer_params keys kvpolicy_time, kvpolicy_session, kvpolicy_turn) that hits the idle
+    cached keys last first, as vLLM's LRU orders them; keys not cached, being written or being
+    loaded are ignored, as vLLM's LRU ignores them;
   - mark_non_evictable / mark_evictable lock / unlock a block, and a block released by its last
     load is used again (vLLM's LRU moves it to the most recent end then), so kvp:lru evicts
     exactly what vLLM's lru evicts;
   - evict(n, protected) is atomic: exactly n victims outside `protected`, or None and no change.
 The per-key events arrive one call at a time; they are queued and told to the policy in order,
-in batches, before the next call that reads or changes its order (touch, evict, remove).
+in batches, before the next call that reads or changes its order (touch, evict, remove, clear).
 """
 
 import hashlib
@@ -38,9 +39,10 @@ _log = logging.getLogger(__name__)
 _classes = {}  # name -> CachePolicy subclass, one per spec string
 _base = None  # the adapter class, built on first use (vLLM is imported then)
 
-# Queued per-key events (the runs of _VllmPolicy._runs).
+# Kinds of the queued events (KvpolicyCachePolicy._runs).
 _STORED, _LOCKED, _RELEASED, _TOUCHED = 0, 1, 2, 3
-_BLOCK_TOKENS = 16  # what the policy is told a block holds (vLLM does not say: Gaps)
+# What the policy is told a block holds: vLLM does not say (docs/engines/vllm.md, Gaps).
+_BLOCK_TOKENS = 16
 # Policies whose decisions read no prompt block ids (src/policy/*.cc: RequestView::blocks is
 # read by WA, the guard and the learned ones; S3-FIFO reads it to prefetch only): a touch tells
 # them the prompt's length, not its ids, which saves an id per key. Any other policy gets both.
@@ -48,7 +50,7 @@ _PROMPT_BLIND = {"lru", "fifo", "lfu", "sieve", "s3fifo", "gdsf", "rlt", "thresh
                  "lpc"}
 # Policies that read none of a request's fields (time, session, turn, prompt: src/policy/*.cc),
 # for which a call's own request cycle equals an explicit one: the adapter saves the
-# begin_request/end_request pair (a fifth of its cost, docs/results/engines-vllm.md).
+# begin_request/end_request pair (about 5 us of keyword parsing: docs/results/engines-vllm.md).
 _FIELD_BLIND = {"lru", "fifo", "lfu", "sieve", "s3fifo", "gdsf", "rlt"}
 _MASK = (1 << 64) - 1
 _SESSIONS = (1 << 32) - 1  # kvpolicy's session ids: [0, 2^32 - 2]
