@@ -87,15 +87,7 @@ def test_kvp_lru_equals_vllms_lru(trace, request):
     assert ours.evicted == native.evicted
 
 
-# kvpolicy's WA on a flat tree names fewer victims than evictable() counts, so its
-# all-or-nothing evict returns a partial list (a library bug, reproduced with EvictionPolicy
-# alone: docs/engines/vllm.md, Gaps); the adapter then chooses the rest and the runs part.
-_LIBRARY_BUGS = {"wa": "EvictionPolicy('wa', flat=True).evict(all_or_nothing=True) returns "
-                       "fewer than n while evictable() >= n"}
-
-
-@pytest.mark.parametrize("spec", [pytest.param(s, marks=pytest.mark.xfail(
-    reason=_LIBRARY_BUGS[s], strict=True)) if s in _LIBRARY_BUGS else s for s in online_specs()])
+@pytest.mark.parametrize("spec", online_specs())
 def test_manager_with_kvp_policy_matches_kvpolicy(spec, request):
     for name, reqs, blocks in _traces(request):
         m = manager("kvp:" + spec, blocks)
