@@ -332,7 +332,7 @@ def _make_base(CachePolicy):
 
         def _top_up(self, victims, n, exclude):
             """A policy that names fewer victims than evictable() counted breaks all or
-            nothing (kvpolicy's WA on a flat tree does: docs/engines/vllm.md, Gaps). vLLM must
+            nothing (WA on a flat tree did: docs/results/engines-vllm.md, Parity). vLLM must
             still get exactly n or nothing: the rest are the longest-tracked idle blocks,
             removed as the cache's choice (no ghost); failing that, the victims come back."""
             self.topped_up += 1
