@@ -115,6 +115,11 @@ std::vector<BlockKey> PolicyTree::evict(size_t n, const EvictOptions& options) {
     gone.push_back(*key);
   }
   release_all(held);
+  // evictable() promised n: a policy naming fewer broke its contract, and the owner was told
+  // all or nothing (its blocks already left, so this cannot be undone).
+  if (options.all_or_nothing && gone.size() < n)
+    throw Error("policy '" + label_ + "' named " + std::to_string(gone.size()) + " victims of " +
+                std::to_string(n) + " evictable blocks (a policy bug)");
   return gone;
 }
 

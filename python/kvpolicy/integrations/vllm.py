@@ -27,7 +27,6 @@ in batches, before the next call that reads or changes its order (touch, evict, 
 """
 
 import hashlib
-import logging
 import struct
 
 import kvpolicy
@@ -35,7 +34,6 @@ import kvpolicy
 __all__ = ["policy_class"]
 
 PREFIX = "kvp:"
-_log = logging.getLogger(__name__)
 _classes = {}  # name -> CachePolicy subclass, one per spec string
 _base = None  # the adapter class, built on first use (vLLM is imported then)
 
@@ -143,7 +141,6 @@ def _make_base(CachePolicy):
             self._reads_prompt = name not in _PROMPT_BLIND
             self._field_blind = name in _FIELD_BLIND
             self._ctx = None  # the ReqContext last touched
-            self.topped_up = 0  # evictions the policy named short (_top_up)
             self._blocks = {}  # key -> BlockStatus, every block the manager has
             self.get = self._blocks.get  # the hottest call: the dict's own lookup
             self._writing = set()  # inserted, store not complete: not told to the policy
@@ -205,13 +202,10 @@ def _make_base(CachePolicy):
             # Sorted: excluded blocks are held for the call, which may reorder a policy's ties
             # (FIFO's, LFU's); `protected` is a set, whose order varies between processes.
             exclude = sorted(i for i in map(self._ids.get, protected) if i in keys)
+            # All or nothing: the library returns n victims or none, changing nothing then.
             victims = self._policy.evict(n, exclude=exclude, all_or_nothing=True)
-            if len(victims) != n:
-                if not victims:
-                    return None
-                victims = self._top_up(victims, n, exclude)
-                if victims is None:
-                    return None
+            if not victims:
+                return None
             blocks, ids = self._blocks, self._ids
             out = []
             for node in victims:
@@ -329,29 +323,6 @@ def _make_base(CachePolicy):
                     policy.on_unlocks(nodes)
                     # Released by its last load: a use, and vLLM's LRU makes it the most recent.
                     policy.on_hits(nodes)
-
-        def _top_up(self, victims, n, exclude):
-            """A policy that names fewer victims than evictable() counted breaks all or
-            nothing (WA on a flat tree did: docs/results/engines-vllm.md, Parity). vLLM must
-            still get exactly n or nothing: the rest are the longest-tracked idle blocks,
-            removed as the cache's choice (no ghost); failing that, the victims come back."""
-            self.topped_up += 1
-            if self.topped_up == 1:
-                _log.warning("kvp:%s named %d of %d evictable victims; the adapter chose the "
-                             "rest (counted in .topped_up; told once)", self.spec, len(victims), n)
-            taken = set(victims).union(exclude)
-            blocks, extra = self._blocks, []
-            for node, key in self._keys.items():
-                if len(victims) + len(extra) == n:
-                    break
-                if node not in taken and blocks[key].ref_cnt == 0:
-                    extra.append(node)
-            if len(victims) + len(extra) < n:
-                self._policy.on_insert_chain(victims)
-                return None
-            for node in extra:
-                self._policy.on_remove(node)
-            return victims + extra
 
         def _track(self, keys, nodes):
             tracked = self._keys
