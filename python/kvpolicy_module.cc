@@ -91,16 +91,40 @@ struct SharedKvCache {
   std::mutex mutex;
 };
 
+// Keys from any iterable of ints (a list, a set, a generator): vLLM passes its protected keys
+// as a set, which pybind11's list conversion refuses.
+std::vector<BlockKey> keys_of(const py::handle& keys) {
+  std::vector<BlockKey> out;
+  if (py::isinstance<py::list>(keys) || py::isinstance<py::tuple>(keys))
+    return keys.cast<std::vector<BlockKey>>();
+  for (py::handle k : keys) out.push_back(k.cast<BlockKey>());
+  return out;
+}
+
+// kvpolicy.Inserted, an IntEnum (REFUSED is falsy, so `if not policy.on_insert(...)` reads as
+// before), built once; its members are returned without a call.
+py::object inserted_member(Inserted r) {
+  static auto* members = new std::vector<py::object>();
+  if (members->empty()) {
+    py::object e = py::module_::import("kvpolicy._kvpolicy").attr("Inserted");
+    for (int i = 0; i < 3; ++i) members->push_back(e(i));
+  }
+  return (*members)[static_cast<int>(r)];
+}
+
 py::dict stats_dict(const PolicyTreeStats& s, const PolicyStats& policy) {
   py::dict d;
   d["requests"] = s.requests;
   d["hits"] = s.hits;
   d["inserted"] = s.inserted;
+  d["duplicates"] = s.duplicates;
   d["evictions"] = s.evictions;
+  d["removed"] = s.removed;
   d["refused"] = s.refused;
   d["size"] = s.size;
   d["capacity"] = s.capacity;
   d["pinned"] = s.pinned;
+  d["pending"] = s.pending;
   py::dict p;
   for (auto& [name, value] : policy) p[py::str(name)] = value;
   d["policy_stats"] = p;
@@ -179,6 +203,14 @@ PYBIND11_MODULE(_kvpolicy, m) {
             return d;
           },
           py::arg("request"), "request r's fields (time in seconds), as RequestInfo takes them");
+
+  m.attr("Inserted") = py::module_::import("enum").attr("IntEnum")(
+      "Inserted", py::make_tuple(py::make_tuple("REFUSED", 0), py::make_tuple("ADDED", 1),
+                                 py::make_tuple("CACHED", 2)));
+  m.attr("Inserted").attr("__module__") = "kvpolicy";
+  m.attr("Inserted").attr("__doc__") =
+      "What EvictionPolicy.on_insert did: REFUSED (0: full, nothing added), ADDED, or CACHED "
+      "(already tracked: no event, not a hit).";
 
   bind_app(m);  // load_trace, simulate, serve, mrc, import_trace, the listings (app_bindings.cc)
   m.def(
@@ -259,11 +291,25 @@ PYBIND11_MODULE(_kvpolicy, m) {
           py::arg("keys"))
       .def(
           "evict",
-          [](SharedKvCache& s, size_t n) {
+          [](SharedKvCache& s, size_t n, const py::object& exclude, bool all_or_nothing) {
+            std::vector<BlockKey> spared = keys_of(exclude);
             auto held = s.lock();
-            return s.cache.evict(n);
+            return s.cache.evict(n, {.exclude = spared, .all_or_nothing = all_or_nothing});
           },
-          py::arg("num_blocks"))
+          py::arg("num_blocks"), py::kw_only(), py::arg("exclude") = py::tuple(),
+          py::arg("all_or_nothing") = false)
+      .def(
+          "remove",
+          [](SharedKvCache& s, const std::vector<BlockKey>& k) {
+            auto held = s.lock();
+            return s.cache.remove(k);
+          },
+          py::arg("keys"))
+      .def("clear",
+           [](SharedKvCache& s) {
+             auto held = s.lock();
+             s.cache.clear();
+           })
       .def("stats",
            [](SharedKvCache& s) {
              auto held = s.lock();
@@ -282,12 +328,13 @@ PYBIND11_MODULE(_kvpolicy, m) {
 
   py::class_<PolicyTree>(m, "_PolicyTree")
       .def(py::init([](const std::string& policy, size_t capacity_blocks, uint32_t block_tokens,
-                       uint64_t seed) {
+                       uint64_t seed, bool flat) {
              return std::make_unique<PolicyTree>(parse_policy_spec(policy), capacity_blocks,
-                                                 block_tokens, seed);
+                                                 block_tokens, seed,
+                                                 flat ? TreeShape::kFlat : TreeShape::kPrefix);
            }),
            py::arg("policy"), py::arg("capacity_blocks"), py::arg("block_tokens") = 16,
-           py::arg("seed") = 1)
+           py::arg("seed") = 1, py::kw_only(), py::arg("flat") = false)
       .def(
           "begin_request",
           [](PolicyTree& t, std::optional<double> time, const py::object& session, uint32_t turn,
@@ -306,42 +353,103 @@ PYBIND11_MODULE(_kvpolicy, m) {
       .def("on_hit", &PolicyTree::hit, py::arg("node"), "A cached node was matched by a request.")
       .def(
           "on_insert",
-          [](PolicyTree& t, BlockKey node, std::optional<BlockKey> parent) {
-            return t.insert(node, parent);
+          [](PolicyTree& t, BlockKey node, std::optional<BlockKey> parent, bool make_room) {
+            return inserted_member(t.insert(node, parent, make_room));
           },
-          py::arg("node"), py::arg("parent") = py::none(),
-          "A node was added under parent (None: a root child). False when the policy is full "
-          "(every node locked): nothing was added.")
+          py::arg("node"), py::arg("parent") = py::none(), py::kw_only(),
+          py::arg("make_room") = false,
+          "A node was added under parent (None: a root child; ignored when flat). Inserted.ADDED; "
+          "CACHED if already tracked (no event, not a hit); REFUSED (falsy) when full and not "
+          "make_room, or every node is locked: nothing was added.")
+      .def(
+          "on_insert_chain",
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes, std::optional<BlockKey> parent,
+             bool make_room) { return t.insert_chain(nodes, parent, make_room); },
+          py::arg("nodes"), py::arg("parent") = py::none(), py::kw_only(),
+          py::arg("make_room") = false,
+          "on_insert() of nodes[0] under parent and each next node under the one before, in one "
+          "call; stops at the first refused. Returns how many nodes, from the front, are tracked.")
       .def("on_lock", &PolicyTree::pin, py::arg("node"),
            "A running request holds the node: never evicted until on_unlock().")
       .def("on_unlock", &PolicyTree::unpin, py::arg("node"), "Releases a hold of on_lock().")
       .def(
           "on_hits",
-          [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
-            for (BlockKey n : nodes) t.hit(n);
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes, bool ignore_missing) {
+            return t.hits(nodes, ignore_missing);
           },
-          py::arg("nodes"), "on_hit() for each node, in order.")
+          py::arg("nodes"), py::kw_only(), py::arg("ignore_missing") = false,
+          "on_hit() for each node, in order (ignore_missing: untracked nodes are skipped). "
+          "Returns how many were tracked.")
       .def(
           "on_locks",
-          [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
-            for (BlockKey n : nodes) t.pin(n);
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes, bool ignore_missing) {
+            return t.pins(nodes, ignore_missing);
           },
-          py::arg("nodes"), "on_lock() for each node, in order.")
+          py::arg("nodes"), py::kw_only(), py::arg("ignore_missing") = false,
+          "on_lock() for each node, in order (ignore_missing as on_hits).")
       .def(
           "on_unlocks",
-          [](PolicyTree& t, const std::vector<BlockKey>& nodes) {
-            for (BlockKey n : nodes) t.unpin(n);
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes, bool ignore_missing) {
+            return t.unpins(nodes, ignore_missing);
           },
-          py::arg("nodes"), "on_unlock() for each node, in order.")
-      .def("evict", &PolicyTree::evict, py::arg("num_blocks"),
-           "Up to num_blocks unlocked nodes to delete now, leaves first, in the policy's order.")
+          py::arg("nodes"), py::kw_only(), py::arg("ignore_missing") = false,
+          "on_unlock() for each node, in order (ignore_missing as on_hits).")
+      .def("on_remove", &PolicyTree::remove, py::arg("node"),
+           "The cache dropped node (a failed store, an outside deletion): it and its descendants "
+           "leave, told to the policy as removed, not evicted; their locks go too. Returns them, "
+           "descendants first.")
+      .def(
+          "on_removes",
+          [](PolicyTree& t, const std::vector<BlockKey>& nodes, bool ignore_missing) {
+            return t.remove_all(nodes, ignore_missing);
+          },
+          py::arg("nodes"), py::kw_only(), py::arg("ignore_missing") = false,
+          "on_remove() for each node; returns how many nodes left, descendants included.")
+      .def(
+          "evict",
+          [](PolicyTree& t, size_t n, const py::object& exclude, bool all_or_nothing) {
+            std::vector<BlockKey> spared = keys_of(exclude);
+            return t.evict(n, {.exclude = spared, .all_or_nothing = all_or_nothing});
+          },
+          py::arg("num_blocks"), py::kw_only(), py::arg("exclude") = py::tuple(),
+          py::arg("all_or_nothing") = false,
+          "Up to num_blocks unlocked nodes to delete now, leaves first, in the policy's order; "
+          "never an excluded node or an ancestor of one. all_or_nothing: [] and no change when "
+          "fewer can be freed.")
+      .def(
+          "evictable",
+          [](const PolicyTree& t, const py::object& exclude) {
+            return t.evictable(keys_of(exclude));
+          },
+          py::kw_only(), py::arg("exclude") = py::tuple(),
+          "How many nodes evict() could free now, sparing exclude (a dry run's count).")
+      .def(
+          "victims",
+          [](PolicyTree& t, size_t n, const py::object& exclude) {
+            return t.victims(n, keys_of(exclude));
+          },
+          py::arg("num_blocks"), py::kw_only(), py::arg("exclude") = py::tuple(),
+          "Two-phase eviction: up to num_blocks nodes in the policy's order, taken out of it and "
+          "kept pending (tracked, locked) until commit() or cancel().")
+      .def(
+          "commit", [](PolicyTree& t, const py::object& nodes) { return t.commit(keys_of(nodes)); },
+          py::arg("nodes"), "Pending nodes the cache deleted leave; returns how many.")
+      .def(
+          "cancel", [](PolicyTree& t, const py::object& nodes) { return t.cancel(keys_of(nodes)); },
+          py::arg("nodes"),
+          "Pending nodes the cache kept go back as newly inserted; returns how many.")
+      .def("clear", &PolicyTree::clear, "Drops every node and starts the policy afresh.")
       .def("__contains__", &PolicyTree::contains, "Whether the node is tracked.")
       .def("__len__", &PolicyTree::size, "The number of nodes tracked.")
       .def(
           "stats", [](const PolicyTree& t) { return stats_dict(t.stats(), t.policy_stats()); },
-          "Counters (requests, hits, inserted, evictions, size, pinned) and the policy's own.")
+          "Counters (requests, hits, inserted, duplicates, evictions, removed, refused, size, "
+          "capacity, pinned, pending) and the policy's own.")
       .def_property_readonly("in_request", &PolicyTree::in_request,
                              "whether a request is open (begin_request() without end_request())")
       .def_property_readonly("capacity", &PolicyTree::capacity, "capacity in blocks")
+      .def_property_readonly(
+          "flat", [](const PolicyTree& t) { return t.shape() == TreeShape::kFlat; },
+          "whether nodes stand alone (any unlocked node evictable) instead of a prefix tree")
       .def_property_readonly("policy", &PolicyTree::policy_label, "the policy's label");
 }

@@ -22,6 +22,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     ConfigError,
     Error,
     InputError,
+    Inserted,
     Trace,
     is_offline,
     load_trace,
@@ -48,6 +49,7 @@ __all__ = [
     "EvictionPolicy",
     "generate_trace",
     "InputError",
+    "Inserted",
     "Trace",
     "is_offline",
     "import_trace",
@@ -286,9 +288,20 @@ class Cache:
         """Releases one pin() of every full block of the sequence."""
         self._c.unpin(self._keys(tokens, keys))
 
-    def evict(self, num_blocks):
-        """Frees up to num_blocks unpinned blocks in the policy's order; returns their keys."""
-        return self._c.evict(num_blocks)
+    def evict(self, num_blocks, *, exclude=(), all_or_nothing=False):
+        """Frees up to num_blocks unpinned blocks in the policy's order, sparing the keys in
+        `exclude`; returns their keys. all_or_nothing: [] and no change when fewer can go."""
+        return self._c.evict(num_blocks, exclude=exclude, all_or_nothing=all_or_nothing)
+
+    def remove(self, tokens=None, *, keys=None):
+        """The engine dropped these blocks (and every block after them): they leave, told to
+        the policy as removed, not evicted. Blocks not cached are skipped; returns how many
+        blocks left."""
+        return self._c.remove(self._keys(tokens, keys))
+
+    def clear(self):
+        """Drops every block and starts the policy afresh (the engine's cache reset)."""
+        self._c.clear()
 
     def stats(self):
         """Counters as a dict: requests, hits, inserted, evictions, size, pinned, and the
@@ -316,29 +329,39 @@ class Cache:
 
 
 class EvictionPolicy(_PolicyTree):
-    """A kvpolicy policy deciding evictions for a radix cache that lives elsewhere (SGLang's
-    shape: one node per KV block, lock references, evict(n)).
+    """A kvpolicy policy deciding evictions for a cache that lives elsewhere: an engine's radix
+    tree (SGLang's shape: one node per KV block, lock references, evict(n)) or, with flat=True,
+    an offload tier of independent blocks (vLLM's CPU tier, LMCache). docs/api.md has the
+    contract; kvpolicy.integrations holds the adapters for those engines.
 
     The cache tells it its events with its own node ids: distinct 64-bit ints, best a hash of
     the node's whole prefix (as vLLM's block hashes), so that a page evicted and brought back has
     the same id and policies that remember evicted blocks (S3-FIFO's ghost queue, WA) see it:
-      on_insert(node, parent=None)  a node was added (False: every node is locked, nothing added)
-      on_hit(node)                  a cached node was matched by a request
-      on_lock(node) / on_unlock(node)   a running request holds / releases it
-      evict(n) -> [node, ...]       which nodes to delete now, leaves first, in the policy's order
-    Group one request's calls with `with policy.request(time=..., session=..., blocks=[...])`
-    (or begin_request()/end_request()), where blocks are the ids of the prompt's pages in order,
-    cached or not (WA, the guard and the learned policies read the whole prompt); calls outside
-    a request are a request of their own, and a
-    request holds the nodes it hit or inserted until it ends, so evict() never takes them. The
-    cache evicts before it inserts: on_insert into a full policy (len == capacity) adds nothing
-    and returns False.
+      on_insert(node, parent=None)   a node was added: Inserted.ADDED, CACHED (already tracked:
+                                     no event, not a hit) or REFUSED (full: nothing added)
+      on_insert_chain(nodes, parent) a run of nodes, each under the one before, in one call
+      on_hit(node), on_hits(nodes)   cached nodes matched by a request
+      on_lock / on_unlock (and on_locks / on_unlocks)   a running request holds / releases it
+      on_remove(node)                the cache dropped it (not the policy's choice)
+      evict(n, exclude=, all_or_nothing=) -> [node, ...]   which nodes to delete now
+      victims(n) then commit(nodes) / cancel(nodes)       eviction the cache confirms later
+      clear()                        the cache was reset
+    The batch calls take ignore_missing=True to skip untracked nodes. Group one request's calls
+    with `with policy.request(time=..., session=..., blocks=[...])` (or begin_request()/
+    end_request()), where blocks are the ids of the prompt's pages in order, cached or not (WA,
+    the guard and the learned policies read the whole prompt); calls outside a request are a
+    request of their own, and a request holds the nodes it hit or inserted until it ends, so
+    evict() never takes them. The cache evicts before it inserts: on_insert into a full policy
+    (len == capacity) adds nothing and returns REFUSED, unless make_room=True (the policy's
+    victim goes first).
     """
 
-    def __init__(self, policy="lru", capacity_blocks=1024, block_tokens=16, seed=1):
+    def __init__(self, policy="lru", capacity_blocks=1024, block_tokens=16, seed=1, *,
+                 flat=False):
         """A policy tracking up to capacity_blocks nodes of block_tokens tokens; seed drives
-        randomized policies. ConfigError for an unknown or offline policy."""
-        super().__init__(policy, capacity_blocks, block_tokens, seed)
+        randomized policies; flat=True: parents are ignored and any unlocked node may be
+        evicted (an offload tier). ConfigError for an unknown or offline policy."""
+        super().__init__(policy, capacity_blocks, block_tokens, seed, flat=flat)
 
     @contextlib.contextmanager
     def request(self, **request):

@@ -51,7 +51,9 @@ AccessResult KvCache::insert(std::span<const BlockKey> keys, const RequestInfo& 
   for (; i < keys.size() && tree_.contains(keys[i]); ++i) tree_.hit(keys[i]);
   res.hit_blocks = static_cast<uint32_t>(i);
   for (; i < keys.size(); ++i) {
-    if (!tree_.insert(keys[i], i ? std::optional(keys[i - 1]) : std::nullopt, true)) break;
+    if (tree_.insert(keys[i], i ? std::optional(keys[i - 1]) : std::nullopt, true) ==
+        Inserted::kRefused)
+      break;
     ++res.inserted_blocks;
   }
   tree_.end_request();

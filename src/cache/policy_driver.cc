@@ -30,6 +30,22 @@ NodeId PolicyDriver::insert_held(BlockKey key, NodeId parent) {
   return n;
 }
 
+void PolicyDriver::remove_quietly(NodeId n) {
+  if (holders_[n] > 0) {
+    holders_[n] = 0;
+    --pinned_;
+    tree_->unpin(n);  // down to 0: the tree counts one pin for any number of holds
+  }
+  NodeId parent = tree_->remove(n);
+  if (parent != kNoNode) policy_->on_evictable(parent);
+}
+
+void PolicyDriver::drop(NodeId n) {
+  hold(n);  // a candidate no more (the policy hears on_unevictable if it was one)
+  policy_->on_removed(n, Removal::kDropped);
+  remove_quietly(n);
+}
+
 PolicyDriver::Evicted PolicyDriver::evict(Time now, bool check, bool ask_twice) {
   NodeId v = policy_->victim(now);
   if (v == kNoNode) return {};

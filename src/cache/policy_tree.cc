@@ -2,56 +2,64 @@
 
 #include <algorithm>
 
+#include "implicit_request.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/time_range.h"
 #include "kvpolicy/predict/continuation_source.h"
 
 namespace kvpolicy {
 
-// Opens a cycle of its own for a call made outside an explicit one, and closes it after.
-class ImplicitRequest {
- public:
-  explicit ImplicitRequest(PolicyTree& t) : t_(t), own_(!t.open_) {
-    if (own_) t_.begin_request();
-  }
-  ~ImplicitRequest() {
-    if (own_) t_.end_request();
-  }
-
- private:
-  PolicyTree& t_;
-  bool own_;
-};
-
 PolicyTree::PolicyTree(const PolicySpec& spec, size_t capacity_blocks, uint32_t block_tokens,
-                       uint64_t seed)
-    : label_(spec.label()), capacity_(capacity_blocks), block_tokens_(block_tokens) {
+                       uint64_t seed, TreeShape shape)
+    : spec_(spec),
+      seed_(seed),
+      shape_(shape),
+      label_(spec.label()),
+      capacity_(capacity_blocks),
+      block_tokens_(block_tokens) {
   if (capacity_blocks == 0) throw ConfigError("capacity must be at least one block");
   if (block_tokens == 0) throw ConfigError("block_tokens must be at least 1");
   if (needs_future(spec))
     throw ConfigError("policy '" + spec.label() +
                       "' reads the trace's future (offline): it can run only in replay");
-  PolicyContext ctx;
-  ctx.block_tokens = block_tokens;
-  ctx.seed = seed;
-  driver_ = std::make_unique<PolicyDriver>(capacity_blocks, spec, ctx);
-  tree_ = &driver_->tree();
-  policy_ = &driver_->policy();
-  reserve_ids();
+  build();
 }
 
 PolicyTree::~PolicyTree() = default;
 
+void PolicyTree::build() {
+  PolicyContext ctx;
+  ctx.block_tokens = block_tokens_;
+  ctx.seed = seed_;
+  driver_ = std::make_unique<PolicyDriver>(capacity_, spec_, ctx);
+  tree_ = &driver_->tree();
+  policy_ = &driver_->policy();
+  external_.clear();
+  pending_.clear();
+  pending_count_ = 0;
+  held_ = HeldBlocks{};
+  reserve_ids();
+}
+
 void PolicyTree::reserve_ids() {
   if (driver_->ids() == external_.size()) return;
   external_.resize(driver_->ids(), 0);
+  pending_.resize(driver_->ids(), 0);
   held_.resize(driver_->ids());
+}
+
+NodeId PolicyTree::find_live(BlockKey key) const {
+  NodeId n = tree_->find(key);
+  return n != kNoNode && !pending_[n] ? n : kNoNode;
 }
 
 NodeId PolicyTree::require(BlockKey key, const char* what) const {
   NodeId n = tree_->find(key);
   if (n == kNoNode)
     throw Error(std::string(what) + ": block " + std::to_string(key) + " is not cached");
+  if (pending_[n])
+    throw Error(std::string(what) + ": block " + std::to_string(key) +
+                " is pending eviction (victims() named it: commit or cancel it first)");
   return n;
 }
 
@@ -139,18 +147,25 @@ void PolicyTree::hit(BlockKey key) {
   ++counts_.hits;
 }
 
-bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool make_room) {
-  if (contains(key)) {
-    hit(key);
-    return true;
+Inserted PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool make_room) {
+  if (NodeId n = tree_->find(key); n != kNoNode) {
+    if (pending_[n]) {
+      cancel(std::span(&key, 1));
+    } else if (open_ && !held_.holds(n)) {
+      hold_for_request(n);
+    }
+    ++counts_.duplicates;
+    return Inserted::kCached;
   }
-  NodeId parent = parent_key ? require(*parent_key, "insert (the parent)") : kNoNode;
+  NodeId parent = kNoNode;
+  if (parent_key && shape_ == TreeShape::kPrefix)
+    parent = require(*parent_key, "insert (the parent)");
   ImplicitRequest cycle(*this);
   // The parent is held for the rest of the request, so the eviction below cannot take it.
   if (parent != kNoNode && !held_.holds(parent)) hold_for_request(parent);
   if (tree_->size() >= capacity_ && !(make_room && evict_one())) {
     ++counts_.refused;
-    return false;
+    return Inserted::kRefused;
   }
   NodeId n = driver_->insert_held(key, parent);  // the request's hold
   reserve_ids();
@@ -159,7 +174,18 @@ bool PolicyTree::insert(BlockKey key, std::optional<BlockKey> parent_key, bool m
   policy_->on_access(n, access_info(n, AccessKind::kInserted));
   path_.push_back(n);
   ++counts_.inserted;
-  return true;
+  return Inserted::kAdded;
+}
+
+size_t PolicyTree::insert_chain(std::span<const BlockKey> keys, std::optional<BlockKey> parent,
+                                bool make_room) {
+  ImplicitRequest cycle(*this);
+  size_t i = 0;
+  for (; i < keys.size(); ++i) {
+    if (insert(keys[i], parent, make_room) == Inserted::kRefused) break;
+    parent = keys[i];
+  }
+  return i;
 }
 
 void PolicyTree::pin(BlockKey key) {
@@ -175,6 +201,37 @@ void PolicyTree::unpin(BlockKey key) {
   release(n);
 }
 
+size_t PolicyTree::hits(std::span<const BlockKey> keys, bool ignore_missing) {
+  ImplicitRequest cycle(*this);
+  size_t found = 0;
+  for (BlockKey k : keys) {
+    if (ignore_missing && find_live(k) == kNoNode) continue;
+    hit(k);
+    ++found;
+  }
+  return found;
+}
+
+size_t PolicyTree::pins(std::span<const BlockKey> keys, bool ignore_missing) {
+  size_t found = 0;
+  for (BlockKey k : keys) {
+    if (ignore_missing && find_live(k) == kNoNode) continue;
+    pin(k);
+    ++found;
+  }
+  return found;
+}
+
+size_t PolicyTree::unpins(std::span<const BlockKey> keys, bool ignore_missing) {
+  size_t found = 0;
+  for (BlockKey k : keys) {
+    if (ignore_missing && find_live(k) == kNoNode) continue;
+    unpin(k);
+    ++found;
+  }
+  return found;
+}
+
 std::optional<BlockKey> PolicyTree::evict_one() {
   PolicyDriver::Evicted e = driver_->evict(now_, /*check=*/true, /*ask_twice=*/false);
   if (e.node == kNoNode) return std::nullopt;
@@ -182,21 +239,12 @@ std::optional<BlockKey> PolicyTree::evict_one() {
   return e.key;
 }
 
-std::vector<BlockKey> PolicyTree::evict(size_t n) {
-  std::vector<BlockKey> gone;
-  for (size_t i = 0; i < n; ++i) {
-    std::optional<BlockKey> key = evict_one();
-    if (!key) break;
-    gone.push_back(*key);
-  }
-  return gone;
-}
-
 PolicyTreeStats PolicyTree::stats() const {
   PolicyTreeStats s = counts_;
   s.size = tree_->size();
   s.capacity = capacity_;
   s.pinned = driver_->pinned();
+  s.pending = pending_count_;
   return s;
 }
 

@@ -60,10 +60,10 @@ class Gdsf final : public InlinedPolicy<Gdsf> {
   NodeId victim(Time) override { return heap_.top(); }
   void on_removed(NodeId n, Removal why) override {
     // The clock moves to each victim's priority (the minimum, so it never decreases); a DRAM
-    // block promoted to HBM was no victim and does not move it.
+    // block promoted to HBM (or dropped by the owner) was no victim and does not move it.
     // (Copied out first: the packed heap entry's field may sit unaligned, and bit_cast takes a
     // reference.)
-    if (why != Removal::kPromoted) {
+    if (is_victim(why)) {
       uint64_t priority = heap_.key(n).priority;
       inflation_ = std::bit_cast<double>(priority);
     }

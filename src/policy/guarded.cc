@@ -230,9 +230,10 @@ class Guarded final : public Policy {
   void on_removed(NodeId n, Removal why) override {
     if (treap_.contains(n)) treap_.erase(n);
     if (stamp_[n] < phase_) --old_count_;
+    // A block leaving HBM (not promoted into it) leaves what the tier and the shadow share.
     if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
       if (shadow_.contains(tree_.key(n))) --both_;
-      if (n == chosen_) {
+      if (n == chosen_ && is_victim(why)) {
         switch (choice_) {
           case Choice::kAgreed:
             ++agreed_;

@@ -98,7 +98,7 @@ class Laru final
   // The commit of victim()'s choice.
   void note_removed(NodeId n, Removal why) override {
     if (stamp_[n] < phase_) --old_count_;
-    if (why == Removal::kPromoted) return;
+    if (!is_victim(why)) return;
     switch (choice_) {
       case Choice::kInducedLru: {
         ++prediction_induced_misses_;

@@ -145,7 +145,7 @@ class LearnedPolicy : public Policy {
     leave(n);
     flags_[n] &= ~(kPending | kMember);
     predictor_->on_removed(n);
-    if (why != Removal::kPromoted) {
+    if (is_victim(why)) {
       ++evictions_;
       if (decision_scored_ > 0) {
         ++prediction_decisions_;

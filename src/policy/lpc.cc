@@ -140,7 +140,7 @@ class Lpc final : public InlinedPolicy<Lpc> {
     if (lists_.contains(n)) unlink(n);
     // An evicted block's id is free: whatever is next born under it starts unscored. A demoted
     // or promoted block lives on in the other tier, and its score with it.
-    if (why == Removal::kEvicted) bucket_[n] = kUnscored;
+    if (why == Removal::kEvicted || why == Removal::kDropped) bucket_[n] = kUnscored;
   }
 
   // Per block: list links and set order (12 bytes), set time (8), key (8) and bucket (2).

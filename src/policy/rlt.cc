@@ -58,7 +58,7 @@ class Rlt final : public InlinedPolicy<Rlt> {
     set_of(n).erase(n);
     if (is_marked(n)) --marked_count_;
     stamp_[n] = 0;
-    if (why != Removal::kPromoted) spend_draw();
+    if (is_victim(why)) spend_draw();
   }
   size_t memory_bytes() const override {
     // Each random set holds a 4-byte position per id plus its members.

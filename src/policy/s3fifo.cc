@@ -114,7 +114,7 @@ class S3Fifo final : public InlinedPolicy<S3Fifo> {
     prefetch_next_victims(*tree_, queues_, n);  // the queue's next entries
     int q = queues_.which(n);
     queues_.erase(n);
-    if (why == Removal::kPromoted) return;
+    if (!is_victim(why)) return;
     --evictable_[q];
     if (q == kSmall) evicted_from_small_.push_back(tree_->key(n));
     has_evicted_ = true;

@@ -67,7 +67,7 @@ class Sieve final : public InlinedPolicy<Sieve> {
     if (hand_ == n) prefetch_next_victims(*tree_, queue_, n);
     if (hand_ == n) hand_ = queue_.next(n);
     queue_.erase(n);
-    if (why != Removal::kPromoted) --evictable_;
+    if (is_victim(why)) --evictable_;
   }
   size_t memory_bytes() const override { return visited_.capacity() + queue_.memory_bytes(); }
 

@@ -196,14 +196,14 @@ TEST(KvCache, TimesOutsideTheTraceRangeAreRefused) {
 TEST(PolicyTree, ExternalTreeWithRequestCycles) {
   PolicyTree t({"lru", ""}, 3);
   t.begin_request({.time = 10});
-  EXPECT_TRUE(t.insert(100, std::nullopt));
-  EXPECT_TRUE(t.insert(101, 100));
+  EXPECT_EQ(t.insert(100, std::nullopt), Inserted::kAdded);
+  EXPECT_EQ(t.insert(101, 100), Inserted::kAdded);
   t.end_request();
   t.begin_request({.time = 20});
-  EXPECT_TRUE(t.insert(200, std::nullopt));
-  EXPECT_FALSE(t.insert(201, 200)) << "full: the owner evicts first";
+  EXPECT_EQ(t.insert(200, std::nullopt), Inserted::kAdded);
+  EXPECT_EQ(t.insert(201, 200), Inserted::kRefused) << "full: the owner evicts first";
   EXPECT_EQ(t.evict(1), std::vector<BlockKey>{101}) << "the least recent leaf";
-  EXPECT_TRUE(t.insert(201, 200));
+  EXPECT_EQ(t.insert(201, 200), Inserted::kAdded);
   t.end_request();
   EXPECT_FALSE(t.contains(101));
   EXPECT_TRUE(t.contains(100));
@@ -242,7 +242,7 @@ TEST(KvCache, RequestRefusedByThePolicyIsNotLeftOpen) {
   EXPECT_THROW(t.begin_request(), ConfigError);
   EXPECT_FALSE(t.in_request());
   t.begin_request({.continuation = 0.2f});
-  EXPECT_TRUE(t.insert(5, std::nullopt));
+  EXPECT_EQ(t.insert(5, std::nullopt), Inserted::kAdded);
   t.end_request();
   EXPECT_EQ(t.stats().requests, 1u);
 }
@@ -270,7 +270,7 @@ TEST(PolicyTree, HeldBlocksBookkeepingIsLinearInTheRequest) {
     t.begin_request();
     std::optional<BlockKey> parent;
     for (size_t b = 0; b < blocks; ++b) {
-      EXPECT_TRUE(t.insert(1000 + b, parent));
+      EXPECT_EQ(t.insert(1000 + b, parent), Inserted::kAdded);
       parent = 1000 + b;
     }
     t.end_request();

@@ -108,7 +108,7 @@ class ScriptedCache::Recorder final : public ForwardingPolicy {
   Recorder(ScriptedCache& owner, const PrefixTree& tree, std::unique_ptr<Policy> inner)
       : ForwardingPolicy(std::move(inner)), owner_(owner), tree_(tree) {}
   void on_removed(NodeId n, Removal why) override {
-    if (why != Removal::kPromoted) {
+    if (is_victim(why)) {
       BlockKey key = tree_.key(n);
       for (auto& [k, path] : owner_.paths_)
         if (k == key) owner_.victims_.push_back(path);

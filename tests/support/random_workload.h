@@ -49,7 +49,7 @@ class VictimKeyRecorder final : public ForwardingPolicy {
                     std::vector<BlockKey>* out)
       : ForwardingPolicy(std::move(inner)), tree_(tree), out_(out) {}
   void on_removed(NodeId n, Removal why) override {
-    if (why != Removal::kPromoted) out_->push_back(tree_.key(n));
+    if (is_victim(why)) out_->push_back(tree_.key(n));
     inner().on_removed(n, why);
   }
 

@@ -39,6 +39,13 @@ class HeldBlocks {
     }
     held_.clear();
   }
+  // Drops every hold of n without releasing it (n is leaving the tree); returns how many.
+  size_t forget(NodeId n) {
+    size_t before = held_.size();
+    steps_ += before;
+    std::erase(held_, n);
+    return before - held_.size();
+  }
   size_t size() const { return held_.size(); }
   uint64_t steps() const { return steps_; }
 

@@ -35,8 +35,16 @@ class KvCache {
   // never evicted. Throws Error naming the first block that is not cached (not pinned).
   void pin(std::span<const BlockKey> keys);
   void unpin(std::span<const BlockKey> keys);
-  // Evicts up to n unpinned blocks in the policy's order; returns their keys.
-  std::vector<BlockKey> evict(size_t n) { return tree_.evict(n); }
+  // Evicts up to n unpinned blocks in the policy's order; returns their keys. Options: blocks
+  // to spare, all or nothing (PolicyTree::evict).
+  std::vector<BlockKey> evict(size_t n, const EvictOptions& options = {}) {
+    return tree_.evict(n, options);
+  }
+  // The engine dropped these blocks (and so every block after them): they leave, told to the
+  // policy as removed, not evicted. Keys not cached are skipped; returns the blocks removed.
+  size_t remove(std::span<const BlockKey> keys) { return tree_.remove_all(keys, true); }
+  // Drops every block and starts the policy afresh (the engine's cache reset).
+  void clear() { tree_.clear(); }
 
   PolicyTreeStats stats() const { return tree_.stats(); }
   PolicyStats policy_stats() const { return tree_.policy_stats(); }

@@ -48,6 +48,20 @@ class PolicyDriver {
   // Node ids the policy was told of; per-node arrays of the callers are this long.
   size_t ids() const { return ids_told_; }
 
+  // A hold the policy is not told of: n already left the policy's order (victims() before
+  // their commit), and only the tree keeps it.
+  void hold_quietly(NodeId n) {
+    if (holders_[n]++ > 0) return;
+    ++pinned_;
+    tree_->pin(n);
+  }
+  // Removes the childless node n whatever its holds; the policy hears nothing of n itself (it
+  // has been told already), only of its parent if that becomes an evictable leaf.
+  void remove_quietly(NodeId n);
+  // Removes the childless node n whatever its holds, told to the policy as dropped by the owner
+  // (Removal::kDropped, n pinned when told).
+  void drop(NodeId n);
+
   struct Evicted {
     NodeId node = kNoNode;  // kNoNode: the policy named no victim
     BlockKey key = 0;

@@ -22,12 +22,19 @@ enum class AccessKind : uint8_t {
 };
 
 // Why a block leaves a policy's tier (on_removed). kEvicted and kDemoted follow the policy's own
-// victim() choice: they are its commit. kPromoted never does.
+// victim() choice: they are its commit. kPromoted and kDropped never do; the block is pinned
+// (not a candidate) when they are told.
 enum class Removal : uint8_t {
   kEvicted,   // dropped from the cache
   kDemoted,   // moved down to the next tier (HBM -> DRAM)
   kPromoted,  // moved up to the tier above (DRAM -> HBM): a hit, not a victim
+  kDropped,   // removed by the cache's owner (a failed store, an outside deletion): its id is free
 };
+
+// Whether the removal commits the policy's own victim() choice.
+constexpr bool is_victim(Removal why) {
+  return why == Removal::kEvicted || why == Removal::kDemoted;
+}
 
 struct RequestView;
 
