@@ -92,7 +92,7 @@ class Arc final : public InlinedPolicy<Arc> {
     return from_t1 ? a : b;
   }
   void on_removed(NodeId n, Removal why) override {
-    bool victim = why == Removal::kEvicted || why == Removal::kDemoted;
+    bool victim = is_victim(why);
     uint8_t was = list_[n];
     if (was == kNone) return;
     heap(n).erase(n);
