@@ -13,6 +13,7 @@
 #include "kvpolicy/app/import.h"
 #include "kvpolicy/app/inputs.h"
 #include "kvpolicy/app/mrc.h"
+#include "kvpolicy/app/recommend.h"
 #include "kvpolicy/app/replay.h"
 #include "kvpolicy/app/serve.h"
 #include "kvpolicy/app/size.h"
@@ -233,6 +234,27 @@ std::string doctor_json(const std::string& trace, const std::string& input, cons
   return app::run_doctor(spec).to_json();
 }
 
+// `kvpolicy recommend` (app::run_recommend): the object `--json` writes.
+std::string recommend_json(const std::string& trace, const std::string& results,
+                           const py::dict& o) {
+  app::RecommendOptions spec;
+  spec.trace.path = trace;
+  spec.results = results;
+  spec.trace.format = o["format"].cast<std::string>();
+  spec.trace.sessions = o["sessions"].cast<std::string>();
+  spec.trace.block_tokens = o["block_tokens"].cast<uint32_t>();
+  spec.capacity = o["capacity"].cast<std::string>();
+  spec.among = o["among"].cast<std::string>();
+  spec.policy = o["policy"].cast<std::string>();
+  spec.cost.model = o["model"].cast<std::string>();
+  spec.cost.gpu = o["gpu"].cast<std::string>();
+  spec.cost.kv_dtype = o["kv_dtype"].cast<std::string>();
+  spec.seed = o["seed"].cast<uint64_t>();
+  spec.jobs = o["jobs"].cast<unsigned>();
+  py::gil_scoped_release release;
+  return app::run_recommend(spec).to_json();
+}
+
 // As `kvpolicy policies` lists them: deprecated spellings left out, a nested parameter's choices
 // (the learned policies' predictor) each with its own parameters.
 py::list param_dicts(const std::vector<ParamSpec>& params) {
@@ -313,6 +335,7 @@ void bind_app(py::module_& m) {
       py::arg("block_tokens"), py::arg("tokenizer"), py::arg("skip_bad_lines"), py::arg("preset"),
       py::arg("chat_template"), py::arg("assume"));
   m.def("_doctor", &doctor_json, py::arg("trace"), py::arg("input"), py::arg("options"));
+  m.def("_recommend", &recommend_json, py::arg("trace"), py::arg("results"), py::arg("options"));
   m.def("_policies", [] {
     py::list out;
     for (const PolicyInfo& p : PolicyRegistry::instance().all()) {

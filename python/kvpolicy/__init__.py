@@ -8,9 +8,9 @@ adapter that lets any kvpolicy policy decide evictions in a Python engine's radi
     rows = kvpolicy.mrc(trace, ["lru", "s3fifo"], points=20, target_hit="30%")
     findings = kvpolicy.doctor("conversation_trace.jsonl")   # why the hit rate is low
 
-simulate, serve, mrc, size, import_trace and doctor call the same application layer as the
-command line and return its records: simulate/serve/mrc/size one dict per row of
-`kvpolicy simulate|serve|mrc|size --json`, doctor the object `kvpolicy doctor --json` writes.
+simulate, serve, mrc, size, import_trace, doctor and recommend call the same application layer as
+the command line and return its records: simulate/serve/mrc/size one dict per row of
+`kvpolicy simulate|serve|mrc|size --json`, doctor and recommend the object their --json writes.
 
 See docs/api.md for the whole API, its thread-safety and the cost of a call.
 """
@@ -34,6 +34,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     _import_trace,
     _mrc,
     _policies,
+    _recommend,
     _routers,
     _serve,
     _size,
@@ -57,6 +58,7 @@ __all__ = [
     "mrc",
     "policies",
     "policy_names",
+    "recommend",
     "routers",
     "serve",
     "simulate",
@@ -221,6 +223,29 @@ def doctor(trace=None, *, input=None, map="", preset="", chat_template="chatml",
                    kv_dtype=kv_dtype, seed=int(seed), jobs=int(jobs))
     return json.loads(_doctor("" if trace is None else str(trace),
                               "" if input is None else str(input), options))
+
+
+def recommend(trace=None, *, results=None, capacity="", policy=None, among="online",
+              format="auto", sessions="auto", block_tokens=0, model="llama-3.1-8b",
+              gpu="a100-80gb", kv_dtype="auto", seed=1, jobs=0):
+    """The policy to run at `capacity` and its configuration in vLLM, SGLang and LMCache, as
+    `kvpolicy recommend` gives it: from a trace file (`trace`; the candidates `among`, "online"
+    by default, are replayed at `capacity`, which is required) or from a finished run's rows
+    (`results`: a `compare`, `simulate` or `mrc --json` file; `capacity` picks one of its
+    capacities when it holds several; block_tokens gives their block size when the rows lack
+    it). `policy` forces an online spec instead of the best. Returns the object
+    `kvpolicy recommend --json` writes: the choice, its margin over LRU and whether it is within
+    noise, every candidate, and per engine ("engines": vllm, sglang, lmcache) its support,
+    install line, configuration and launch line, or why it cannot (docs/engines.md).
+    """
+    if (trace is None) == (results is None):
+        raise ConfigError("recommend: give either a trace or results (a result file)")
+    options = dict(format=format, sessions=sessions, block_tokens=int(block_tokens),
+                   capacity=str(capacity), among=",".join(_as_list(among)),
+                   policy="" if policy is None else str(policy), model=model, gpu=gpu,
+                   kv_dtype=kv_dtype, seed=int(seed), jobs=int(jobs))
+    return json.loads(_recommend("" if trace is None else str(trace),
+                                 "" if results is None else str(results), options))
 
 
 def policies():

@@ -174,6 +174,22 @@ def doctor(
     seed: int = 1,
     jobs: int = 0,
 ) -> dict[str, Any]: ...
+def recommend(
+    trace: str | None = None,
+    *,
+    results: str | None = None,
+    capacity: str | int | float = "",
+    policy: str | None = None,
+    among: str | Sequence[str] = "online",
+    format: str = "auto",
+    sessions: str = "auto",
+    block_tokens: int = 0,
+    model: str = "llama-3.1-8b",
+    gpu: str = "a100-80gb",
+    kv_dtype: str = "auto",
+    seed: int = 1,
+    jobs: int = 0,
+) -> dict[str, Any]: ...
 def policies() -> list[dict[str, Any]]: ...
 def routers() -> list[dict[str, Any]]: ...
 

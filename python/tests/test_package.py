@@ -2,6 +2,7 @@
 and a type stub, help() documents every method. Run by ctest PythonTests."""
 
 import ast
+import enum
 import inspect
 import os
 import pydoc
@@ -24,7 +25,7 @@ def public_members(obj):
     for name, value in inspect.getmembers(obj):
         if name.startswith("_") and name not in ("__init__", "__len__", "__contains__"):
             continue
-        if name in ("__init__",) and value is object.__init__:
+        if name in ("__init__",) and value in (object.__init__, enum.Enum.__init__):
             continue
         if getattr(value, "__objclass__", None) is object or value is None:
             continue

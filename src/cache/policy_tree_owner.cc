@@ -2,6 +2,7 @@
 // engines' seams, docs/engines.md): removals it decided, eviction with protected blocks or all
 // or nothing, two-phase eviction confirmed later, and a reset.
 #include <algorithm>
+#include <unordered_set>
 
 #include "implicit_request.h"
 #include "kvpolicy/cache/policy_tree.h"
@@ -88,7 +89,15 @@ size_t PolicyTree::evictable(std::span<const BlockKey> exclude) const {
     spared += std::unique(seen.begin(), seen.end()) - seen.begin();
     return size - spared;
   }
-  // A prefix tree: spared are the held and excluded blocks and every ancestor of one.
+  // A prefix tree: spared are the held and excluded blocks and every ancestor of one. With no
+  // held block only the excluded paths count, without a pass over every node id.
+  if (driver_->pinned() == 0) {
+    std::unordered_set<NodeId> seen;
+    for (BlockKey k : exclude)
+      for (NodeId n = tree_->find(k); n != kNoNode && seen.insert(n).second; n = tree_->parent(n)) {
+      }
+    return size - seen.size();
+  }
   std::vector<uint8_t> spared(tree_->id_limit(), 0);
   size_t count = 0;
   auto spare_up = [&](NodeId n) {
@@ -115,6 +124,11 @@ std::vector<BlockKey> PolicyTree::evict(size_t n, const EvictOptions& options) {
     gone.push_back(*key);
   }
   release_all(held);
+  // evictable() promised n: a policy naming fewer broke its contract, and the owner was told
+  // all or nothing (its blocks already left, so this cannot be undone).
+  if (options.all_or_nothing && gone.size() < n)
+    throw Error("policy '" + label_ + "' named " + std::to_string(gone.size()) + " victims of " +
+                std::to_string(n) + " evictable blocks (a policy bug)");
   return gone;
 }
 

@@ -32,7 +32,12 @@ static_assert(std::is_same_v<Group, ReuseFitter::Category>, "a list per fitted c
 struct Key {
   uint32_t seq;
   uint32_t depth;
-  bool operator<(const Key& o) const { return seq != o.seq ? seq < o.seq : depth > o.depth; }
+  NodeId id;  // a total order: blocks of one request at one depth (a flat tree's) tie otherwise,
+              // and the evictable hint (on_evictable) needs a strict one
+  bool operator<(const Key& o) const {
+    if (seq != o.seq) return seq < o.seq;
+    return depth != o.depth ? depth > o.depth : id < o.id;
+  }
 };
 
 class Wa final : public InlinedPolicy<Wa> {
@@ -213,7 +218,7 @@ class Wa final : public InlinedPolicy<Wa> {
   }
 
  private:
-  Key key(NodeId n) const { return {lists_.stamp(n), tree_.depth(n)}; }
+  Key key(NodeId n) const { return {lists_.stamp(n), tree_.depth(n), n}; }
   // The category of the list a block is in: its stamp's (stamps change only off the lists).
   Group group_of_node(NodeId n) const { return times_.group(lists_.stamp(n)); }
 

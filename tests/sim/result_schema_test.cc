@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kvpolicy/app/mrc.h"
+#include "kvpolicy/app/recommend.h"
 #include "kvpolicy/app/size.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/serve/result_schema.h"
@@ -188,6 +189,16 @@ TEST(ResultSchema, FormatsDocSizeTableIsTheSizeRows) {
                     documented_fields(testing::read_source_file("docs/formats.md"),
                                       "### `size --json`", "\n`study robustness`"),
                     "size table");
+}
+
+TEST(ResultSchema, FormatsDocRecommendTablesAreTheRecommendFields) {
+  std::string doc = testing::read_source_file("docs/formats.md");
+  expect_documented(app::recommend_fields(),
+                    documented_fields(doc, "### `recommend --json`", "Each engine's object:"),
+                    "recommend table");
+  expect_documented(app::engine_config_fields(),
+                    documented_fields(doc, "Each engine's object:", "\n## Distributed"),
+                    "recommend engine table");
 }
 
 TEST(ResultSchema, ServeRowsReadBackAsWritten) {
