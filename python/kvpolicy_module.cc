@@ -52,7 +52,7 @@ uint64_t id_argument(const py::object& value, const char* name, uint64_t max) {
 // The request fields a policy may read, as keyword arguments (None = unknown).
 RequestInfo request_info(std::optional<double> time, const py::object& session, uint32_t turn,
                          const py::object& category, uint32_t prompt_tokens, uint32_t output_tokens,
-                         std::optional<double> continuation) {
+                         std::optional<double> continuation, int32_t priority) {
   RequestInfo info;
   if (time) info.time = seconds_to_us(*time);
   // kNoSession is "no session", so the largest id is one below it.
@@ -64,13 +64,15 @@ RequestInfo request_info(std::optional<double> time, const py::object& session, 
   info.prompt_tokens = prompt_tokens;
   info.output_tokens = output_tokens;
   if (continuation) info.continuation = static_cast<float>(*continuation);
+  info.priority = priority;
   return info;
 }
 
 #define KVPOLICY_REQUEST_KWARGS                                                              \
   py::kw_only(), py::arg("time") = py::none(), py::arg("session") = py::none(),              \
                  py::arg("turn") = 1, py::arg("category") = 0, py::arg("prompt_tokens") = 0, \
-                 py::arg("output_tokens") = 0, py::arg("continuation") = py::none()
+                 py::arg("output_tokens") = 0, py::arg("continuation") = py::none(),         \
+                 py::arg("priority") = 0
 
 // A KvCache that Python threads may share: insert_many runs with the GIL released, so every call
 // that touches the cache holds its mutex. A call waits for it with the GIL released (the holder
@@ -244,8 +246,8 @@ PYBIND11_MODULE(_kvpolicy, m) {
           "lookup",
           [](SharedKvCache& s, const std::vector<BlockKey>& keys, std::optional<double> time,
              const py::object& session, uint32_t turn, const py::object& category, uint32_t pt,
-             uint32_t ot, std::optional<double> cont) {
-            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont);
+             uint32_t ot, std::optional<double> cont, int32_t prio) {
+            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont, prio);
             auto held = s.lock();
             return s.cache.lookup(keys, info);
           },
@@ -254,8 +256,8 @@ PYBIND11_MODULE(_kvpolicy, m) {
           "insert",
           [](SharedKvCache& s, const std::vector<BlockKey>& keys, std::optional<double> time,
              const py::object& session, uint32_t turn, const py::object& category, uint32_t pt,
-             uint32_t ot, std::optional<double> cont) {
-            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont);
+             uint32_t ot, std::optional<double> cont, int32_t prio) {
+            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont, prio);
             AccessResult r;
             {
               auto held = s.lock();
@@ -339,8 +341,8 @@ PYBIND11_MODULE(_kvpolicy, m) {
           "begin_request",
           [](PolicyTree& t, std::optional<double> time, const py::object& session, uint32_t turn,
              const py::object& category, uint32_t pt, uint32_t ot, std::optional<double> cont,
-             std::vector<BlockKey> blocks) {
-            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont);
+             int32_t prio, std::vector<BlockKey> blocks) {
+            RequestInfo info = request_info(time, session, turn, category, pt, ot, cont, prio);
             info.blocks = std::move(blocks);
             t.begin_request(info);
           },

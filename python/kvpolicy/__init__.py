@@ -266,8 +266,8 @@ class Cache:
 
     Sequences are token ids (only full blocks of `block_tokens` are cached), or the engine's own
     chained block hashes through the `keys=` keyword. Request fields a policy may read (time in
-    seconds, session, turn, category, prompt_tokens, output_tokens, continuation) are keywords of
-    lookup() and insert(). Threads may share a Cache: each call holds its lock (insert_many
+    seconds, session, turn, category, prompt_tokens, output_tokens, continuation, priority) are
+    keywords of lookup() and insert(). Threads may share a Cache: each call holds its lock (insert_many
     with the GIL released).
     """
 

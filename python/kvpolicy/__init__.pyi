@@ -215,6 +215,7 @@ class Cache:
         prompt_tokens: int = 0,
         output_tokens: int = 0,
         continuation: Optional[float] = None,
+        priority: int = 0,
     ) -> int: ...
     def insert(
         self,
@@ -228,6 +229,7 @@ class Cache:
         prompt_tokens: int = 0,
         output_tokens: int = 0,
         continuation: Optional[float] = None,
+        priority: int = 0,
     ) -> tuple[int, int, int]: ...
     def insert_many(self, requests: Iterable[Sequence[int]]) -> list[int]: ...
     def pin(
@@ -274,6 +276,7 @@ class EvictionPolicy:
         prompt_tokens: int = 0,
         output_tokens: int = 0,
         continuation: Optional[float] = None,
+        priority: int = 0,
         blocks: Sequence[int] = ...,
     ) -> AbstractContextManager[EvictionPolicy]: ...
     def begin_request(
@@ -286,6 +289,7 @@ class EvictionPolicy:
         prompt_tokens: int = 0,
         output_tokens: int = 0,
         continuation: Optional[float] = None,
+        priority: int = 0,
         blocks: Sequence[int] = ...,
     ) -> None: ...
     def end_request(self) -> None: ...

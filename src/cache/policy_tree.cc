@@ -101,6 +101,7 @@ void PolicyTree::begin_request(const RequestInfo& info) {
   view_.first_access = next_access_;
   view_.blocks = info_.blocks;
   view_.continuation = info.continuation;
+  view_.priority = info.priority;
   // The request opens only once the policy has accepted it: a refusal (LPC without a score)
   // leaves the tree as it was, so the caller can correct the request and go on.
   try {

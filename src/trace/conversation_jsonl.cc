@@ -46,6 +46,8 @@ void write_conversation_jsonl(const Trace& trace, const std::string& path,
     line += "]";
     if (trace.has_continuation())
       fmt::format_to(std::back_inserter(line), R"(,"continuation":{:.6f})", trace.continuation[r]);
+    if (trace.has_priority())
+      fmt::format_to(std::back_inserter(line), R"(,"priority":{})", trace.priority[r]);
     line += "}\n";
     out.write(line);
   }

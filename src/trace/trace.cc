@@ -71,6 +71,7 @@ void Trace::clear_requests() {
   block_offset.assign(1, 0);
   blocks.clear();
   continuation.clear();
+  priority.clear();
 }
 
 bool Trace::sort_by_time() {
@@ -89,6 +90,7 @@ bool Trace::sort_by_time() {
     sorted.add_request_keys(time[r], prompt(r), prompt_tokens[r], output_tokens[r], session[r],
                             turn[r], category[r], user[r]);
     if (has_continuation()) sorted.continuation.push_back(continuation[r]);
+    if (has_priority()) sorted.priority.push_back(priority[r]);
   }
   *this = std::move(sorted);
   return true;
@@ -109,6 +111,9 @@ void Trace::validate() const {
         throw Error("trace '" + name + "': request " + std::to_string(r) +
                     "'s continuation probability is not in [0, 1]");
   }
+  if (has_priority() && priority.size() != n)
+    throw Error("trace '" + name + "': the priority column has " + std::to_string(priority.size()) +
+                " values for " + std::to_string(n) + " requests");
   if (block_offset.back() != blocks.size())
     throw Error("trace '" + name + "': block offsets do not cover the block array");
   for (size_t r = 0; r < n; ++r) {
@@ -152,6 +157,7 @@ RequestView request_view(const Trace& trace, size_t r) {
   v.first_access = trace.block_offset[r];
   v.blocks = trace.prompt(r);
   if (trace.has_continuation()) v.continuation = trace.continuation[r];
+  if (trace.has_priority()) v.priority = trace.priority[r];
   return v;
 }
 
@@ -228,6 +234,7 @@ Trace repeat_with_fresh_keys(const Trace& base, size_t copies) {
       t.add_request_keys(base.time[r] + static_cast<Time>(c) * span, keys, base.prompt_tokens[r],
                          base.output_tokens[r], s, base.turn[r], base.category[r], base.user[r]);
       if (base.has_continuation()) t.continuation.push_back(base.continuation[r]);
+      if (base.has_priority()) t.priority.push_back(base.priority[r]);
     }
   }
   return t;

@@ -33,6 +33,7 @@ struct RequestInfo {
   uint32_t prompt_tokens = 0;  // 0: the prompt's blocks x block_tokens
   uint32_t output_tokens = 0;
   float continuation = -1;  // P(the conversation goes on), for LPC; < 0 = unknown
+  int32_t priority = 0;     // higher = kept longer, for the `priority` policy (SGLang, TRT-LLM)
   // The request's prompt as block keys when known up front (learned policies predict per request).
   std::vector<BlockKey> blocks = {};
 };

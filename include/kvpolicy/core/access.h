@@ -50,6 +50,8 @@ struct AccessInfo {
   CategoryId category = 0;
   uint32_t position = 0;  // block index in the prompt, 0 = first
   uint32_t prompt_blocks = 0;
+  // The request's priority (RequestView::priority): higher is kept longer.
+  int32_t priority = 0;
   AccessKind kind = AccessKind::kReused;
 
   bool reused() const { return kind == AccessKind::kReused; }
@@ -71,6 +73,9 @@ struct RequestView {
   // The trace's continuation probability for this request (Trace::continuation); < 0 when the
   // trace carries none.
   float continuation = -1;
+  // The request's priority, higher = kept longer (SGLang's and TensorRT-LLM's request
+  // priority; Trace::priority); 0 when the trace carries none. Only the `priority` policy reads it.
+  int32_t priority = 0;
 };
 
 inline AccessInfo AccessInfo::of_request(const RequestView& r) {
@@ -81,6 +86,7 @@ inline AccessInfo AccessInfo::of_request(const RequestView& r) {
   info.turn = r.turn;
   info.category = r.category;
   info.prompt_blocks = static_cast<uint32_t>(r.blocks.size());
+  info.priority = r.priority;
   return info;
 }
 

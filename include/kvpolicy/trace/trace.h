@@ -40,6 +40,12 @@ struct Trace {
   std::vector<float> continuation;
   bool has_continuation() const { return !continuation.empty(); }
 
+  // Optional, per request: its priority, higher = kept longer (SGLang's and TensorRT-LLM's
+  // request priority; read by the `priority` policy). Empty when the trace carries none (every
+  // request then has priority 0); otherwise one value per request.
+  std::vector<int32_t> priority;
+  bool has_priority() const { return !priority.empty(); }
+
   // Optional: set when the prompts are not the log's but an assumption model's (`trace import
   // --assume`, assumed_prompts.h): its parameters with every default filled in, and one line
   // saying it for humans. Hit rates on such a trace measure the assumptions, so every table and

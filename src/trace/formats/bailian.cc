@@ -84,6 +84,7 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
   std::unordered_map<int64_t, uint64_t> line_of_chat;  // a repeated chat_id names both lines
   std::vector<float> continuation;  // optional (written by `trace build --classifier`)
   uint64_t first_without = 0;       // a line without it, for the message
+  std::vector<int32_t> priority;    // optional: a record without it has priority 0
   double last = 0;
   jsonl::for_each_record(path, opts, report, [&](jsonl::object& obj, const jsonl::Where& w) {
     jsonl::reject_duplicate_keys(obj, w);
@@ -113,6 +114,11 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
       if (!(p_continues >= 0 && p_continues <= 1))
         w.fail("continuation", "expected a probability in [0, 1]");
     }
+    int64_t prio = 0;
+    if (jsonl::has_field(obj, "priority")) {
+      prio = jsonl::get_int(obj, "priority", w);
+      if (prio < INT32_MIN || prio > INT32_MAX) w.fail("priority", "expected a 32-bit integer");
+    }
     if (!opts.sort_unsorted && !t.time.empty() && sec < last)
       w.fail("timestamp", "earlier than the line before");
     CategoryId cat = category_of(t, type, w);
@@ -125,6 +131,10 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
     } else if (!first_without) {
       first_without = w.line;
     }
+    if (prio != 0 || !priority.empty()) {
+      priority.resize(t.size() - 1, 0);
+      priority.push_back(static_cast<int32_t>(prio));
+    }
     line_of_chat.emplace(chat_id, w.line);
     chat.push_back(chat_id);
     parent.push_back(parent_id);
@@ -136,6 +146,10 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
       throw InputError(path, first_without, "continuation",
                        "missing here but present on other records");
     t.continuation = std::move(continuation);
+  }
+  if (!priority.empty()) {
+    priority.resize(t.size(), 0);
+    t.priority = std::move(priority);
   }
   assign_sessions(t, path, chat, parent, line);
   // Time counts from the first request.

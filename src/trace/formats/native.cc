@@ -115,6 +115,11 @@ std::optional<uint64_t> native_trace_checksum(const std::string& path) {
 void write_native(const Trace& trace, const std::string& path) {
   using namespace native;
   trace.validate();
+  // Refused rather than dropped: a cached copy must replay like its source (docs/formats.md).
+  if (trace.has_priority())
+    throw ConfigError("trace '" + trace.name +
+                      "' has a priority column, which the native format does not carry yet: "
+                      "replay the JSONL file itself");
   if (trace.category_names.size() > std::numeric_limits<CategoryId>::max() + 1u)
     throw ConfigError("too many categories for a native trace");
   // Through a temporary: an interrupted write must not leave a file that fails its checksum
