@@ -74,7 +74,7 @@ def main():
     a = ap.parse_args()
     print(f"kvpolicy {kvpolicy.__version__}: EvictionPolicy('{a.policy}'), {a.blocks} blocks, "
           f"chains of {CHAIN}, median of {a.rounds} rounds, ns per call (or per block)")
-    print(f"| call | prefix tree | flat |\n|---|---:|---:|")
+    print("| call | prefix tree | flat |\n|---|---:|---:|")
     rows = {}
     for flat in (False, True):
         rounds = [one_round(a.policy, a.blocks, flat) for _ in range(a.rounds)]

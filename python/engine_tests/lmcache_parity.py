@@ -6,52 +6,13 @@ conversation trace is built from Chatbot Arena with `kvpolicy trace build` once 
 build directory. Import after engines.use_engine("lmcache").
 """
 import os
-import shutil
-import subprocess
 
 import kvpolicy
 from kvpolicy.integrations.lmcache import KvpolicyEvictionPolicy
+from engines import arena_trace, data_dir
 from lmcache_fakes import Engine, FakeL1, Reference, l1_controller, object_keys
 
 MOONCAKE = "mooncake-conversation/conversation_trace.jsonl"
-ARENA = "chatbot-arena/chatbot_arena_conversations_raw.jsonl"
-
-
-def data_dir():
-    """KVPOLICY_DATA, or ../shared/traces beside the source tree; None when absent."""
-    path = os.environ.get("KVPOLICY_DATA")
-    if not path:
-        source = os.environ.get("KVPOLICY_SOURCE_DIR",
-                                os.path.join(os.path.dirname(__file__), "..", ".."))
-        path = os.path.join(source, "..", "shared", "traces")
-    return path if os.path.isdir(path) else None
-
-
-def kvpolicy_binary():
-    """The kvpolicy command line (KVPOLICY_BINARY, ./kvpolicy in the build directory ctest runs
-    in, or on PATH), or None."""
-    for path in (os.environ.get("KVPOLICY_BINARY"), os.path.join(os.getcwd(), "kvpolicy"),
-                 shutil.which("kvpolicy")):
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-def arena_trace(cache_dir):
-    """Chatbot Arena built into a kvpolicy trace (16-token blocks) by `kvpolicy trace build`,
-    kept in cache_dir; None without the data or the binary."""
-    data, binary = data_dir(), kvpolicy_binary()
-    if data is None or binary is None or not os.path.isfile(os.path.join(data, ARENA)):
-        return None
-    out = os.path.join(cache_dir, "arena.kvtrace")
-    if not os.path.isfile(out):
-        os.makedirs(cache_dir, exist_ok=True)
-        partial = os.path.join(cache_dir, f"arena.{os.getpid()}.kvtrace")  # the suffix says the format
-        subprocess.run([binary, "trace", "build", "--source", "chatbot-arena", "--input",
-                        os.path.join(data, ARENA), "--out", partial], check=True,
-                       capture_output=True)
-        os.replace(partial, out)
-    return out
 
 
 def load_requests(name, max_requests, cache_dir="."):

@@ -18,6 +18,7 @@ import torch
 
 import kvpolicy
 from kvpolicy.integrations import sglang as kvp_sglang
+from engines import data_dir  # noqa: F401  (test_sglang reads it from here)
 from sglang.srt.mem_cache.base_prefix_cache import EvictParams, InsertParams, MatchPrefixParams
 from sglang.srt.mem_cache.cache_init_params import CacheInitParams
 from sglang.srt.mem_cache.radix_cache import RadixCache, RadixKey
@@ -182,17 +183,6 @@ def reference(requests, spec, pool, page):
 
 
 # ----- traces -----
-
-def data_dir():
-    """The traces' folder (KVPOLICY_DATA, default ../shared/traces beside the source tree), or
-    None."""
-    path = os.environ.get("KVPOLICY_DATA")
-    if not path:
-        source = os.environ.get("KVPOLICY_SOURCE_DIR",
-                                os.path.join(os.path.dirname(__file__), "..", ".."))
-        path = os.path.join(source, "..", "shared", "traces")
-    return path if os.path.isdir(os.path.join(path, "mooncake-conversation")) else None
-
 
 def mooncake_requests(limit, tokens_per_hash=4, output_tokens=0):
     """Mooncake's conversation trace as token lists: hash id h becomes tokens_per_hash tokens

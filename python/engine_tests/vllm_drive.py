@@ -13,23 +13,13 @@ calls CachePolicy.remove).
 Requires the vLLM files on sys.path (engines.use_engine("vllm")) before import.
 """
 import hashlib
-import os
 from dataclasses import dataclass, field
 
 import kvpolicy
 from kvpolicy.integrations.vllm import _node_id
+from engines import data_dir  # noqa: F401  (vllm_parity imports it from here)
 from vllm.v1.kv_offload.base import LookupResult, ReqContext, make_offload_key
 from vllm.v1.kv_offload.cpu.manager import CPUOffloadingManager
-
-
-def data_dir():
-    """The traces' folder (KVPOLICY_DATA, default ../shared/traces), or None."""
-    path = os.environ.get("KVPOLICY_DATA")
-    if not path:
-        source = os.environ.get("KVPOLICY_SOURCE_DIR",
-                                os.path.join(os.path.dirname(__file__), "..", ".."))
-        path = os.path.join(source, "..", "shared", "traces")
-    return path if os.path.isdir(path) else None
 
 
 def trace_requests(trace, limit=0):

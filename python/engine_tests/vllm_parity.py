@@ -13,13 +13,12 @@ ARENA_REQUESTS turns of Chatbot Arena built by `kvpolicy trace build` (KVPOLICY_
 without it), at a capacity where both evictions and store failures happen.
 """
 import os
-import shutil
-import subprocess
 
 import pytest
 
 import kvpolicy
 from kvpolicy.integrations.vllm import _node_id
+from engines import ARENA, arena_trace
 from vllm_drive import Reference, data_dir, drive, manager, trace_requests
 
 MOONCAKE_REQUESTS = 2000
@@ -51,23 +50,12 @@ def mooncake_requests():
     return trace_requests(kvpolicy.load_trace(path, max_requests=MOONCAKE_REQUESTS))
 
 
-def _cli():
-    for c in (os.environ.get("KVPOLICY_BINARY"), os.path.join(os.getcwd(), "kvpolicy"),
-              shutil.which("kvpolicy")):
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    return None
-
-
 @pytest.fixture(scope="session")
 def arena_requests(tmp_path_factory):
-    path = _trace_file("chatbot-arena/chatbot_arena_conversations_raw.jsonl")
-    cli = _cli()
-    if cli is None:
+    _trace_file(ARENA)
+    out = arena_trace(str(tmp_path_factory.mktemp("arena")))
+    if out is None:
         pytest.skip("the kvpolicy command is needed to build the Arena trace (KVPOLICY_BINARY)")
-    out = str(tmp_path_factory.mktemp("arena") / "arena.kvtrace")
-    subprocess.run([cli, "trace", "build", "--source", "chatbot-arena", "--input", path,
-                    "--out", out], check=True, capture_output=True, timeout=300)
     return trace_requests(kvpolicy.load_trace(out, max_requests=ARENA_REQUESTS))
 
 
