@@ -203,7 +203,7 @@ Leaderboard run_leaderboard(const LeaderboardOptions& o) {
       }
       if (feeds)
         add_unique(run, s);
-      else
+      else if (note.find(s.label()) == std::string::npos)  // -p's set said so already
         skipped_seeds += (skipped_seeds.empty() ? "" : ", ") + s.label();
     }
     if (!skipped_seeds.empty())
