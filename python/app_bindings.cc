@@ -165,6 +165,7 @@ py::tuple leaderboard_rows(const std::string& traces, const py::dict& o) {
   spec.cost.gpu = o["gpu"].cast<std::string>();
   spec.cost.kv_dtype = o["kv_dtype"].cast<std::string>();
   spec.seed = o["seed"].cast<uint64_t>();
+  spec.min_margin_pt = o["min_margin"].cast<double>();
   spec.grid.jobs = o["jobs"].cast<unsigned>();
   spec.grid.json_path = o["json"].cast<std::string>();
   spec.grid.resume = o["resume"].cast<bool>();

@@ -172,11 +172,12 @@ def mrc(trace, policies=("lru",), *, points=40, min="1%", max="100%", linear=Fal
 def leaderboard(traces, capacities=("2%", "5%", "10%", "20%"), policies="online", *,
                 seeds="wa,tlru,rlt,laru:predictor=reuse,fpb:predictor=reuse,lpc", format="auto",
                 sessions="auto", block_tokens=0, max_requests=0, model="llama-3.1-8b",
-                gpu="a100-80gb", kv_dtype="auto", seed=1, jobs=0, json_path="", resume=False):
+                gpu="a100-80gb", kv_dtype="auto", seed=1, min_margin=0.0, jobs=0, json_path="",
+                resume=False):
     """Every deployable policy on several traces, as `kvpolicy leaderboard` does, with the GIL
     released: each (trace, capacity) cell's margin over LRU and over the best seed policy, wins
     per trace (a trace counts when the policy beats LRU and every seed policy at >= ceil(3/4 of
-    the sizes)), and a ranked summary.
+    the sizes); `min_margin` points: a win must be by more than that), and a ranked summary.
 
     `traces` is a list (or a comma-separated string) of "[label=]path[@format]", "builtin" or
     "builtin:KIND". `json_path` streams the replay rows there (and `resume` keeps those already
@@ -191,7 +192,8 @@ def leaderboard(traces, capacities=("2%", "5%", "10%", "20%"), policies="online"
          "capacities": ",".join(str(c) for c in _as_list(capacities)),
          "policies": ",".join(str(p) for p in _as_list(policies)),
          "seeds": ",".join(str(p) for p in _as_list(seeds)), "model": model, "gpu": gpu,
-         "kv_dtype": kv_dtype, "seed": int(seed), "jobs": int(jobs), "json": str(json_path),
+         "kv_dtype": kv_dtype, "seed": int(seed), "min_margin": float(min_margin),
+         "jobs": int(jobs), "json": str(json_path),
          "resume": bool(resume)})
     return {"text": text, "rows": [json.loads(r) for r in rows],
             "results": [json.loads(r) for r in results]}

@@ -151,6 +151,7 @@ def leaderboard(
     gpu: str = "a100-80gb",
     kv_dtype: str = "auto",
     seed: int = 1,
+    min_margin: float = 0.0,
     jobs: int = 0,
     json_path: str = "",
     resume: bool = False,

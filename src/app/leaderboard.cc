@@ -149,6 +149,9 @@ Leaderboard run_leaderboard(const LeaderboardOptions& o) {
   std::vector<PolicySpec> policies = deployable(o.policies, "--policy");
   std::vector<PolicySpec> seeds = deployable(o.seeds, "--seeds");
   o.load.read_options();  // a bad --sessions fails here
+  if (!(o.min_margin_pt >= 0 && o.min_margin_pt <= 100))
+    throw ConfigError(
+        fmt::format("--min-margin {}: a number of points in [0, 100]", o.min_margin_pt));
   CostModel cost = o.cost.make();
   start_json_output(o.grid);
 
@@ -270,7 +273,7 @@ Leaderboard run_leaderboard(const LeaderboardOptions& o) {
   for (auto& r : results)
     if (r.trace.empty()) throw Error("leaderboard: a replay returned no trace name");
   return rank_leaderboard(std::move(infos), std::move(written), std::move(seed_labels),
-                          std::move(results));
+                          std::move(results), o.min_margin_pt);
 }
 
 }  // namespace kvpolicy::app

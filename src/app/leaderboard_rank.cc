@@ -29,9 +29,15 @@ std::string label_of(const ReplayResult& r) {
 
 Leaderboard rank_leaderboard(std::vector<BoardTraceInfo> traces,
                              std::vector<std::string> capacities, std::vector<std::string> seeds,
-                             std::vector<ReplayResult> results) {
+                             std::vector<ReplayResult> results, double min_margin_pt) {
   Leaderboard b;
   b.wins_needed = board_wins_needed(capacities.size());
+  b.min_margin_pt = min_margin_pt;
+  // More hits (counted over the same accesses, so exact), or by more than the margin asked.
+  auto beats = [&](const ReplayResult& a, const ReplayResult& other) {
+    if (min_margin_pt <= 0) return a.block_hits > other.block_hits;
+    return (hit_rate(a) - hit_rate(other)) * 100 > min_margin_pt;
+  };
   // (trace, policy label, capacity blocks) -> result
   std::map<std::tuple<std::string, std::string, size_t>, const ReplayResult*> at;
   // Each trace's deployable policies, in the order their rows came.
@@ -72,8 +78,7 @@ Leaderboard rank_leaderboard(std::vector<BoardTraceInfo> traces,
         c.hit_rate = hit_rate(*r);
         c.lru_hit_rate = hit_rate(*lru);
         c.margin_lru_pt = (hit_rate(*r) - hit_rate(*lru)) * 100;
-        // Hits are counted over the same accesses, so "beats" compares them exactly.
-        c.beats_lru = r->block_hits > lru->block_hits;
+        c.beats_lru = beats(*r, *lru);
         c.beats_seeds = true;
         const ReplayResult* best = nullptr;
         for (const std::string& s : seeds) {
@@ -84,7 +89,7 @@ Leaderboard rank_leaderboard(std::vector<BoardTraceInfo> traces,
             best = sr;
             c.best_seed = s;
           }
-          if (r->block_hits <= sr->block_hits) c.beats_seeds = false;
+          if (!beats(*r, *sr)) c.beats_seeds = false;
         }
         if (best) {
           c.best_seed_hit_rate = hit_rate(*best);
@@ -132,6 +137,7 @@ Leaderboard rank_leaderboard(std::vector<BoardTraceInfo> traces,
         s.is_seed = row.is_seed;
         s.sizes = uint32_t(capacities.size());
         s.wins_needed = b.wins_needed;
+        s.min_margin_pt = min_margin_pt;
         s.worst_margin_lru_pt = row.worst_margin_lru_pt + 1;  // replaced below
       }
       ++s.traces;
@@ -152,8 +158,9 @@ Leaderboard rank_leaderboard(std::vector<BoardTraceInfo> traces,
     s.mean_margin_lru_pt /= s.traces;
     s.mean_margin_seed_pt /= s.traces;
     s.statement = fmt::format(
-        "beats LRU and every seed policy at >= {} of {} sizes on {} of {} traces; {}",
-        s.wins_needed, s.sizes, s.traces_won, s.traces,
+        "beats LRU and every seed policy{} at >= {} of {} sizes on {} of {} traces; {}",
+        min_margin_pt > 0 ? fmt::format(" by > {:g} pt", min_margin_pt) : "", s.wins_needed,
+        s.sizes, s.traces_won, s.traces,
         s.worst_margin_lru_pt < 0 ? fmt::format("never more than {:.2f} pt below LRU (worst: {})",
                                                 -s.worst_margin_lru_pt, s.worst_cell)
                                   : fmt::format("never below LRU (least margin {:+.2f} pt, {})",

@@ -101,6 +101,8 @@ std::vector<ResultFieldOf<BoardSummary>> summary_fields() {
   f.push_back(integer("traces_won", &S::traces_won, "", "traces where `counts` holds (N)"));
   f.push_back(integer("sizes", &S::sizes, "", "capacities asked"));
   f.push_back(integer("wins_needed", &S::wins_needed, "", "ceil(3/4 x `sizes`)"));
+  f.push_back(setting("min_margin_pt", &S::min_margin_pt, "points",
+                      "the margin a win needs over LRU and each seed policy (0: more hits)"));
   f.push_back(number("worst_margin_lru_pt", &S::worst_margin_lru_pt, 4, -1, "points",
                      "its least margin over LRU in any cell"));
   f.push_back(text("worst_cell", &S::worst_cell, "where: \"trace at capacity\""));
@@ -221,8 +223,10 @@ std::string leaderboard_text(const Leaderboard& b) {
   }
   // The summary, ranked.
   say(fmt::format(
-      "\nsummary: a trace counts for a policy when it beats LRU and every seed policy (more block "
-      "hits than each; a seed policy against the others) at >= {} of {} sizes (ceil 3/4)\n",
+      "\nsummary: a trace counts for a policy when it beats LRU and every seed policy ({}; a seed "
+      "policy against the others) at >= {} of {} sizes (ceil 3/4)\n",
+      b.min_margin_pt > 0 ? fmt::format("by more than {:g} points", b.min_margin_pt)
+                          : std::string("more block hits than each"),
       b.wins_needed, b.capacities.size()));
   say(fmt::format("{:<{}}", "policy", name_w));
   for (const BoardTraceInfo& t : b.traces)

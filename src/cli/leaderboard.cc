@@ -67,6 +67,10 @@ void add(CLI::App& app) {
                   "the seed policies every policy is measured against (a seed policy against "
                   "the others); those a trace cannot feed are left out there")
       ->capture_default_str();
+  cmd->add_option("--min-margin", o.min_margin_pt,
+                  "points a win needs over LRU and over each seed policy (0: more block hits)")
+      ->check(finite_in(0, 100))
+      ->capture_default_str();
   add_cost_options(cmd, o.cost);
   cmd->add_option("--seed", o.seed, "seed of built-in workloads and randomized policies")
       ->capture_default_str();

@@ -190,6 +190,16 @@ TEST(Leaderboard, RanksRowsWhoseAnswerIsKnown) {
   EXPECT_NE(json.back().find("\"kind\":\"summary\""), std::string::npos);
   EXPECT_NE(leaderboard_text(board).find("good: beats LRU and every seed policy"),
             std::string::npos);
+
+  // With a 1.5-point margin asked, good's wins on a by 1.0 and 0.5 points no longer count.
+  Leaderboard strict =
+      rank_leaderboard(traces, {"1%", "2%", "3%", "4%"}, {"s1", "s2:x=1"}, rows, 1.5);
+  for (auto& t : strict.per_trace)
+    if (t.policy == "good") EXPECT_EQ(t.wins, 0u) << t.trace;
+  for (auto& s : strict.summary) {
+    EXPECT_EQ(s.min_margin_pt, 1.5);
+    if (s.policy == "good") EXPECT_NE(s.statement.find("by > 1.5 pt"), std::string::npos);
+  }
 }
 
 // The margins the leaderboard reports are the differences of direct replays of the same cells,

@@ -76,6 +76,7 @@ expect_error "--seeds 'wa,lpc:predictor=oracle'" leaderboard --traces a.kvtrace 
 expect_error "--policy 'lru,laru:predictor=oracle'" leaderboard --traces a.kvtrace \
   -p lru,laru:predictor=oracle
 expect_error "--resume needs --json" leaderboard --traces a.kvtrace --resume
+expect_error "--min-margin" leaderboard --traces a.kvtrace --min-margin -1
 no_temporaries "leaderboard"
 if /usr/bin/python3 -c "import matplotlib" 2> /dev/null; then
   "$K" leaderboard --traces one=a.kvtrace,two=b.kvtrace -c 5%,20% -p s3fifo --seeds wa \

@@ -41,7 +41,10 @@ struct LeaderboardOptions {
   std::string seeds = kDefaultSeeds;
   CostOptions cost;
   uint64_t seed = 1;  // built-in workloads and randomized policies
-  GridOptions grid;   // jobs, --json (replay rows, streamed) and --resume
+  // A cell is won by more than this many points over LRU and over every other seed policy; 0:
+  // by more block hits (a handful of hits on a large trace counts).
+  double min_margin_pt = 0;
+  GridOptions grid;  // jobs, --json (replay rows, streamed) and --resume
 };
 
 // One policy at one (trace, capacity). Margins are in percentage points of block hit rate.
@@ -72,6 +75,7 @@ struct BoardSummary {
   std::string policy;
   bool is_seed = false;
   uint32_t traces = 0, traces_won = 0, sizes = 0, wins_needed = 0;
+  double min_margin_pt = 0;  // the margin a win needs (LeaderboardOptions)
   double worst_margin_lru_pt = 0, mean_margin_lru_pt = 0, mean_margin_seed_pt = 0;
   std::string worst_cell;  // "trace at 5%"
   std::string statement;   // "beats LRU and every seed policy at >= 3 of 4 sizes on N of T traces"
@@ -91,6 +95,7 @@ struct Leaderboard {
   std::vector<std::string> capacities;  // as written
   std::vector<std::string> seeds;       // seed labels as given (after checking)
   uint32_t wins_needed = 0;
+  double min_margin_pt = 0;
   std::vector<ReplayResult> results;  // every replay, in configuration order
   std::vector<BoardCell> cells;       // trace outer, then capacity, then policy
   std::vector<BoardTraceRow> per_trace;
@@ -110,7 +115,7 @@ Leaderboard run_leaderboard(const LeaderboardOptions& o);
 // labels. LRU's row must be there at every cell; Belady's is optional.
 Leaderboard rank_leaderboard(std::vector<BoardTraceInfo> traces,
                              std::vector<std::string> capacities, std::vector<std::string> seeds,
-                             std::vector<ReplayResult> results);
+                             std::vector<ReplayResult> results, double min_margin_pt = 0);
 
 // The readable tables (a string, so Python can print it too).
 std::string leaderboard_text(const Leaderboard& b);
