@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/file_identity.h"
 #include "kvpolicy/core/resumable.h"
 #include "kvpolicy/trace/generators.h"
 
@@ -144,6 +146,17 @@ uint32_t board_wins_needed(size_t sizes) { return uint32_t((3 * sizes + 3) / 4);
 Leaderboard run_leaderboard(const LeaderboardOptions& o) {
   // Everything that needs no trace fails first, before any file is read or written.
   std::vector<BoardTrace> items = parse_board_traces(o.traces);
+  std::vector<std::pair<std::string, std::string>> outputs = o.outputs;
+  if (!o.grid.json_path.empty()) outputs.emplace_back("--json", o.grid.json_path);
+  for (const BoardTrace& item : items) {
+    if (item.builtin()) continue;
+    std::optional<FileIdentity> in = file_identity(item.source);
+    for (auto& [flag, path] : outputs)
+      if (in && !path.empty() && file_identity(path) == in)
+        throw ConfigError(fmt::format(
+            "the output '{}' ({}) is the trace '{}' of --traces item '{}'; write to another file",
+            path, flag, item.source, item.label));
+  }
   std::vector<CapacitySpec> cap_specs = capacity_specs(o.capacities);
   if (cap_specs.empty()) throw ConfigError("--capacity: the list is empty");
   std::vector<PolicySpec> policies = deployable(o.policies, "--policy");

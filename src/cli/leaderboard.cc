@@ -24,7 +24,9 @@ struct LeaderboardArgs {
 
 void run(const LeaderboardArgs& a) {
   auto start = std::chrono::steady_clock::now();
-  app::Leaderboard b = app::run_leaderboard(a.o);
+  app::LeaderboardOptions o = a.o;
+  o.outputs = {{"--board-json", a.board_json}, {"--plot", a.plot_path}};
+  app::Leaderboard b = app::run_leaderboard(o);
   fmt::print("{}", app::leaderboard_text(b));
   // The rows (and the figure drawn from them) are written whole once the ranking is done.
   write_rows_and_plot(app::leaderboard_rows(b), a.board_json, a.plot_path, "plot_leaderboard.py");

@@ -70,6 +70,11 @@ bad "--traces: the list is empty" ","
 bad "an empty item" "a.kvtrace,,b.kvtrace"
 bad "no built-in workload 'nope'" "builtin:nope"
 bad "--traces item 'one'" "one=a.kvtrace@mooncake"
+cp a.kvtrace keep.kvtrace
+expect_error "the output 'a.kvtrace' (--board-json) is the trace 'a.kvtrace' of --traces item 'one'" \
+  leaderboard --traces one=a.kvtrace -c 5% --board-json a.kvtrace
+expect_error "(--json) is the trace" leaderboard --traces one=a.kvtrace -c 5% --json ./a.kvtrace
+cmp -s a.kvtrace keep.kvtrace || fail "an input trace was written over"
 expect_error "--traces is required" leaderboard -c 5%
 expect_error "--seeds 'wa,lpc:predictor=oracle'" leaderboard --traces a.kvtrace \
   --seeds wa,lpc:predictor=oracle

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvpolicy/app/inputs.h"
@@ -45,6 +46,9 @@ struct LeaderboardOptions {
   // by more block hits (a handful of hits on a large trace counts).
   double min_margin_pt = 0;
   GridOptions grid;  // jobs, --json (replay rows, streamed) and --resume
+  // The front end's other outputs, (flag, path): refused, with grid.json_path, when one is a
+  // trace of the list (the command line compares its file options itself, not inside a list).
+  std::vector<std::pair<std::string, std::string>> outputs;
 };
 
 // One policy at one (trace, capacity). Margins are in percentage points of block hit rate.
