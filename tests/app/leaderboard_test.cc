@@ -210,15 +210,24 @@ TEST(Leaderboard, MarginsAreDirectReplayDifferencesAndResumeKeepsThem) {
   LeaderboardOptions o;
   o.traces = "one=" + p1 + ",two=" + p2 + "@native";
   o.capacities = "5%,10%,20%,40%";
-  o.policies = "s3fifo,sieve";
+  o.policies = "s3fifo,sieve,priority";  // priority without a priority column: LRU renamed
   o.seeds = "rlt,wa,lpc";  // lpc: the traces carry no scores, so it is left out (a note)
   o.grid.jobs = 2;
   o.grid.json_path = json;
   Leaderboard b = run_leaderboard(o);
   ASSERT_EQ(b.traces.size(), 2u);
   EXPECT_NE(b.traces[0].skipped.find("lpc"), std::string::npos);
-  // lru, s3fifo, sieve, rlt, wa, belady at 4 capacities on 2 traces.
-  EXPECT_EQ(b.results.size(), 2u * 6u * 4u);
+  // lru, s3fifo, sieve, priority, rlt, wa, belady at 4 capacities on 2 traces.
+  EXPECT_EQ(b.results.size(), 2u * 7u * 4u);
+  size_t renamed = 0;
+  for (const BoardCell& c : b.cells)
+    if (c.policy == "priority") {
+      ++renamed;
+      EXPECT_EQ(c.margin_lru_pt, 0.0) << c.trace << " " << c.capacity;
+      EXPECT_FALSE(c.beats_lru);
+      EXPECT_FALSE(c.win);
+    }
+  EXPECT_EQ(renamed, 8u);
   for (const char* label : {"one", "two"}) {
     TraceOptions to;
     to.path = label == std::string("one") ? p1 : p2;
