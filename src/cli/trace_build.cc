@@ -4,6 +4,7 @@
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
+#include "kvpolicy/app/inputs.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/continuation.h"
 #include "kvpolicy/trace/continuation_examples.h"
@@ -26,6 +27,7 @@ struct BuildArgs {
   // `classifier train` splits), so a study scores conversations the model never saw.
   std::string split = "all";
   double test_share = 0.2;
+  std::string arrivals;  // a trace whose request times become the conversations' starts
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -58,8 +60,19 @@ void run(const BuildArgs& a) {
                kept.size(), convs.size());
     convs = std::move(kept);
   }
+  TextTraceParams params = a.params;
+  if (!a.arrivals.empty()) {
+    app::TraceOptions opts;
+    opts.path = a.arrivals;
+    opts.sessions = "keep";
+    Trace timing = app::load_trace(opts);
+    if (timing.size() == 0)
+      throw InputError(a.arrivals, 0, "", "no requests to take arrival times from");
+    params.session_starts_s.reserve(timing.size());
+    for (Time t : timing.time) params.session_starts_s.push_back(double(t) / kMicrosPerSecond);
+  }
   std::vector<uint64_t> raw;
-  Trace t = build_text_trace(convs, *tok, a.params, a.seed, &raw);
+  Trace t = build_text_trace(convs, *tok, params, a.seed, &raw);
   t.name = a.source + ":" + a.input;
   if (classifier) {
     // Every turn scored from its prompts; the trace keeps the score and never the text.
@@ -145,6 +158,11 @@ void add(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_flag("--skip-bad-lines", args->skip_bad, "skip and count bad records");
+  input_file(cmd->add_option(
+      "--arrivals", args->arrivals,
+      "a trace (any format `simulate` reads, e.g. Azure's log through `trace import --assume`) "
+      "whose request times become the conversations' start times, in order, instead of "
+      "Poisson starts"));
   input_file(
       cmd->add_option("--classifier", args->classifier,
                       "score every request with this continuation model (`classifier train`) and "

@@ -2,6 +2,8 @@
 // block ids of its prompts, and the turns' arrival times.
 #include "kvpolicy/trace/text_trace.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <queue>
@@ -102,8 +104,13 @@ Trace build_text_trace(const std::vector<Conversation>& conversations, const Tok
   for (size_t i = 0; i < count; ++i)
     toks[i] = tokenize_conversation(conversations[i], tok, p.system_prompt);
 
-  // Times: Poisson starts; a conversation waits while max_active are active; each next turn
-  // follows the answer's decoding and an exponential think time.
+  if (!p.session_starts_s.empty() && p.session_starts_s.size() < count)
+    throw ConfigError(
+        fmt::format("trace build: the arrivals give {} start times for {} conversations (use "
+                    "--max-conversations {} or a longer arrivals file)",
+                    p.session_starts_s.size(), count, p.session_starts_s.size()));
+  // Times: Poisson (or the given real) starts; a conversation waits while max_active are active;
+  // each next turn follows the answer's decoding and an exponential think time.
   Rng rng(seed);
   struct Event {
     Time time;
@@ -113,7 +120,10 @@ Trace build_text_trace(const std::vector<Conversation>& conversations, const Tok
   std::priority_queue<double, std::vector<double>, std::greater<double>> active_ends;
   double arrival = 0;
   for (uint32_t s = 0; s < count; ++s) {
-    if (s > 0) arrival += rng.exponential(1.0 / p.session_rate);
+    if (!p.session_starts_s.empty())
+      arrival = p.session_starts_s[s] - p.session_starts_s[0];
+    else if (s > 0)
+      arrival += rng.exponential(1.0 / p.session_rate);
     while (!active_ends.empty() && active_ends.top() <= arrival) active_ends.pop();
     double t = arrival;
     if (active_ends.size() >= p.max_active) {

@@ -396,6 +396,23 @@ TEST(TextTrace, DeterministicForASeed) {
   a.validate();
 }
 
+// Real arrivals: each conversation's first turn starts at its given time (relative to the
+// first); too few times for the conversations is an error, not a silent wrap-around.
+TEST(TextTrace, RealArrivalsStartTheConversations) {
+  auto convs = arena_conversations();
+  auto tok = make_approx_tokenizer();
+  TextTraceParams p;
+  p.block_tokens = 4;
+  p.session_starts_s = {100.0, 100.5, 130.0};
+  Trace t = build_text_trace(convs, *tok, p, 5);
+  std::vector<Time> first(3, -1);
+  for (size_t r = 0; r < t.size(); ++r)
+    if (t.turn[r] == 1) first[t.session[r]] = t.time[r];
+  EXPECT_EQ(first, (std::vector<Time>{0, 500'000, 30'000'000}));
+  p.session_starts_s = {1.0, 2.0};
+  EXPECT_THROW(build_text_trace(convs, *tok, p, 5), ConfigError);
+}
+
 // Turn k+1's prompt starts with every block of turn k's prompt and answer; token counts and
 // blocks agree with the conversation's token stream.
 TEST(TextTrace, NextTurnCarriesThePromptAndTheAnswer) {

@@ -118,6 +118,9 @@ struct TextTraceParams {
   double decode_ms = 20;           // an answer takes its tokens x this before the think time
   uint64_t max_conversations = 0;  // 0 = all
   std::string system_prompt;       // prepended to every conversation (a shared prefix)
+  // Real arrival times (seconds, ascending): conversation i starts at session_starts_s[i] minus
+  // the first, instead of at Poisson times (session_rate is then unused). Empty = Poisson.
+  std::vector<double> session_starts_s;
 };
 
 // Turn k of conversation i becomes a request with session = i (in order of start), turn = k+1,
