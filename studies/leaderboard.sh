@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates docs/results/leaderboard.md: builds the traces (Chatbot Arena and ShareGPT held-out
-# halves with and without continuation scores, Azure's conversation trace under a stated
-# assumption model, LooGLE's short-dependency QA), then runs `kvpolicy leaderboard` on them with
-# the Mooncake conversation trace, the extra Mooncake synthetic trace (when present) and the
-# built-in workload, and draws the heat map.
+# halves with and without continuation scores, Arena's half again with Azure's conversation
+# trace's request times as its conversation starts, Azure's conversation trace itself under a
+# stated assumption model, LooGLE's short-dependency QA), then runs `kvpolicy leaderboard` on
+# them with the Mooncake conversation trace, the extra Mooncake synthetic trace (when present) and
+# the built-in workload, and draws the heat map.
 # Usage: studies/leaderboard.sh OUT_DIR [FIGURES_DIR]
 # Env: KVPOLICY (default build/kvpolicy), KVPOLICY_DATA (default ../shared/traces),
 #   EXTRA (default /work/extra-traces/mooncake-synthetic/synthetic_trace.jsonl; skipped if absent),
@@ -60,6 +61,13 @@ if [[ ! -s azure-conv.kvtrace ]]; then
       --map time=TIMESTAMP,prompt_tokens=ContextTokens,output=GeneratedTokens > /dev/null
 fi
 
+# Azure-timed Arena: the same held-out conversations (and scores), each conversation starting at
+# the next request time of Azure's conversation trace instead of a Poisson start.
+if [[ ! -s chatbot-arena-heldout-azure-lpc.kvtrace ]]; then
+  run "$K" trace build --source chatbot-arena --input "$A" --skip-bad-lines \
+      --classifier chatbot-arena-half.bin --split test --test-share 0.5 \
+      --arrivals azure-conv.kvtrace --out chatbot-arena-heldout-azure-lpc.kvtrace
+fi
 # LooGLE: the shipped sample's short-dependency QA (5 documents x 16 questions, 80 requests of
 # about 17k tokens each): every question on a document shares it as a prefix.
 if [[ ! -s loogle-shortdep-qa.kvtrace ]]; then
@@ -70,6 +78,7 @@ fi
 traces="mooncake=$M@mooncake"
 traces+=",arena-lpc=chatbot-arena-heldout-lpc.kvtrace,arena=chatbot-arena-heldout.kvtrace"
 traces+=",sharegpt-lpc=sharegpt-heldout-lpc.kvtrace,sharegpt=sharegpt-heldout.kvtrace"
+traces+=",arena-azure-lpc=chatbot-arena-heldout-azure-lpc.kvtrace"
 traces+=",azure-conv=azure-conv.kvtrace,loogle=loogle-shortdep-qa.kvtrace"
 [[ -f $EXTRA ]] && traces+=",mooncake-synth=$EXTRA@mooncake"
 traces+=",builtin"
