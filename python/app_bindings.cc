@@ -12,6 +12,7 @@
 #include "kvpolicy/app/doctor.h"
 #include "kvpolicy/app/import.h"
 #include "kvpolicy/app/inputs.h"
+#include "kvpolicy/app/leaderboard.h"
 #include "kvpolicy/app/mrc.h"
 #include "kvpolicy/app/recommend.h"
 #include "kvpolicy/app/replay.h"
@@ -146,6 +147,36 @@ std::vector<std::string> mrc_rows(const Trace& trace, const std::vector<std::str
   o.seed = seed;
   o.jobs = jobs;
   return app::mrc_rows(app::run_mrc(o, &trace));
+}
+
+// The cross-trace leaderboard (app::run_leaderboard): its tables as text and its rows as
+// `kvpolicy leaderboard --board-json` writes them, then the replay rows.
+py::tuple leaderboard_rows(const std::string& traces, const py::dict& o) {
+  app::LeaderboardOptions spec;
+  spec.traces = traces;
+  spec.load.format = o["format"].cast<std::string>();
+  spec.load.sessions = o["sessions"].cast<std::string>();
+  spec.load.block_tokens = o["block_tokens"].cast<uint32_t>();
+  spec.load.max_requests = o["max_requests"].cast<uint64_t>();
+  spec.capacities = o["capacities"].cast<std::string>();
+  spec.policies = o["policies"].cast<std::string>();
+  spec.seeds = o["seeds"].cast<std::string>();
+  spec.cost.model = o["model"].cast<std::string>();
+  spec.cost.gpu = o["gpu"].cast<std::string>();
+  spec.cost.kv_dtype = o["kv_dtype"].cast<std::string>();
+  spec.seed = o["seed"].cast<uint64_t>();
+  spec.min_margin_pt = o["min_margin"].cast<double>();
+  spec.grid.jobs = o["jobs"].cast<unsigned>();
+  spec.grid.json_path = o["json"].cast<std::string>();
+  spec.grid.resume = o["resume"].cast<bool>();
+  app::Leaderboard b;
+  {
+    py::gil_scoped_release release;
+    b = app::run_leaderboard(spec);
+  }
+  std::vector<std::string> results;
+  for (const ReplayResult& r : b.results) results.push_back(r.to_json());
+  return py::make_tuple(app::leaderboard_text(b), app::leaderboard_rows(b), results);
 }
 
 // A deployment's sizing (app::run_size); its rows as `kvpolicy size --json` writes them.
@@ -304,6 +335,7 @@ void bind_app(py::module_& m) {
         py::arg("max"), py::arg("linear"), py::arg("target_hit"), py::arg("model"), py::arg("gpu"),
         py::arg("kv_dtype"), py::arg("cost_params"), py::arg("seed"), py::arg("jobs"),
         py::call_guard<py::gil_scoped_release>());
+  m.def("_leaderboard", &leaderboard_rows, py::arg("traces"), py::arg("options"));
   m.def("_size", &size_rows, py::arg("trace"), py::arg("options"));
   m.def(
       "_import_trace",

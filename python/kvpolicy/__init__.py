@@ -32,6 +32,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     _PolicyTree,
     _doctor,
     _import_trace,
+    _leaderboard,
     _mrc,
     _policies,
     _recommend,
@@ -54,6 +55,7 @@ __all__ = [
     "Trace",
     "is_offline",
     "import_trace",
+    "leaderboard",
     "load_trace",
     "mrc",
     "policies",
@@ -165,6 +167,36 @@ def mrc(trace, policies=("lru",), *, points=40, min="1%", max="100%", linear=Fal
                  str(max), bool(linear), target, model, gpu, kv_dtype, cost_params, int(seed),
                  int(jobs))
     return [json.loads(line) for line in lines]
+
+
+def leaderboard(traces, capacities=("2%", "5%", "10%", "20%"), policies="online", *,
+                seeds="wa,tlru,rlt,laru:predictor=reuse,fpb:predictor=reuse,lpc", format="auto",
+                sessions="auto", block_tokens=0, max_requests=0, model="llama-3.1-8b",
+                gpu="a100-80gb", kv_dtype="auto", seed=1, min_margin=0.0, jobs=0, json_path="",
+                resume=False):
+    """Every deployable policy on several traces, as `kvpolicy leaderboard` does, with the GIL
+    released: each (trace, capacity) cell's margin over LRU and over the best seed policy, wins
+    per trace (a trace counts when the policy beats LRU and every seed policy at >= ceil(3/4 of
+    the sizes); `min_margin` points: a win must be by more than that), and a ranked summary.
+
+    `traces` is a list (or a comma-separated string) of "[label=]path[@format]", "builtin" or
+    "builtin:KIND". `json_path` streams the replay rows there (and `resume` keeps those already
+    in it). Returns a dict: `text` (the tables the command prints), `rows` (the dicts of
+    `--board-json`: kinds cell, trace and summary; docs/formats.md) and `results` (every replay's
+    row, Result JSON).
+    """
+    text, rows, results = _leaderboard(
+        ",".join(str(t) for t in _as_list(traces)),
+        {"format": format, "sessions": sessions, "block_tokens": int(block_tokens),
+         "max_requests": int(max_requests),
+         "capacities": ",".join(str(c) for c in _as_list(capacities)),
+         "policies": ",".join(str(p) for p in _as_list(policies)),
+         "seeds": ",".join(str(p) for p in _as_list(seeds)), "model": model, "gpu": gpu,
+         "kv_dtype": kv_dtype, "seed": int(seed), "min_margin": float(min_margin),
+         "jobs": int(jobs), "json": str(json_path),
+         "resume": bool(resume)})
+    return {"text": text, "rows": [json.loads(r) for r in rows],
+            "results": [json.loads(r) for r in results]}
 
 
 def import_trace(input, map="", out=None, *, preset="", chat_template="chatml", format="auto",

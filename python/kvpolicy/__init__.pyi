@@ -137,6 +137,25 @@ def mrc(
     seed: int = 1,
     jobs: int = 0,
 ) -> list[dict[str, Any]]: ...
+def leaderboard(
+    traces: Union[str, Iterable[str]],
+    capacities: Union[Capacity, Iterable[Capacity]] = ...,
+    policies: Union[str, Iterable[str]] = "online",
+    *,
+    seeds: Union[str, Iterable[str]] = "wa,tlru,rlt,laru:predictor=reuse,fpb:predictor=reuse,lpc",
+    format: str = "auto",
+    sessions: str = "auto",
+    block_tokens: int = 0,
+    max_requests: int = 0,
+    model: str = "llama-3.1-8b",
+    gpu: str = "a100-80gb",
+    kv_dtype: str = "auto",
+    seed: int = 1,
+    min_margin: float = 0.0,
+    jobs: int = 0,
+    json_path: str = "",
+    resume: bool = False,
+) -> dict[str, Any]: ...
 def import_trace(
     input: str,
     map: str = "",

@@ -36,7 +36,8 @@ assert where.startswith(sys.prefix), f"kvpolicy imported from {where}, not the v
 version = re.search(r"project\(kvpolicy\s+VERSION\s+([0-9.]+)",
                     open(os.path.join(sys.argv[1], "CMakeLists.txt")).read()).group(1)
 assert kvpolicy.__version__ == version, (kvpolicy.__version__, version)
-for f in ("__init__.pyi", "py.typed", "plot_mrc.py", "plot_size.py", "figures.py"):
+for f in ("__init__.pyi", "py.typed", "plot_mrc.py", "plot_size.py", "plot_leaderboard.py",
+          "figures.py"):
     assert os.path.exists(os.path.join(where, f)), f
 c = kvpolicy.Cache("s3fifo", capacity_blocks=8, block_tokens=4)
 c.insert(list(range(16)))
@@ -57,7 +58,8 @@ wheel=$(ls "$work"/wheels/kvpolicy-*.whl) || fail "no wheel in $work/wheels"
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 for want in ("kvpolicy/__init__.py", "kvpolicy/__init__.pyi", "kvpolicy/py.typed",
-             "kvpolicy/plot_mrc.py", "kvpolicy/plot_size.py", "kvpolicy/figures.py"):
+             "kvpolicy/plot_mrc.py", "kvpolicy/plot_size.py", "kvpolicy/plot_leaderboard.py",
+             "kvpolicy/figures.py"):
     assert want in names, (want, names)
 assert any(n.startswith("kvpolicy/_kvpolicy.") and n.endswith(".so") for n in names), names
 print(sys.argv[1].rsplit("/", 1)[-1], len(names), "files")

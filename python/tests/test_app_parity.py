@@ -259,3 +259,23 @@ def test_size_rows_equal_the_cli(trace_path, tmp_path):
     got = kvpolicy.size(str(trace_path), gpu="h100", workers=2, target_hit="20%",
                         reserve_gb=56.9, max_tp=4)
     assert got == want and any(r["tp"] > 1 for r in got)
+
+
+@needs_cli
+def test_leaderboard_rows_equal_the_cli(trace_path, tmp_path):
+    traces = f"small={trace_path},g=builtin:gsp"
+    board = tmp_path / "board.jsonl"
+    out = cli("leaderboard", "--traces", traces, "-c", "5%,20%", "-p", "s3fifo", "--seeds",
+              "wa,rlt", "--board-json", board, "--json", tmp_path / "replays.jsonl").stdout
+    want = [json.loads(line) for line in board.read_text().splitlines()]
+    replays = [json.loads(line) for line in (tmp_path / "replays.jsonl").read_text().splitlines()]
+    got = kvpolicy.leaderboard(["small=" + str(trace_path), "g=builtin:gsp"], ["5%", "20%"],
+                               "s3fifo", seeds="wa,rlt")
+    assert got["rows"] == want
+    assert untimed(got["results"]) == untimed(replays)
+    assert got["text"] in out  # the command prints the same tables, then its timing line
+    kinds = [r["kind"] for r in got["rows"]]
+    # lru, s3fifo, wa, rlt ranked at 2 sizes on 2 traces; belady is the reference only.
+    assert kinds.count("cell") == 16 and kinds.count("summary") == 4
+    with pytest.raises(kvpolicy.ConfigError, match="the label 'x' is given twice"):
+        kvpolicy.leaderboard(f"x={trace_path},x={trace_path}")

@@ -73,7 +73,7 @@ def test_help_of_cache_reads_well():
 
 
 def test_plot_helper_is_package_data():
-    for script in ("plot_mrc.py", "plot_size.py"):
+    for script in ("plot_mrc.py", "plot_size.py", "plot_leaderboard.py"):
         path = os.path.join(os.path.dirname(kvpolicy.__file__), script)
         with open(path) as f:
             assert "def main(src, out)" in f.read()

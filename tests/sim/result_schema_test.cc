@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "kvpolicy/app/leaderboard.h"
 #include "kvpolicy/app/mrc.h"
 #include "kvpolicy/app/recommend.h"
 #include "kvpolicy/app/size.h"
@@ -199,6 +200,19 @@ TEST(ResultSchema, FormatsDocRecommendTablesAreTheRecommendFields) {
   expect_documented(app::engine_config_fields(),
                     documented_fields(doc, "Each engine's object:", "\n## Distributed"),
                     "recommend engine table");
+}
+
+TEST(ResultSchema, FormatsDocLeaderboardTablesAreTheBoardRows) {
+  std::string doc = testing::read_source_file("docs/formats.md");
+  expect_documented(app::board_cell_fields(),
+                    documented_fields(doc, "### `leaderboard --board-json`: cells", "\n### "),
+                    "leaderboard cell table");
+  expect_documented(app::board_trace_fields(),
+                    documented_fields(doc, "### `leaderboard --board-json`: per trace", "\n### "),
+                    "leaderboard per-trace table");
+  expect_documented(app::board_summary_fields(),
+                    documented_fields(doc, "### `leaderboard --board-json`: summary", "\n## "),
+                    "leaderboard summary table");
 }
 
 TEST(ResultSchema, ServeRowsReadBackAsWritten) {
