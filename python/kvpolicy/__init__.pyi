@@ -137,6 +137,15 @@ def mrc(
     seed: int = 1,
     jobs: int = 0,
 ) -> list[dict[str, Any]]: ...
+def lpc_decay(
+    trace: Union[Trace, str],
+    *,
+    scales: Union[float, Iterable[float]] = ...,
+    capacities: str = "2%,5%,10%,20%",
+    lpc_params: str = "",
+    seed: int = 1,
+    jobs: int = 0,
+) -> dict[str, Any]: ...
 def import_trace(
     input: str,
     map: str = "",
