@@ -26,7 +26,8 @@ CLI::App* add(CLI::App& parent, const std::string& name) {
   cmd->add_option("--scales", o->scales, "decay rates to try, per second (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--capacities,-c", o->capacities, "capacities the mean is taken over")
+  cmd->add_option("--capacity,-c", o->capacities,
+                  "capacities the mean is taken over (blocks, %, tokens or KV memory)")
       ->capture_default_str();
   cmd->add_option("--lpc-params", o->lpc_params,
                   "more lpc parameters for every run, k=v,k=v (e.g. drift=false)");

@@ -47,7 +47,7 @@ class Lpc final : public InlinedPolicy<Lpc> {
       d.timeout_s = params.get_double("drift_timeout_s");
       d.window = params.get_double("drift_window");
       d.tolerance = params.get_double("drift_tolerance");
-      d.min_skill = params.get_double("drift_skill");
+      d.min_correlation = params.get_double("drift_corr");
       d.min_resolved = static_cast<uint32_t>(params.get_int("drift_min"));
       drift_ = std::make_unique<ContinuationDrift>(d);
     }
@@ -79,7 +79,7 @@ class Lpc final : public InlinedPolicy<Lpc> {
     ++seq_;
     double p = source_->p(r);
     // The drift rule (docs/policies.md, lpc): the scores lose trust (their logit shrinks toward
-    // 0, LRU's order) as far as they miss the observed continuation rate or carry no skill.
+    // 0, LRU's order) as far as they miss the observed continuation rate or rank nothing.
     if (drift_) {
       drift_->observe(r.session, double(r.time) * 1e-6, p);
       p = drift_->shrink(p);
@@ -172,7 +172,7 @@ class Lpc final : public InlinedPolicy<Lpc> {
       s.emplace_back("drift_min_trust", drift_->min_trust());
       s.emplace_back("drift_observed_rate", drift_->observed_rate());
       s.emplace_back("drift_expected_rate", drift_->expected_rate());
-      s.emplace_back("drift_skill", drift_->skill());
+      s.emplace_back("drift_correlation", drift_->correlation());
       s.emplace_back("drift_resolved", double(drift_->resolved()));
     }
     s.emplace_back("scan_steps_per_victim",
@@ -314,8 +314,9 @@ std::vector<ParamSpec> lpc_param_specs() {
                                "drift: resolved turns remembered (exponential forgetting)"));
   specs.push_back(param_double("drift_tolerance", 0.15, {.min = 0, .min_exclusive = true},
                                "drift: |observed - expected continuation rate| at trust 0"));
-  specs.push_back(param_double("drift_skill", 0.02, {.min = 0, .min_exclusive = true},
-                               "drift: Brier skill at and above which the scores get full trust"));
+  specs.push_back(param_double("drift_corr", 0.1, {.min = 0, .min_exclusive = true},
+                               "drift: score-label correlation at and above which the scores get "
+                               "full trust"));
   specs.push_back(param_int("drift_min", 50, {.min = 1, .max = 1000000},
                             "drift: resolved turns before trust may fall"));
   return specs;

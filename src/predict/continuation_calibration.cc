@@ -58,10 +58,10 @@ PlattScaling PlattScaling::fit(std::span<const double> p, std::span<const uint8_
 }
 
 ContinuationDrift::ContinuationDrift(const DriftOptions& o) : o_(o) {
-  if (!(o.timeout_s > 0) || !(o.window >= 1) || !(o.tolerance > 0) || !(o.min_skill > 0))
+  if (!(o.timeout_s > 0) || !(o.window >= 1) || !(o.tolerance > 0) || !(o.min_correlation > 0))
     throw ConfigError(
         "continuation drift: timeout and tolerance must be positive, window at least 1, "
-        "min_skill positive");
+        "min_correlation positive");
 }
 
 double ContinuationDrift::shrink(double p) const {
@@ -73,11 +73,13 @@ double ContinuationDrift::shrink(double p) const {
 double ContinuationDrift::observed_rate() const { return w_ > 0 ? y_ / w_ : 0.5; }
 double ContinuationDrift::expected_rate() const { return w_ > 0 ? p_ / w_ : 0.5; }
 
-double ContinuationDrift::skill() const {
+double ContinuationDrift::correlation() const {
   if (!(w_ > 0)) return 1;
-  const double r = observed_rate(), brier = sq_ / w_, constant = r * (1 - r);
-  if (constant < 1e-12) return brier < 1e-12 ? 1 : 0;  // one label only: a constant is perfect
-  return 1 - brier / constant;
+  const double r = observed_rate(), q = expected_rate();
+  const double var_y = r * (1 - r), var_p = std::max(pp_ / w_ - q * q, 0.0);
+  if (var_y < 1e-12) return 1;  // one label only: nothing to rank, nothing against the scores
+  if (var_p < 1e-12) return 0;  // one score only: it ranks nothing
+  return (py_ / w_ - q * r) / std::sqrt(var_p * var_y);
 }
 
 void ContinuationDrift::count(double p, bool continued) {
@@ -85,12 +87,13 @@ void ContinuationDrift::count(double p, bool continued) {
   w_ = keep * w_ + 1;
   y_ = keep * y_ + y;
   p_ = keep * p_ + p;
-  sq_ = keep * sq_ + (p - y) * (p - y);
+  pp_ = keep * pp_ + p * p;
+  py_ = keep * py_ + p * y;
   ++resolved_;
   if (resolved_ < o_.min_resolved) return;
   const double calibration =
       std::clamp(1 - std::abs(observed_rate() - expected_rate()) / o_.tolerance, 0.0, 1.0);
-  const double signal = std::clamp(skill() / o_.min_skill, 0.0, 1.0);
+  const double signal = std::clamp(correlation() / o_.min_correlation, 0.0, 1.0);
   trust_ = calibration * signal;
   min_trust_ = std::min(min_trust_, trust_);
 }

@@ -90,11 +90,11 @@ ContinuationDrift run_stream(Truth truth, int sessions, uint64_t seed) {
 }
 
 TEST(ContinuationDrift, SameRateKeepsTrust) {
-  // The scores are right: observed rate = expected rate, and they carry skill.
+  // The scores are right: observed rate = expected rate, and they rank the turns.
   ContinuationDrift d = run_stream([](double p) { return p; }, 3000, 3);
   EXPECT_GT(d.resolved(), 5000u);
   EXPECT_NEAR(d.observed_rate(), d.expected_rate(), 0.05);
-  EXPECT_GT(d.skill(), 0.3);
+  EXPECT_GT(d.correlation(), 0.6);  // 0.8 in expectation: cov 0.16 / sqrt(0.16 · 0.25)
   EXPECT_GT(d.trust(), 0.6);
   const double l = d.trust() * std::log(0.9 / 0.1);  // the logit, shrunk by the trust
   EXPECT_NEAR(d.shrink(0.9), 1 / (1 + std::exp(-l)), 1e-9);
@@ -113,7 +113,7 @@ TEST(ContinuationDrift, ShiftedRateLowersTrust) {
 }
 
 TEST(ContinuationDrift, RightRateWithoutSkillLowersTrust) {
-  // The rate matches (0.5 on both sides) but the score says nothing: no skill, no trust.
+  // The rate matches (0.5 on both sides) but the score says nothing: no correlation, no trust.
   ContinuationDrift d = run_stream([](double) { return 0.5; }, 3000, 5);
   EXPECT_NEAR(d.observed_rate(), d.expected_rate(), 0.1);
   EXPECT_LT(d.trust(), 0.2);

@@ -28,11 +28,11 @@ struct PlattScaling {
 };
 
 struct DriftOptions {
-  double timeout_s = 1000;     // a scored turn with no next turn of its session this long: ended
-  double window = 500;         // resolved turns: exponential forgetting with weight 1 - 1/window
-  double tolerance = 0.15;     // |observed - expected rate| at which trust reaches 0
-  double min_skill = 0.02;     // Brier skill at and above which the scores get full trust
-  uint32_t min_resolved = 50;  // resolved turns before trust may move from 1
+  double timeout_s = 1000;       // a scored turn with no next turn of its session this long: ended
+  double window = 500;           // resolved turns: exponential forgetting with weight 1 - 1/window
+  double tolerance = 0.15;       // |observed - expected rate| at which trust reaches 0
+  double min_correlation = 0.1;  // score-label correlation at and above which: full trust
+  uint32_t min_resolved = 50;    // resolved turns before trust may move from 1
 };
 
 // Online: each scored turn of a session is resolved as "continued" when the session's next
@@ -41,9 +41,10 @@ struct DriftOptions {
 // the turns counted are always all turns up to some time: counting them as they resolve would
 // over-weight ended turns whenever fewer conversations start than before (e.g. a trace's
 // tail). Over the counted turns (exponentially forgotten) it keeps the observed rate r (continued /
-// resolved), the expected rate q (their mean score) and the Brier skill s = 1 - Brier(scores) /
-// Brier(constant r). Trust in the scores is
-//   trust = clamp(1 - |r - q| / tolerance, 0, 1) · clamp(s / min_skill, 0, 1)
+// resolved), the expected rate q (their mean score) and the correlation c of score and label
+// (Pearson's: it asks whether the scores rank turns, whatever their scale; 1 when every label is
+// the same, 0 when every score is). Trust in the scores is
+//   trust = clamp(1 - |r - q| / tolerance, 0, 1) · clamp(c / min_correlation, 0, 1)
 // (1 until min_resolved turns are resolved), and a score's logit is shrunk toward 0 by it:
 //   logit p_used = trust · logit p.
 // Trust 0 gives every request p = 1/2: LPC's order is then LRU's (a fixed point, unlike the
@@ -61,7 +62,7 @@ class ContinuationDrift {
   double shrink(double p) const;
   double observed_rate() const;
   double expected_rate() const;
-  double skill() const;
+  double correlation() const;
   uint64_t resolved() const { return resolved_; }
   double min_trust() const { return min_trust_; }
 
@@ -79,8 +80,9 @@ class ContinuationDrift {
   std::deque<Turn> turns_;  // every turn not yet counted, in arrival order
   uint64_t first_seq_ = 0;  // the sequence number of turns_.front()
   uint64_t resolved_ = 0;
-  // Exponentially forgotten sums over resolved turns: weight, labels, scores, squared errors.
-  double w_ = 0, y_ = 0, p_ = 0, sq_ = 0;
+  // Exponentially forgotten sums over counted turns: weight, labels, scores, their squares and
+  // products.
+  double w_ = 0, y_ = 0, p_ = 0, pp_ = 0, py_ = 0;
   double trust_ = 1, min_trust_ = 1;
 };
 
