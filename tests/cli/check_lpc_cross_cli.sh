@@ -45,6 +45,14 @@ cmp -s eval.json raw.json && fail "calibrated and uncalibrated evaluations are i
   --out mix.bin > mix.txt 2>&1 || fail "train --also: $(cat mix.txt)"
 grep -q "and 1 more: 800 conversations" mix.txt || fail "--also did not add the dataset: $(head -1 mix.txt)"
 
+# The transfer features are stored with the model and used again when it scores.
+"$K" classifier train "${A[@]}" --test-share 0.3 --no-turn-token --answer-length --epochs 2 \
+  --out feat.bin --json feat.json > /dev/null 2>&1 || fail "train --no-turn-token --answer-length"
+grep -q '"turn_token":0,"answer_length":1' feat.json || fail "train JSON lacks the feature flags"
+"$K" classifier eval "${A[@]}" --test-share 0.3 --model feat.bin --json feat-eval.json > /dev/null 2>&1 ||
+  fail "eval of a model with feature flags"
+grep -q '"per_turn"' feat-eval.json || fail "eval with feature flags wrote no per-turn rows"
+
 expect_error "overlap" classifier train "${A[@]}" --test-share 0.5 --validation-share 0.6 --out x.bin
 expect_error "validation-share" classifier train "${A[@]}" --validation-share 1.5 --out x.bin
 expect_error "expected SOURCE=FILE" classifier train "${A[@]}" --also arena.jsonl --out x.bin
