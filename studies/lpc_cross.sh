@@ -74,12 +74,12 @@ echo
 echo "## 3. LPC before and after, in and across datasets, 2/5/10/20 %"
 # Test traces: Arena's held-out half and ShareGPT's held-out half (never trained on by either
 # model's own dataset), each scored by the uncalibrated (before) and calibrated (after) model.
-compare() {  # compare NAME DATA(arena|sharegpt) MODEL SCALE
+compare() {  # compare NAME DATA(arena|sharegpt) MODEL SCALE [SPLIT (test)]
   local args
   if [[ $2 == arena ]]; then args=("${ARENA[@]}"); else args=("${SHARE[@]}"); fi
-  run "$K" trace build "${args[@]}" --classifier "$3.bin" --split test "${HALF[@]}" \
+  run "$K" trace build "${args[@]}" --classifier "$3.bin" --split "${5:-test}" "${HALF[@]}" \
       --out "$1-before.kvtrace" > /dev/null
-  run "$K" trace build "${args[@]}" --classifier "$3-cal.bin" --split test "${HALF[@]}" \
+  run "$K" trace build "${args[@]}" --classifier "$3-cal.bin" --split "${5:-test}" "${HALF[@]}" \
       --out "$1-after.kvtrace" > /dev/null
   run "$K" simulate -t "$1-before.kvtrace" -c 2%,5%,10%,20% --jobs "$JOBS" --json "$1-before.jsonl" \
       -p "lru,lpc:predictor=oracle,lpc:drift=false,guarded:inner=lpc,inner_params=drift=false,lpc" \
@@ -93,6 +93,8 @@ compare arena-on-sharegpt sharegpt arena "$scale_arena"
 compare sharegpt-on-arena arena sharegpt "$scale_sharegpt"
 compare arena-on-arena arena arena "$scale_arena"
 compare sharegpt-on-sharegpt sharegpt sharegpt "$scale_sharegpt"
+# The whole ShareGPT file is unseen by the Arena-trained model.
+compare arena-on-sharegpt-all sharegpt arena "$scale_arena" all
 fi
 
 echo
