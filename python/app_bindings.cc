@@ -13,6 +13,7 @@
 #include "kvpolicy/app/import.h"
 #include "kvpolicy/app/inputs.h"
 #include "kvpolicy/app/leaderboard.h"
+#include "kvpolicy/app/lpc_decay.h"
 #include "kvpolicy/app/mrc.h"
 #include "kvpolicy/app/recommend.h"
 #include "kvpolicy/app/replay.h"
@@ -337,6 +338,22 @@ void bind_app(py::module_& m) {
         py::call_guard<py::gil_scoped_release>());
   m.def("_leaderboard", &leaderboard_rows, py::arg("traces"), py::arg("options"));
   m.def("_size", &size_rows, py::arg("trace"), py::arg("options"));
+  m.def(
+      "_lpc_decay",
+      [](const Trace& trace, const std::vector<double>& scales, const std::string& capacities,
+         const std::string& lpc_params, uint64_t seed, unsigned jobs) {
+        app::LpcDecayOptions o;
+        o.scales = scales;
+        o.capacities = capacities;
+        o.lpc_params = lpc_params;
+        o.seed = seed;
+        o.jobs = jobs;
+        // The command line's default cost model: capacities in GB or tokens read the same.
+        const CostModel kv = app::CostOptions{}.make().with_block_tokens(trace.block_tokens);
+        return app::choose_lpc_decay(trace, o, kv).json();
+      },
+      py::arg("trace"), py::arg("scales"), py::arg("capacities"), py::arg("lpc_params"),
+      py::arg("seed"), py::arg("jobs"), py::call_guard<py::gil_scoped_release>());
   m.def(
       "_import_trace",
       [](const std::string& input, const std::string& map, const std::string& out,

@@ -38,6 +38,7 @@ SECTIONS=(
   "wa-study: WA vs classic policies with a DRAM tier (study wa)"
   "serve: serve mode, routers and the RLT curve (studies/serve_results.sh, studies/rlt_curve.sh)"
   "lpc: LPC, its classifier and the guard (studies/lpc_results.sh)"
+  "lpc-cross: LPC across datasets: per-turn transfer, calibration, decay, drift (studies/lpc_cross.sh)"
 )
 
 usage() {
@@ -189,6 +190,11 @@ section_serve() {
 section_lpc() {
   echo "+ studies/lpc_results.sh $PWD $out/figures" >&2
   KVPOLICY=$K KVPOLICY_DATA=$T "$src/studies/lpc_results.sh" "$PWD" "$out/figures" | md lpc
+}
+
+section_lpc-cross() {
+  echo "+ studies/lpc_cross.sh $PWD" >&2
+  KVPOLICY=$K KVPOLICY_DATA=$T "$src/studies/lpc_cross.sh" "$PWD" | md lpc-cross
 }
 
 commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -33,6 +33,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     _doctor,
     _import_trace,
     _leaderboard,
+    _lpc_decay,
     _mrc,
     _policies,
     _recommend,
@@ -56,6 +57,7 @@ __all__ = [
     "is_offline",
     "import_trace",
     "leaderboard",
+    "lpc_decay",
     "load_trace",
     "mrc",
     "policies",
@@ -197,6 +199,18 @@ def leaderboard(traces, capacities=("2%", "5%", "10%", "20%"), policies="online"
          "resume": bool(resume)})
     return {"text": text, "rows": [json.loads(r) for r in rows],
             "results": [json.loads(r) for r in results]}
+
+
+def lpc_decay(trace, *, scales=(0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2),
+              capacities="2%,5%,10%,20%", lpc_params="", seed=1, jobs=0):
+    """LPC's decay rate chosen on a validation trace, as `kvpolicy study lpc-decay` does: lpc at
+    each rate in `scales` (per second), with `lpc_params` added, at every capacity; the rate of
+    the highest mean block hit rate is chosen. Build the trace from the validation split of the
+    classifier's training data, never from the split you report on (docs/policies.md, lpc).
+    Returns the object `study lpc-decay --json` writes (chosen_scale_s, capacities,
+    lru_hit_rates, scales)."""
+    return json.loads(_lpc_decay(_trace(trace), [float(s) for s in _as_list(scales)],
+                                 str(capacities), str(lpc_params), int(seed), int(jobs)))
 
 
 def import_trace(input, map="", out=None, *, preset="", chat_template="chatml", format="auto",

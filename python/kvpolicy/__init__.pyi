@@ -156,6 +156,15 @@ def leaderboard(
     json_path: str = "",
     resume: bool = False,
 ) -> dict[str, Any]: ...
+def lpc_decay(
+    trace: Union[Trace, str],
+    *,
+    scales: Union[float, Iterable[float]] = ...,
+    capacities: str = "2%,5%,10%,20%",
+    lpc_params: str = "",
+    seed: int = 1,
+    jobs: int = 0,
+) -> dict[str, Any]: ...
 def import_trace(
     input: str,
     map: str = "",

@@ -279,3 +279,19 @@ def test_leaderboard_rows_equal_the_cli(trace_path, tmp_path):
     assert kinds.count("cell") == 16 and kinds.count("summary") == 4
     with pytest.raises(kvpolicy.ConfigError, match="the label 'x' is given twice"):
         kvpolicy.leaderboard(f"x={trace_path},x={trace_path}")
+
+
+@needs_cli
+def test_lpc_decay_equals_the_cli(trace_path, tmp_path):
+    # The oracle needs no classifier scores, so any trace serves.
+    out = tmp_path / "decay.json"
+    cli("study", "lpc-decay", "-t", trace_path, "--scales", "0.01,0.1", "-c", "10%,20%",
+        "--lpc-params", "predictor=oracle", "--jobs", 1, "--json", out)
+    want = json.loads(out.read_text())
+    got = kvpolicy.lpc_decay(kvpolicy.load_trace(str(trace_path)), scales=[0.01, 0.1],
+                             capacities="10%,20%", lpc_params="predictor=oracle", jobs=1)
+    assert got == want
+    assert got["chosen_scale_s"] in (0.01, 0.1)
+    with pytest.raises(kvpolicy.ConfigError, match="not positive"):
+        kvpolicy.lpc_decay(kvpolicy.load_trace(str(trace_path)), scales=[0],
+                           lpc_params="predictor=oracle")

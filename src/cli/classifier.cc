@@ -3,6 +3,8 @@
 // the turn-count-only baseline (the paper's LPC_turns).
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
@@ -11,6 +13,8 @@
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/predict/binary_metrics.h"
 #include "kvpolicy/predict/continuation.h"
+#include "kvpolicy/predict/continuation_calibration.h"
+#include "kvpolicy/predict/turn_metrics.h"
 #include "kvpolicy/trace/continuation_examples.h"
 
 namespace kvpolicy::cli {
@@ -48,15 +52,25 @@ struct Data {
   size_t conversations = 0;
 };
 
-Data load(const DataArgs& a, uint32_t window) {
+// One dataset's examples appended to `d`, its conversations numbered after those already there.
+void append(Data& d, const std::string& source, const std::string& input, const DataArgs& a,
+            uint32_t window) {
   TextReadReport rep;
-  Data d;
-  auto convs = read_conversations(a.input, a.source, a.skip_bad, rep);
+  auto convs = read_conversations(input, source, a.skip_bad, rep);
   if (rep.bad_records)
-    fmt::print(stderr, "kvpolicy: skipped {} bad record(s) of {} lines; first: {}\n",
+    fmt::print(stderr, "kvpolicy: {}: skipped {} bad record(s) of {} lines; first: {}\n", input,
                rep.bad_records, rep.lines, rep.first_error);
-  d.conversations = convs.size();
-  d.examples = continuation_examples(convs, a.test_share, window);
+  auto examples = continuation_examples(convs, a.test_share, window);
+  for (auto& e : examples) {
+    e.conversation += static_cast<uint32_t>(d.conversations);
+    d.examples.push_back(std::move(e));
+  }
+  d.conversations += convs.size();
+}
+
+Data load(const DataArgs& a, uint32_t window) {
+  Data d;
+  append(d, a.source, a.input, a, window);
   return d;
 }
 
@@ -69,6 +83,7 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
   std::vector<uint8_t> train_labels;
   std::vector<double> p, baseline;
   std::vector<uint8_t> y;
+  std::vector<uint32_t> turn_of;
   size_t train_conversations = 0, eval_conversations = 0;
   uint32_t last = UINT32_MAX, last_eval = UINT32_MAX;
   for (const auto& e : d.examples) {
@@ -82,6 +97,7 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
     if ((split == "all" || (split == "test") == e.test) && e.turn >= a.min_turn) {
       p.push_back(score(e));
       y.push_back(e.continues);
+      turn_of.push_back(e.turn);
       eval_conversations += e.conversation != last_eval;
       last_eval = e.conversation;
     }
@@ -104,6 +120,9 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
       "turn count only (train split's share per turn bucket, the paper's LPC_turns): MCC {:.4f}, "
       "F1 {:.4f} (macro {:.4f}), AUC {:.4f}, accuracy {:.4f}\n",
       b.mcc, b.f1, b.f1_macro, b.auc, b.accuracy);
+  const auto per_turn = per_turn_metrics(p, y, turn_of);
+  fmt::print("per turn (MCC at p >= 0.5; AUC nan when a turn holds one label):\n{}",
+             format_turn_metrics(per_turn));
   if (!a.json.empty()) {
     JsonObject o = extra;
     o.add("source", a.source).add("input", a.input).add("split", split);
@@ -112,6 +131,7 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
     o.add("train_conversations", train_conversations).add("train_turns", train_turns.size());
     o.raw("metrics", metrics_json(m));
     o.raw("turn_baseline", metrics_json(b));
+    o.raw("per_turn", turn_metrics_json(per_turn));
     write_file_atomically(a.json, o.str() + "\n");
     fmt::print("wrote {}\n", a.json);
   }
@@ -122,18 +142,68 @@ struct TrainArgs {
   std::string out;
   ContinuationTrainOptions options;
   uint64_t seed = 1;
+  std::vector<std::string> also;  // SOURCE=FILE: more datasets' train splits (a mixture)
+  double validation_share = 0;    // > 0: calibrate on this share of the conversations
 };
 
 void train(const TrainArgs& a) {
+  if (a.validation_share > 0 && a.data.test_share + a.validation_share > 1)
+    throw ConfigError(fmt::format("--test-share {} and --validation-share {} overlap (sum > 1)",
+                                  a.data.test_share, a.validation_share));
+  std::vector<std::pair<std::string, std::string>> more;
+  for (const std::string& s : a.also) {
+    const size_t eq = s.find('=');
+    const std::string source = eq == std::string::npos ? "" : s.substr(0, eq);
+    if (source != "chatbot-arena" && source != "sharegpt" && source != "loogle")
+      throw ConfigError(fmt::format(
+          "--also '{}': expected SOURCE=FILE with SOURCE chatbot-arena, sharegpt or loogle", s));
+    more.emplace_back(source, s.substr(eq + 1));
+  }
   Data d = load(a.data, a.options.features.window);
+  for (auto& [source, input] : more) append(d, source, input, a.data, a.options.features.window);
+  // The validation split (the top of the training side) calibrates; the rest trains.
+  auto validation = [&](const ConversationTurnExample& e) {
+    return !e.test && a.validation_share > 0 && e.split >= 1 - a.validation_share;
+  };
   std::vector<ContinuationExample> train_set;
-  for (const auto& e : d.examples)
-    if (!e.test)
+  std::vector<const ConversationTurnExample*> held;
+  for (const auto& e : d.examples) {
+    if (e.test) continue;
+    if (validation(e)) {
+      held.push_back(&e);
+    } else {
       train_set.push_back(
-          {continuation_features(e.prompts, e.turn, a.options.features), e.continues});
-  fmt::print("{}: {} conversations, {} turns; training on {} turns (train split)\n", a.data.input,
-             d.conversations, d.examples.size(), train_set.size());
+          {continuation_features(e.prompts, e.turn, a.options.features, e.previous_answer_chars),
+           e.continues});
+    }
+  }
+  fmt::print(
+      "{}{}: {} conversations, {} turns; training on {} turns (train split){}\n", a.data.input,
+      more.empty() ? "" : fmt::format(" and {} more", more.size()), d.conversations,
+      d.examples.size(), train_set.size(),
+      held.empty() ? "" : fmt::format(", calibrating on {} (validation split)", held.size()));
   ContinuationClassifier c = ContinuationClassifier::train(train_set, a.options, a.seed);
+  if (a.validation_share > 0) {
+    if (held.empty()) throw ConfigError("--validation-share: the validation split is empty");
+    std::vector<double> raw;
+    std::vector<uint8_t> y;
+    for (const auto* e : held) {
+      raw.push_back(c.predict_uncalibrated(continuation_features(
+          e->prompts, e->turn, c.feature_options(), e->previous_answer_chars)));
+      y.push_back(e->continues);
+    }
+    const PlattScaling platt = PlattScaling::fit(raw, y);
+    c.set_calibration(platt);
+    std::vector<double> cal;
+    for (double x : raw) cal.push_back(platt.apply(x));
+    fmt::print(
+        "Platt scaling on the validation split: a {:.4f}, b {:.4f}; Brier {:.4f} -> {:.4f}, mean "
+        "p {:.3f} -> {:.3f} (observed {:.3f})\n",
+        platt.a, platt.b, evaluate_binary(raw, y).brier, evaluate_binary(cal, y).brier,
+        std::accumulate(raw.begin(), raw.end(), 0.0) / double(raw.size()),
+        std::accumulate(cal.begin(), cal.end(), 0.0) / double(cal.size()),
+        evaluate_binary(cal, y).base_rate);
+  }
   c.save(a.out);
   fmt::print("wrote {}\n", a.out);
   if (a.data.test_share <= 0) return;
@@ -141,25 +211,39 @@ void train(const TrainArgs& a) {
   extra.add("model", a.out).add("epochs", a.options.epochs).add("lr", a.options.lr);
   extra.add("dim", a.options.dim).add("word_ngrams", a.options.word_ngrams);
   extra.add("minn", a.options.minn).add("maxn", a.options.maxn).add("seed", a.seed);
+  extra.add("validation_share", a.validation_share);
+  extra.add("turn_token", a.options.features.turn_token ? 1 : 0);
+  extra.add("answer_length", a.options.features.answer_length ? 1 : 0);
+  extra.add("platt_a", c.calibration().a).add("platt_b", c.calibration().b);
   evaluate(
       d, a.data, "test",
-      [&](const ConversationTurnExample& e) { return c.predict(e.prompts, e.turn); }, extra);
+      [&](const ConversationTurnExample& e) {
+        return c.predict(e.prompts, e.turn, e.previous_answer_chars);
+      },
+      extra);
 }
 
 struct EvalArgs {
   DataArgs data;
   std::string model;
   std::string split = "test";
+  bool uncalibrated = false;
 };
 
 void eval(const EvalArgs& a) {
   ContinuationClassifier c = ContinuationClassifier::load(a.model);
   Data d = load(a.data, c.feature_options().window);
   JsonObject extra;
-  extra.add("model", a.model);
+  extra.add("model", a.model).add("calibrated", !a.uncalibrated);
+  extra.add("platt_a", c.calibration().a).add("platt_b", c.calibration().b);
   evaluate(
       d, a.data, a.split,
-      [&](const ConversationTurnExample& e) { return c.predict(e.prompts, e.turn); }, extra);
+      [&](const ConversationTurnExample& e) {
+        const std::string f =
+            continuation_features(e.prompts, e.turn, c.feature_options(), e.previous_answer_chars);
+        return a.uncalibrated ? c.predict_uncalibrated(f) : c.predict(f);
+      },
+      extra);
 }
 
 void add(CLI::App& app) {
@@ -198,7 +282,21 @@ void add(CLI::App& app) {
   train_cmd->add_option("--window", o.features.window, "prompts per turn: current + previous")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  train_cmd->add_flag("!--no-turn-token", o.features.turn_token,
+                      "leave the turn-count token out of the features (stored with the model)");
+  train_cmd->add_flag("--answer-length", o.features.answer_length,
+                      "add the previous answer's length bucket to the features (stored with the "
+                      "model)");
   train_cmd->add_option("--seed", t->seed, "seed of the shuffle and the initial weights")
+      ->capture_default_str();
+  train_cmd->add_option("--also", t->also,
+                        "SOURCE=FILE: train on this dataset's train split too (a mixture; "
+                        "repeatable; same --test-share)");
+  train_cmd
+      ->add_option("--validation-share", t->validation_share,
+                   "hold out this share of the conversations (from the training side) and fit "
+                   "Platt scaling on them; stored in the model (0 = no calibration)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   train_cmd->callback([t] { train(*t); });
 
@@ -211,6 +309,8 @@ void add(CLI::App& app) {
   eval_cmd->add_option("--split", e->split, "test, train or all")
       ->check(CLI::IsMember({"test", "train", "all"}))
       ->capture_default_str();
+  eval_cmd->add_flag("--uncalibrated", e->uncalibrated,
+                     "score without the model's Platt scaling (the before of a calibrated model)");
   eval_cmd->callback([e] { eval(*e); });
 }
 

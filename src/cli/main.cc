@@ -41,6 +41,7 @@ StudyRegistrar::StudyRegistrar(int order, const std::string& name, const std::st
                                AddStudy add) {
   commands().push_back({order, [=](CLI::App& app) {
                           add(*study_command(app), name);
+                          if (old_name.empty()) return;  // a study born under `study`
                           CLI::App* old = add(app, old_name);
                           old->group("");  // hidden from --help
                           old->preparse_callback([=](size_t) {

@@ -27,8 +27,19 @@ struct BuildArgs {
   // `classifier train` splits), so a study scores conversations the model never saw.
   std::string split = "all";
   double test_share = 0.2;
-  std::string arrivals;  // a trace whose request times become the conversations' starts
+  std::string arrivals;         // a trace whose request times become the conversations' starts
+  double validation_share = 0;  // --split validation: the top of the training side
 };
+
+// The split of `classifier train`: test below test_share, validation at and above
+// 1 - validation_share, train between (validation counts as train without a validation share).
+bool in_split(double value, const BuildArgs& a) {
+  const bool test = value < a.test_share;
+  const bool validation = !test && a.validation_share > 0 && value >= 1 - a.validation_share;
+  if (a.split == "test") return test;
+  if (a.split == "validation") return validation;
+  return !test && !validation;
+}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
@@ -51,11 +62,15 @@ void run(const BuildArgs& a) {
   if (rep.bad_records)
     fmt::print(stderr, "kvpolicy: skipped {} bad record(s) of {} lines; first: {}\n",
                rep.bad_records, rep.lines, rep.first_error);
+  if (a.split == "validation" && !(a.validation_share > 0))
+    throw ConfigError("--split validation needs --validation-share > 0");
+  if (a.test_share + a.validation_share > 1)
+    throw ConfigError(fmt::format("--test-share {} and --validation-share {} overlap (sum > 1)",
+                                  a.test_share, a.validation_share));
   if (a.split != "all") {
     std::vector<Conversation> kept;
     for (uint32_t i = 0; i < convs.size(); ++i)
-      if (continuation_split_test(convs[i], i, a.test_share) == (a.split == "test"))
-        kept.push_back(std::move(convs[i]));
+      if (in_split(continuation_split_value(convs[i], i), a)) kept.push_back(std::move(convs[i]));
     fmt::print(stderr, "kvpolicy: kept the {} split: {} of {} conversations\n", a.split,
                kept.size(), convs.size());
     convs = std::move(kept);
@@ -80,7 +95,8 @@ void run(const BuildArgs& a) {
     std::vector<float> scores;
     scores.reserve(examples.size());
     for (const auto& e : examples)
-      scores.push_back(static_cast<float>(classifier->predict(e.prompts, e.turn)));
+      scores.push_back(
+          static_cast<float>(classifier->predict(e.prompts, e.turn, e.previous_answer_chars)));
     set_continuation(t, examples, scores);
     double sum = 0;
     for (float p : t.continuation) sum += p;
@@ -150,11 +166,17 @@ void add(CLI::App& app) {
                   "text prepended to every conversation (a shared prefix)");
   cmd->add_option("--seed", args->seed, "seed of the arrival times")->capture_default_str();
   cmd->add_option("--split", args->split,
-                  "keep all conversations, or only the test (or train) split of `classifier "
-                  "train` (by conversation): score only conversations the model never saw")
-      ->check(CLI::IsMember({"all", "test", "train"}))
+                  "keep all conversations, or only the test (train, validation) split of "
+                  "`classifier train` (by conversation): score only conversations the model "
+                  "never saw")
+      ->check(CLI::IsMember({"all", "test", "train", "validation"}))
       ->capture_default_str();
   cmd->add_option("--test-share", args->test_share, "the split's test share, as in training")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--validation-share", args->validation_share,
+                  "the validation share of `classifier train --validation-share` (train keeps "
+                  "the rest of the training side)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_flag("--skip-bad-lines", args->skip_bad, "skip and count bad records");

@@ -26,8 +26,12 @@ static_assert(std::endian::native == std::endian::little, "model trailers are li
 namespace {
 
 constexpr char kTrailerMagic[8] = {'K', 'V', 'P', 'L', 'P', 'C', 'M', '1'};
-constexpr uint32_t kTrailerVersion = 1;
-constexpr size_t kTrailerBytes = 48;
+// Version 1: 48 bytes; version 2 adds the Platt map and the feature flags (64 bytes). Both end in
+// the version (4 bytes, 4 of padding) and the magic, so the version is read before the trailer's
+// size is known.
+constexpr uint32_t kTrailerVersion = 2;
+constexpr size_t kTrailerBytes = 64;
+constexpr size_t kTrailerBytesV1 = 48;
 // fastText 0.9.2's own header: int32 magic, int32 version.
 constexpr int32_t kFastTextMagic = 793712314;
 constexpr int32_t kFastTextVersion = 12;
@@ -87,12 +91,18 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The trailer's feature flags: bit 0 = no turn token, bit 1 = answer length (0: the defaults).
+uint32_t feature_flags(const ContinuationFeatureOptions& f) {
+  return (f.turn_token ? 0u : 1u) | (f.answer_length ? 2u : 0u);
+}
+
 }  // namespace
 
 struct ContinuationClassifier::Impl {
   fasttext::FastText model;
   ContinuationFeatureOptions features;
   double base_rate = 0;
+  PlattScaling calibration;
 };
 
 ContinuationClassifier::ContinuationClassifier() = default;
@@ -172,6 +182,22 @@ ContinuationClassifier ContinuationClassifier::train(std::span<const Continuatio
 }
 
 double ContinuationClassifier::predict(std::string_view features) const {
+  return calibration().apply(predict_uncalibrated(features));
+}
+
+const PlattScaling& ContinuationClassifier::calibration() const {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  return impl_->calibration;
+}
+
+void ContinuationClassifier::set_calibration(const PlattScaling& c) {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  if (!(c.a >= 0) || !std::isfinite(c.a) || !std::isfinite(c.b))
+    throw Error("continuation classifier: a Platt map needs a finite a >= 0 and a finite b");
+  impl_->calibration = c;
+}
+
+double ContinuationClassifier::predict_uncalibrated(std::string_view features) const {
   if (!impl_) throw Error("continuation classifier: not trained or loaded");
   std::string line(features);
   line += '\n';
@@ -187,9 +213,10 @@ double ContinuationClassifier::predict(std::string_view features) const {
   return std::clamp(p1 / (p0 + p1), 0.0, 1.0);
 }
 
-double ContinuationClassifier::predict(std::span<const std::string> prompts, uint32_t turn) const {
+double ContinuationClassifier::predict(std::span<const std::string> prompts, uint32_t turn,
+                                       int64_t previous_answer_chars) const {
   if (!impl_) throw Error("continuation classifier: not trained or loaded");
-  return predict(continuation_features(prompts, turn, impl_->features));
+  return predict(continuation_features(prompts, turn, impl_->features, previous_answer_chars));
 }
 
 const ContinuationFeatureOptions& ContinuationClassifier::feature_options() const {
@@ -212,12 +239,17 @@ void ContinuationClassifier::save(const std::string& path) const {
   std::string bytes = read_all(path, "continuation model");
   std::string trailer(kTrailerBytes, '\0');
   put<uint64_t>(trailer, 0, bytes.size());
-  put<uint64_t>(trailer, 8, checksum(bytes));
   put<uint32_t>(trailer, 16, impl_->features.window);
   put<uint32_t>(trailer, 20, impl_->features.max_chars);
   put<double>(trailer, 24, impl_->base_rate);
-  put<uint32_t>(trailer, 32, kTrailerVersion);
-  std::memcpy(trailer.data() + 40, kTrailerMagic, 8);
+  put<double>(trailer, 32, impl_->calibration.a);
+  put<double>(trailer, 40, impl_->calibration.b);
+  put<uint32_t>(trailer, 48, kTrailerVersion);
+  put<uint32_t>(trailer, 52, feature_flags(impl_->features));
+  // Version 2's checksum covers the trailer's fields too (a flipped bit of the Platt map would
+  // otherwise give another valid map).
+  put<uint64_t>(trailer, 8, checksum(bytes + trailer.substr(16, 32) + trailer.substr(52, 4)));
+  std::memcpy(trailer.data() + 56, kTrailerMagic, 8);
   std::ofstream out(path, std::ios::binary | std::ios::app);
   out.write(trailer.data(), std::streamsize(trailer.size()));
   out.close();
@@ -234,14 +266,17 @@ ContinuationClassifier ContinuationClassifier::load(const std::string& path) {
   if (bytes.size() < kTrailerBytes + 8 ||
       std::memcmp(bytes.data() + bytes.size() - 8, kTrailerMagic, 8) != 0)
     throw bad("not a kvpolicy continuation model, or truncated (no trailer)");
-  const size_t t = bytes.size() - kTrailerBytes;
-  if (get<uint32_t>(bytes, t + 32) != kTrailerVersion)
-    throw bad(fmt::format("trailer version {}, this build reads {}", get<uint32_t>(bytes, t + 32),
-                          kTrailerVersion));
+  const uint32_t version = get<uint32_t>(bytes, bytes.size() - 16);
+  if (version != 1 && version != kTrailerVersion)
+    throw bad(
+        fmt::format("trailer version {}, this build reads 1 and {}", version, kTrailerVersion));
+  const size_t t = bytes.size() - (version == 1 ? kTrailerBytesV1 : kTrailerBytes);
   if (get<uint64_t>(bytes, t) != t) throw bad("corrupt (size mismatch)");
   const std::string trailer = bytes.substr(t);
   bytes.resize(t);
-  if (checksum(bytes) != get<uint64_t>(trailer, 8)) throw bad("corrupt (checksum mismatch)");
+  const std::string summed =
+      version == 1 ? bytes : bytes + trailer.substr(16, 32) + trailer.substr(52, 4);
+  if (checksum(summed) != get<uint64_t>(trailer, 8)) throw bad("corrupt (checksum mismatch)");
   if (get<int32_t>(bytes, 0) != kFastTextMagic || get<int32_t>(bytes, 4) != kFastTextVersion)
     throw bad("not a fastText 0.9 model inside");
   ContinuationClassifier c;
@@ -249,8 +284,18 @@ ContinuationClassifier ContinuationClassifier::load(const std::string& path) {
   c.impl_->features.window = get<uint32_t>(trailer, 16);
   c.impl_->features.max_chars = get<uint32_t>(trailer, 20);
   c.impl_->base_rate = get<double>(trailer, 24);
+  if (version >= 2) {
+    c.impl_->calibration.a = get<double>(trailer, 32);
+    c.impl_->calibration.b = get<double>(trailer, 40);
+    const uint32_t flags = get<uint32_t>(trailer, 52);
+    if (flags & ~uint32_t{3}) throw bad("corrupt trailer (unknown feature flags)");
+    c.impl_->features.turn_token = !(flags & 1);
+    c.impl_->features.answer_length = (flags & 2) != 0;
+  }
+  const PlattScaling& cal = c.impl_->calibration;
   if (c.impl_->features.window == 0 || c.impl_->features.max_chars == 0 ||
-      !(c.impl_->base_rate >= 0 && c.impl_->base_rate <= 1))
+      !(c.impl_->base_rate >= 0 && c.impl_->base_rate <= 1) || !(cal.a >= 0) ||
+      !std::isfinite(cal.a) || !std::isfinite(cal.b))
     throw bad("corrupt trailer");
   try {
     c.impl_->model.loadModel(path);  // reads the model and stops before the trailer

@@ -22,6 +22,7 @@
 #include "kvpolicy/core/order/grouped_lru.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/policy/walk.h"
+#include "kvpolicy/predict/continuation_calibration.h"
 #include "kvpolicy/predict/continuation_source.h"
 
 namespace kvpolicy {
@@ -41,6 +42,15 @@ class Lpc final : public InlinedPolicy<Lpc> {
     cc.seed = ctx.seed;
     cc.future = ctx.future;
     source_ = make_continuation_source(continuation_config(params), cc);
+    if (params.get_bool("drift")) {
+      DriftOptions d;
+      d.timeout_s = params.get_double("drift_timeout_s");
+      d.window = params.get_double("drift_window");
+      d.tolerance = params.get_double("drift_tolerance");
+      d.min_correlation = params.get_double("drift_corr");
+      d.min_resolved = static_cast<uint32_t>(params.get_int("drift_min"));
+      drift_ = std::make_unique<ContinuationDrift>(d);
+    }
     // K in microseconds: logit(midpoint of b) / scale, scale per microsecond.
     offset_us_.resize(buckets_);
     for (uint32_t b = 0; b < buckets_; ++b) {
@@ -68,6 +78,12 @@ class Lpc final : public InlinedPolicy<Lpc> {
     now_ = std::max(now_, r.time);  // time never runs backwards: set times stay sorted
     ++seq_;
     double p = source_->p(r);
+    // The drift rule (docs/policies.md, lpc): the scores lose trust (their logit shrinks toward
+    // 0, LRU's order) as far as they miss the observed continuation rate or rank nothing.
+    if (drift_) {
+      drift_->observe(r.session, double(r.time) * 1e-6, p);
+      p = drift_->shrink(p);
+    }
     cur_ = bucket_of(p);
   }
 
@@ -151,6 +167,14 @@ class Lpc final : public InlinedPolicy<Lpc> {
 
   PolicyStats stats() const override {
     PolicyStats s = source_->stats();
+    if (drift_) {
+      s.emplace_back("drift_trust", drift_->trust());
+      s.emplace_back("drift_min_trust", drift_->min_trust());
+      s.emplace_back("drift_observed_rate", drift_->observed_rate());
+      s.emplace_back("drift_expected_rate", drift_->expected_rate());
+      s.emplace_back("drift_correlation", drift_->correlation());
+      s.emplace_back("drift_resolved", double(drift_->resolved()));
+    }
     s.emplace_back("scan_steps_per_victim",
                    victim_calls_ ? double(scan_steps_) / double(victim_calls_) : 0);
     return s;
@@ -256,7 +280,8 @@ class Lpc final : public InlinedPolicy<Lpc> {
   uint32_t buckets_ = 64;
   double scale_s_ = 0.01;
   std::unique_ptr<ContinuationSource> source_;
-  std::vector<double> offset_us_;  // per bucket: logit(midpoint) / scale, microseconds
+  std::unique_ptr<ContinuationDrift> drift_;  // null with drift=false
+  std::vector<double> offset_us_;             // per bucket: logit(midpoint) / scale, microseconds
 
   // Per block of this tier: its bucket's list, oldest set first; the stamp is the counter of
   // the request that set its score. Per block of either tier: bucket, set time and key.
@@ -279,6 +304,21 @@ std::vector<ParamSpec> lpc_param_specs() {
                             "quantization of p: a request's p becomes its bucket's midpoint"));
   specs.push_back(param_double("scale_s", 0.01, {.min = 0, .min_exclusive = true},
                                "decay rate per second: 1 / the mean turn gap (paper: 0.01)"));
+  specs.push_back(param_bool("drift", true,
+                             "lower trust in the scores (shrink their logit toward 0, LRU's "
+                             "order) when they miss the observed continuation rate or carry no "
+                             "skill"));
+  specs.push_back(param_double("drift_timeout_s", 1000, {.min = 0, .min_exclusive = true},
+                               "drift: a turn with no next turn of its session this long ended"));
+  specs.push_back(param_double("drift_window", 500, {.min = 1},
+                               "drift: resolved turns remembered (exponential forgetting)"));
+  specs.push_back(param_double("drift_tolerance", 0.15, {.min = 0, .min_exclusive = true},
+                               "drift: |observed - expected continuation rate| at trust 0"));
+  specs.push_back(param_double("drift_corr", 0.1, {.min = 0, .min_exclusive = true},
+                               "drift: score-label correlation at and above which the scores get "
+                               "full trust"));
+  specs.push_back(param_int("drift_min", 50, {.min = 1, .max = 1000000},
+                            "drift: resolved turns before trust may fall"));
   return specs;
 }
 

@@ -100,7 +100,8 @@ TurnBucketBaseline TurnBucketBaseline::fit(std::span<const uint32_t> turns,
 double TurnBucketBaseline::predict(uint32_t turn) const { return rate_[turn_bucket(turn)]; }
 
 std::string continuation_features(std::span<const std::string> prompts, uint32_t turn,
-                                  const ContinuationFeatureOptions& opts) {
+                                  const ContinuationFeatureOptions& opts,
+                                  int64_t previous_answer_chars) {
   std::string out;
   const size_t used = std::min<size_t>(prompts.size(), opts.window);
   for (size_t i = 0; i < used; ++i) {
@@ -123,10 +124,20 @@ std::string continuation_features(std::span<const std::string> prompts, uint32_t
       out += prefix + "_empty";
     }
   }
-  if (!out.empty()) out += ' ';
-  out += continuation_turn_token(turn);
+  if (opts.turn_token) {
+    if (!out.empty()) out += ' ';
+    out += continuation_turn_token(turn);
+  }
   const size_t chars = prompts.empty() ? 0 : code_points(prompts[0]);
-  out += fmt::format(" __len_{}", std::bit_width(chars + 1) - 1);
+  if (!out.empty()) out += ' ';
+  out += fmt::format("__len_{}", std::bit_width(chars + 1) - 1);
+  if (opts.answer_length) {
+    if (turn <= 1 || previous_answer_chars < 0) {
+      out += " __ans_none";
+    } else {
+      out += fmt::format(" __ans_{}", std::bit_width(uint64_t(previous_answer_chars) + 1) - 1);
+    }
+  }
   return out;
 }
 

@@ -32,6 +32,9 @@ double ContinuationClassifier::predict(std::string_view) const { refuse(); }
 double ContinuationClassifier::predict(std::span<const std::string>, uint32_t) const { refuse(); }
 const ContinuationFeatureOptions& ContinuationClassifier::feature_options() const { refuse(); }
 double ContinuationClassifier::train_base_rate() const { refuse(); }
+double ContinuationClassifier::predict_uncalibrated(std::string_view) const { refuse(); }
+const PlattScaling& ContinuationClassifier::calibration() const { refuse(); }
+void ContinuationClassifier::set_calibration(const PlattScaling&) { refuse(); }
 void ContinuationClassifier::save(const std::string&) const { refuse(); }
 
 }  // namespace kvpolicy

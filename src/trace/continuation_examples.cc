@@ -10,12 +10,24 @@
 namespace kvpolicy {
 namespace {
 
-// The user prompts of a conversation's turns, as tokenize_conversation delimits them.
-std::vector<std::string> turn_prompts(const Conversation& c) {
+int64_t code_points(const std::string& s) {
+  int64_t n = 0;
+  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+  return n;
+}
+
+// The user prompts of a conversation's turns, as tokenize_conversation delimits them, and the
+// length of each turn's answer (-1 without one) in `answers`.
+std::vector<std::string> turn_prompts(const Conversation& c, std::vector<int64_t>* answers) {
   std::vector<std::string> prompts;
   if (c.independent_turns) {
     for (size_t k = 1; k < c.messages.size(); ++k)
-      if (c.messages[k].role == Role::kUser) prompts.push_back(c.messages[k].text);
+      if (c.messages[k].role == Role::kUser) {
+        prompts.push_back(c.messages[k].text);
+        answers->push_back(k + 1 < c.messages.size() && c.messages[k + 1].role == Role::kAssistant
+                               ? code_points(c.messages[k + 1].text)
+                               : -1);
+      }
     return prompts;
   }
   std::string pending;
@@ -23,6 +35,7 @@ std::vector<std::string> turn_prompts(const Conversation& c) {
   for (const Message& m : c.messages) {
     if (m.role == Role::kAssistant && open) {
       prompts.push_back(std::move(pending));
+      answers->push_back(code_points(m.text));
       pending.clear();
       open = false;
     } else if (m.role == Role::kUser) {
@@ -31,7 +44,10 @@ std::vector<std::string> turn_prompts(const Conversation& c) {
       open = true;
     }
   }
-  if (open) prompts.push_back(std::move(pending));
+  if (open) {
+    prompts.push_back(std::move(pending));
+    answers->push_back(-1);
+  }
   return prompts;
 }
 
@@ -44,6 +60,10 @@ uint64_t hash_string(std::string_view s) {
 }  // namespace
 
 bool continuation_split_test(const Conversation& c, uint32_t index, double test_share) {
+  return continuation_split_value(c, index) < test_share;
+}
+
+double continuation_split_value(const Conversation& c, uint32_t index) {
   std::string_view key = c.id;
   if (size_t us = key.rfind('_');
       us != std::string_view::npos && us > 0 && us + 1 < key.size() &&
@@ -52,7 +72,7 @@ bool continuation_split_test(const Conversation& c, uint32_t index, double test_
     key = key.substr(0, us);
   const uint64_t h = key.empty() ? mix64(index + 0x636f6e76ULL) : hash_string(key);
   // The top 53 bits as a uniform number in [0, 1).
-  return double(h >> 11) * 0x1.0p-53 < test_share;
+  return double(h >> 11) * 0x1.0p-53;
 }
 
 std::vector<ConversationTurnExample> continuation_examples(
@@ -61,15 +81,19 @@ std::vector<ConversationTurnExample> continuation_examples(
     throw ConfigError("continuation examples: test share must be in [0, 1] and window positive");
   std::vector<ConversationTurnExample> out;
   for (uint32_t i = 0; i < conversations.size(); ++i) {
-    const std::vector<std::string> prompts = turn_prompts(conversations[i]);
-    const bool test = continuation_split_test(conversations[i], i, test_share);
+    std::vector<int64_t> answers;
+    const std::vector<std::string> prompts = turn_prompts(conversations[i], &answers);
+    const double split = continuation_split_value(conversations[i], i);
+    const bool test = split < test_share;
     for (size_t k = 0; k < prompts.size(); ++k) {
       ConversationTurnExample e;
       e.conversation = i;
       e.turn = static_cast<uint32_t>(k + 1);
       e.continues = k + 1 < prompts.size();
       e.test = test;
+      e.split = split;
       for (size_t j = 0; j < window && j <= k; ++j) e.prompts.push_back(prompts[k - j]);
+      e.previous_answer_chars = k > 0 ? answers[k - 1] : -1;
       out.push_back(std::move(e));
     }
   }

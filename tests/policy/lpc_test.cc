@@ -261,8 +261,10 @@ TEST(Lpc, OracleVariantEqualsSlowReference) {
     for (double scale : {200.0, 1000.0}) {
       for (uint32_t buckets : {64u, 4u}) {
         for (size_t cap : {unique / 15, unique / 5}) {
-          std::string params = "predictor=oracle,scale_s=" + std::to_string(int(scale)) +
-                               ",buckets=" + std::to_string(buckets);
+          // drift=false: the paper's rule, which the reference follows (no trust, no shrink).
+          std::string params =
+              "predictor=oracle,drift=false,scale_s=" + std::to_string(int(scale)) +
+              ",buckets=" + std::to_string(buckets);
           SCOPED_TRACE("seed " + std::to_string(seed) + " lpc:" + params + " capacity " +
                        std::to_string(cap));
           LpcRun fast = make_run(trace, oracle, "lpc", params, cap);
@@ -301,8 +303,11 @@ TEST(Lpc, EqualScoresAreLru) {
       for (size_t cap : {unique / 15, unique / 5}) {
         SCOPED_TRACE("seed " + std::to_string(seed) + " capacity " + std::to_string(cap));
         LpcRun lru = make_run(trace, oracle, "lru", "", cap);
-        LpcRun constant = make_run(trace, oracle, "lpc", "predictor=constant,value=0.3", cap);
-        LpcRun equal = make_run(same, oracle, "lpc", "", cap);
+        // drift=false: the drift rule moves an equal score to 1/2 once it finds it ranks nothing,
+        // which is LRU again only from then on.
+        LpcRun constant =
+            make_run(trace, oracle, "lpc", "predictor=constant,value=0.3,drift=false", cap);
+        LpcRun equal = make_run(same, oracle, "lpc", "drift=false", cap);
         replay_all(trace, lru);
         replay_all(trace, constant);
         replay_all(same, equal);
@@ -314,6 +319,30 @@ TEST(Lpc, EqualScoresAreLru) {
       }
     }
   }
+}
+
+// The drift rule (docs/policies.md, lpc): scores that match the conversations keep LPC's trust;
+// scores that are always wrong, or a coin toss, lose it.
+TEST(Lpc, DriftTrustFallsOnlyWhenScoresMissTheTruth) {
+  Trace trace = workload(21, 4000);
+  Oracle oracle = compute_oracle(trace);
+  const size_t cap = count_unique_blocks(trace) / 10;
+  // A timeout of a fiftieth of the trace: most turns are resolved within it.
+  const std::string timeout =
+      ",drift_timeout_s=" + std::to_string(double(trace.time.back()) / kMicrosPerSecond / 50);
+  auto stat = [&](const std::string& params, const std::string& name) {
+    LpcRun run = make_run(trace, oracle, "lpc", params + timeout, cap);
+    replay_all(trace, run);
+    for (auto& [k, v] : run.recorder->stats())
+      if (k == name) return v;
+    ADD_FAILURE() << "no " << name << " in lpc:" << params;
+    return -1.0;
+  };
+  EXPECT_GT(stat("predictor=oracle", "drift_resolved"), 1000);
+  EXPECT_GT(stat("predictor=oracle", "drift_min_trust"), 0.9);
+  EXPECT_EQ(stat("predictor=noisy,p=1", "drift_trust"), 0.0);
+  // A coin toss: a correlation near 0 (sampling noise keeps it off exactly 0).
+  EXPECT_LT(stat("predictor=noisy,p=0.5", "drift_trust"), 0.5);
 }
 
 // Builds a trace by hand: times in seconds, raw block ids chained by add_request, and a score.

@@ -164,6 +164,39 @@ TEST(ContinuationClassifier, SameSeedSameModelAndSaveLoadRoundTrip) {
   EXPECT_EQ(loaded.predict(prompts, 2), a.predict(continuation_features(prompts, 2)));
 }
 
+TEST(ContinuationClassifier, CalibrationAndFeatureFlagsRoundTrip) {
+  // A Platt map and the transfer features are saved with the model and used when it scores.
+  auto data = planted(400, 6, false);
+  ContinuationTrainOptions o;
+  o.bucket = 5000;
+  o.features.turn_token = false;
+  o.features.answer_length = true;
+  ContinuationClassifier c = ContinuationClassifier::train(data, o, 1);
+  EXPECT_TRUE(c.calibration().identity());
+  c.set_calibration({0.5, -0.25});
+  EXPECT_THROW(c.set_calibration({-1, 0}), Error);
+  std::string path = temp_path("calibrated.bin");
+  c.save(path);
+  ContinuationClassifier loaded = ContinuationClassifier::load(path);
+  EXPECT_EQ(loaded.calibration().a, 0.5);
+  EXPECT_EQ(loaded.calibration().b, -0.25);
+  EXPECT_FALSE(loaded.feature_options().turn_token);
+  EXPECT_TRUE(loaded.feature_options().answer_length);
+  for (const auto& e : data) {
+    const double raw = loaded.predict_uncalibrated(e.features);
+    EXPECT_EQ(raw, c.predict_uncalibrated(e.features));
+    const PlattScaling platt{0.5, -0.25};
+    EXPECT_NEAR(loaded.predict(e.features), platt.apply(raw), 1e-15);
+  }
+  std::vector<std::string> prompts = {"continue the story", "write a story"};
+  const std::string f = continuation_features(prompts, 2, loaded.feature_options(), 300);
+  EXPECT_EQ(f.find("__turn_"), std::string::npos) << f;
+  EXPECT_NE(f.find(" __ans_8"), std::string::npos) << f;  // floor(log2(301)) = 8
+  EXPECT_NE(continuation_features(prompts, 1, loaded.feature_options(), 300).find("__ans_none"),
+            std::string::npos);
+  EXPECT_EQ(loaded.predict(prompts, 2, 300), loaded.predict(f));
+}
+
 TEST(ContinuationClassifier, MissingOrCorruptModelIsOneConfigError) {
   auto data = planted(400, 4, false);
   ContinuationTrainOptions small;
@@ -195,7 +228,7 @@ TEST(ContinuationClassifier, MissingOrCorruptModelIsOneConfigError) {
     expect_error(write_file("flip.bin", bad), "flipped bit at " + std::to_string(at));
   }
   // fastText's own file without the trailer.
-  expect_error(write_file("bare.bin", bytes.substr(0, bytes.size() - 48)), "no trailer");
+  expect_error(write_file("bare.bin", bytes.substr(0, bytes.size() - 64)), "no trailer");
   // Training needs both labels; an untrained classifier does not predict.
   for (auto& e : data) e.label = true;
   EXPECT_THROW(ContinuationClassifier::train(data, {}, 1), ConfigError);

@@ -13,12 +13,18 @@
 #include <string_view>
 #include <vector>
 
+#include "kvpolicy/predict/continuation_calibration.h"
+
 namespace kvpolicy {
 
 // How one turn becomes fastText's input line.
 struct ContinuationFeatureOptions {
   uint32_t window = 5;        // prompts used: the current one and window - 1 before it
   uint32_t max_chars = 2000;  // per prompt, after normalising: the first and last halves kept
+  // Features tried for transfer across datasets (docs/results/lpc.md, "across datasets"):
+  bool turn_token = true;      // the __turn_* token (off: the turn index is not a feature)
+  bool answer_length = false;  // __ans_<floor(log2(chars + 1))> of the previous answer
+                               // (__ans_none on a first turn or when the answer is unknown)
 };
 
 // The feature line of one turn (no label, no newline). `prompts` holds the user prompts, the
@@ -31,8 +37,10 @@ struct ContinuationFeatureOptions {
 // tokens: the turn bucket __turn_1, __turn_2, __turn_3_4, __turn_5_8 or __turn_9plus, and the
 // current prompt's length bucket __len_<floor(log2(characters + 1))>, characters counted
 // before truncation.
+// `previous_answer_chars` (< 0: unknown) is read only with opts.answer_length.
 std::string continuation_features(std::span<const std::string> prompts, uint32_t turn,
-                                  const ContinuationFeatureOptions& opts = {});
+                                  const ContinuationFeatureOptions& opts = {},
+                                  int64_t previous_answer_chars = -1);
 
 // The turn count bucket's token, as above.
 std::string continuation_turn_token(uint32_t turn);
@@ -78,13 +86,21 @@ class ContinuationClassifier {
   static ContinuationClassifier train(std::span<const ContinuationExample> examples,
                                       const ContinuationTrainOptions& options, uint64_t seed);
 
-  // P(label 1) in [0, 1] for a feature line.
+  // P(label 1) in [0, 1] for a feature line, through the model's calibration (identity unless
+  // set_calibration was called before saving).
   double predict(std::string_view features) const;
+  // The same before calibration: fastText's softmax.
+  double predict_uncalibrated(std::string_view features) const;
   // The same for raw prompts (current first), encoded with the model's own feature options.
-  double predict(std::span<const std::string> prompts, uint32_t turn) const;
+  double predict(std::span<const std::string> prompts, uint32_t turn,
+                 int64_t previous_answer_chars = -1) const;
 
   const ContinuationFeatureOptions& feature_options() const;
   double train_base_rate() const;  // share of label 1 in the training examples
+  // The Platt map applied to every score (`classifier train --validation-share`); saved with
+  // the model (trailer version 2; a version-1 file reads as the identity).
+  const PlattScaling& calibration() const;
+  void set_calibration(const PlattScaling& c);
 
   // The fastText model followed by a trailer (magic, feature options, base rate, size and a
   // checksum of the model bytes), so a truncated or corrupt file is refused before fastText,

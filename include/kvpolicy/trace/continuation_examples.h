@@ -17,8 +17,11 @@ struct ConversationTurnExample {
   uint32_t turn = 1;          // 1 = first, as in the trace built from the same conversations
   bool continues = false;     // label: the conversation has a later user turn
   bool test = false;          // in the test split (see continuation_split_test)
+  double split = 0;           // continuation_split_value: validation is split >= 1 - its share
   // The turn's user prompt first, then the previous turns' prompts, at most `window` in all.
   std::vector<std::string> prompts;
+  // Characters (code points) of the answer to the previous turn; -1 on a first turn.
+  int64_t previous_answer_chars = -1;
 };
 
 // Per user turn of every conversation, in order (conversation, then turn). Turns are counted as
@@ -35,6 +38,10 @@ std::vector<ConversationTurnExample> continuation_examples(
 // long conversation cut into parts) is ignored when it follows a base id without underscores,
 // so the parts of one conversation share a split.
 bool continuation_split_test(const Conversation& c, uint32_t index, double test_share);
+// The uniform number in [0, 1) behind that split: test when below test_share. A validation
+// split of the training side takes the top `validation_share` (value >= 1 - validation_share),
+// so it never meets the test split while test_share + validation_share <= 1.
+double continuation_split_value(const Conversation& c, uint32_t index);
 
 // Stores per request of `trace` (built by build_text_trace from the same conversations, where
 // session = conversation index and turn counts as above) the score of its (conversation, turn)
