@@ -135,7 +135,7 @@ TEST(Wa, VictimEqualsBruteForceScan) {
       "window_s=0.05,refit_s=0.005,min_samples=3,signal=0.2,signal_samples=3",
       "window_s=0.05,refit_s=0.005,life=none,signal=1,signal_samples=2",
   };
-  uint64_t fitted = 0, victims = 0;
+  uint64_t fitted = 0, victims = 0, partial = 0;
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     Trace trace = typed_workload(seed, 400);
     size_t unique = count_unique_blocks(trace);
@@ -149,12 +149,15 @@ TEST(Wa, VictimEqualsBruteForceScan) {
         ASSERT_EQ(run.recorder->mismatches, 0);
         fitted += run.recorder->fitted_candidates;
         victims += run.recorder->victims.size();
+        for (const auto& [name, value] : run.recorder->inner().stats())
+          if (name == "signal_weight_mean" && value > 0 && value < 1) ++partial;
       }
     }
   }
-  // The comparison must have covered fitted models, not only the cold start.
+  // The comparison must have covered fitted models, not only the cold start, and blends.
   EXPECT_GT(victims, 2000u);
   EXPECT_GT(fitted, victims);
+  EXPECT_GT(partial, 0);
 }
 
 TEST(Wa, SingleCategoryWithoutLifeIsLru) {
