@@ -257,7 +257,14 @@ void ReuseFitter::refit(Time now) {
                                                               : make_fit(all, ReuseQuantiles::kAll);
   for (size_t g = 0; g < categories; ++g)
     if (counts_[g].n < min_samples_) fits_[g] = pooled_;
-  if (signal_samples_ > 0) measure_signal(now);
+  // The signal needs two categories; with one (or none) in the window it is nil, unmeasured.
+  if (signal_samples_ > 0 && with_data >= 2) {
+    measure_signal(now);
+  } else {
+    signal_ = CategorySignal{};
+    reached_.clear();
+    later_.clear();
+  }
   ++refits_;
   ++epoch_;
 }
