@@ -162,7 +162,7 @@ plot() { run python3 "$src/studies/plot_characterization.py" --out-dir "$out/fig
 
 section_wa-study() {
   mixed_trace
-  local policies=lru,fifo,lfu,s3fifo,gdsf:cost=depth,wa,wa:life=none,wa:categories=single,wa:life=p90_all
+  local policies=lru,fifo,lfu,s3fifo,gdsf:cost=depth,wa,wa:signal=0,wa:life=none,wa:categories=single,wa:life=p90_all
   local mc=() mixed=() h
   for h in 60GB 0.01 0.02 0.05; do
     run "$K" study wa --trace "$MC" --sessions infer -c $h --dram-ratios 0,1,2,3,4 \

@@ -8,6 +8,7 @@
 // evictable block is its minimum and an eviction compares the W heads.
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,9 +44,12 @@ struct Key {
 class Wa final : public InlinedPolicy<Wa> {
  public:
   static constexpr PolicyHooks kHooks{};
-  Wa(const PolicyContext& ctx, const Params& p) : tree_(*ctx.tree), fitter_(reuse_fit_options(p)) {
+  Wa(const PolicyContext& ctx, const Params& p) : tree_(*ctx.tree), fitter_(fit_options(p)) {
     turn_buckets_ = static_cast<uint32_t>(p.get_int("turn_buckets"));
     typed_ = p.get_string("categories") == "typed";
+    signal_full_ = p.get_double("signal");
+    signal_samples_ = static_cast<uint64_t>(p.get_int("signal_samples"));
+    calibration_ = p.get_double("calibration");
     ensure_groups(1);
   }
 
@@ -62,7 +66,8 @@ class Wa final : public InlinedPolicy<Wa> {
   void on_request_begin(const RequestView& r) override {
     // Time never runs backwards for the policy: ages stay >= 0 and agree with the list order.
     now_ = std::max(now_, r.time);
-    if (fitter_.advance(now_)) ++vcache_gen_;  // new fits: every cached score is stale
+    if (evicted_ > 0) fitter_.set_signal_age(evicted_age_sum_ / Time(evicted_));
+    if (fitter_.advance(now_)) refitted();
     ++seq_;
     cur_group_ = group_of(r.category, r.turn);
     ensure_groups(cur_group_ + 1);
@@ -128,10 +133,14 @@ class Wa final : public InlinedPolicy<Wa> {
     if (h.first == n) h.first = kNoNode;
   }
   // The block leaves this tier: the fitter keeps its last access while in the window.
-  void on_removed(NodeId n, Removal) override {
+  void on_removed(NodeId n, Removal why) override {
     if (!lists_.contains(n)) return;
     prefetch_next_victims(tree_, lists_, n);  // the category's next blocks
     uint32_t prev = lists_.stamp(n);
+    if (n == victim_ && (why == Removal::kEvicted || why == Removal::kDemoted)) {
+      evicted_age_sum_ += victim_age_;
+      ++evicted_;
+    }
     unlink(n);
     BlockKey key = tree_.key(n);
     fitter_.depart(key, prev);
@@ -162,19 +171,22 @@ class Wa final : public InlinedPolicy<Wa> {
         x = first_evictable(g);
         if (x == kNoNode) continue;
         h.first = x;
+        h.last = times_.time(lists_.stamp(x));
         h.gen = 0;
       }
       assert(tree_.is_evictable(x));
       if (h.gen != vcache_gen_) {
-        h.score = fitter_.fit(g).log_reuse_prob(now - times_.time(lists_.stamp(x)));
+        h.score = scores_[g].log_reuse_prob(now - h.last);
         h.gen = vcache_gen_;
       }
       double s = h.score;
       if (best == kNoNode || s < best_score || (s == best_score && key(x) < key(best))) {
         best = x;
         best_score = s;
+        victim_age_ = now - h.last;
       }
     }
+    victim_ = best;
     return best;
   }
 
@@ -194,7 +206,16 @@ class Wa final : public InlinedPolicy<Wa> {
             {"fit_bytes", double(fitter_.window_bytes())},
             {"stamp_table_capacity", double(times_.capacity())},
             {"stamp_table_span", double(times_.size())},
-            {"p90_bins_gathered", double(fitter_.p90_bins_gathered())}};
+            {"p90_bins_gathered", double(fitter_.p90_bins_gathered())},
+            {"signal_spread_mean", refits_ ? spread_sum_ / double(refits_) : 0},
+            {"signal_weight_mean", refits_ ? weight_sum_ / double(refits_) : 1},
+            {"signal_weight", weight_},
+            {"calibration_error", error_},
+            {"calibration_error_mean", refits_ ? error_sum_ / double(refits_) : 0},
+            {"signal_spread", fitter_.signal().spread},
+            {"signal_eta2", fitter_.signal().eta2},
+            {"signal_categories", double(fitter_.signal().categories)},
+            {"signal_age_s", double(fitter_.signal_age()) / kMicrosPerSecond}};
   }
 
   // ---- test support --------------------------------------------------------------------------
@@ -209,6 +230,8 @@ class Wa final : public InlinedPolicy<Wa> {
   const ReuseFit* fit(uint32_t g) const {
     return g < fitter_.categories() ? &fitter_.fit(static_cast<Group>(g)) : nullptr;
   }
+  const ReuseFit* score_fit(uint32_t g) const { return g < scores_.size() ? &scores_[g] : nullptr; }
+  double weight() const { return weight_; }
   uint32_t group_of(CategoryId type, uint32_t turn) const {
     if (!typed_) return 0;
     uint32_t bucket = std::min(std::max(turn, 1u), turn_buckets_) - 1;
@@ -234,6 +257,66 @@ class Wa final : public InlinedPolicy<Wa> {
     lists_.ensure_groups(groups);
     heads_.resize(groups);
     fitter_.ensure_categories(groups);
+    scores_.resize(groups, blend(fitter_.fit(static_cast<Group>(groups - 1))));
+  }
+
+  static ReuseFitter::Options fit_options(const Params& p) {
+    ReuseFitter::Options o = reuse_fit_options(p);
+    if (p.get_double("signal") > 0) o.signal_samples = uint64_t(p.get_int("signal_samples"));
+    return o;
+  }
+
+  // New fits: the categories weigh min(1, spread / signal) x max(0, 1 - error / calibration)
+  // (1 with signal=0, WA as published; docs/policies.md, wa), and every category scores with
+  // its fit blended towards recency by that weight.
+  void refitted() {
+    ++vcache_gen_;  // every cached score is stale
+    ++refits_;
+    evicted_age_sum_ = 0;
+    evicted_ = 0;
+    if (signal_full_ > 0) {
+      double spread = fitter_.signal().spread;
+      spread_sum_ += spread;
+      weight_ = std::min(1.0, spread / signal_full_);
+      if (calibration_ > 0) {
+        error_ = calibration_error();
+        error_sum_ += error_;
+        weight_ *= std::max(0.0, 1 - error_ / calibration_);
+      }
+    }
+    weight_sum_ += weight_;
+    pooled_lambda_ = fitter_.pooled().valid ? fitter_.pooled().lambda : 0;
+    for (size_t g = 0; g < scores_.size(); ++g)
+      scores_[g] = blend(fitter_.fit(static_cast<Group>(g)));
+  }
+
+  // How far the fits' reuse probability of a block that reached the signal age without a reuse,
+  // pi e^{-lambda a} / (pi e^{-lambda a} + 1 - pi), is from the rate measured at that age: the
+  // largest over the trusted categories of |ln((fit + d) / (measured + d))|, d = 0.01.
+  double calibration_error() const {
+    const std::vector<double>& reached = fitter_.signal_reached();
+    const std::vector<double>& later = fitter_.signal_later();
+    double a = double(fitter_.signal_age()) / kMicrosPerSecond, worst = 0;
+    for (size_t g = 0; g < reached.size(); ++g) {
+      const ReuseFit& f = fitter_.fit(static_cast<Group>(g));
+      if (reached[g] < double(signal_samples_) || !f.valid) continue;
+      double p = f.pi * std::exp(-f.lambda * a);
+      double fitted = p > 0 ? p / (p + 1 - f.pi) : 0;
+      double e = std::abs(std::log((fitted + 0.01) / (later[g] / reached[g] + 0.01)));
+      worst = std::max(worst, e);
+    }
+    return worst;
+  }
+
+  // weight * log ReuseProb_w(t) + (1 - weight) * (-lambda t), lambda the pooled rate: at weight
+  // 0 every category has the same score at the same age, so the order is LRU's; still linear in
+  // the age within a category, so each list's first evictable block stays its minimum.
+  ReuseFit blend(const ReuseFit& f) const {
+    if (weight_ >= 1 || !f.valid) return f;
+    ReuseFit b = f;
+    b.log_const = weight_ > 0 ? weight_ * f.log_const : 0;
+    b.lambda = weight_ * f.lambda + (1 - weight_) * pooled_lambda_;
+    return b;
   }
 
   // The stamp table is full: forget the requests no cached block is stamped with any more, and
@@ -309,10 +392,12 @@ class Wa final : public InlinedPolicy<Wa> {
   GroupedLru lists_;
   // Per category, in one record: every block before `hint` in its list is non-evictable
   // (kNoNode = the end); victim() remembers the category's first evictable block (kNoNode:
-  // unknown) and, if gen is vcache_gen_, that block's score at vcache_now_.
+  // unknown), its last access (so that a new time rescores it without the stamp table) and, if
+  // gen is vcache_gen_, its score at vcache_now_.
   struct Head {
     NodeId hint = kNoNode;
     NodeId first = kNoNode;
+    Time last = 0;
     uint64_t gen = 0;
     double score = 0;
   };
@@ -330,6 +415,20 @@ class Wa final : public InlinedPolicy<Wa> {
 
   uint64_t victim_calls_ = 0, scan_steps_ = 0;
   ReuseFitter fitter_;  // every category's reuse model, on the window's accesses
+
+  // The fallback towards recency: scores_[g] is category g's fit blended with weight_.
+  double calibration_ = 0;  // the calibration error at which the categories get no weight
+  double error_ = 0, error_sum_ = 0;
+  uint64_t signal_samples_ = 0;
+  double signal_full_ = 0;  // the spread at which the categories get their full weight
+  double weight_ = 1, pooled_lambda_ = 0;
+  std::vector<ReuseFit> scores_;
+  NodeId victim_ = kNoNode;  // the last victim() and its age, for the eviction age
+  Time victim_age_ = 0;
+  Time evicted_age_sum_ = 0;  // ages of the blocks evicted since the last refit
+  uint64_t evicted_ = 0;
+  uint64_t refits_ = 0;
+  double spread_sum_ = 0, weight_sum_ = 0;
 };
 
 // WA's own parameters, then the reuse fit's.
@@ -339,6 +438,16 @@ std::vector<ParamSpec> wa_param_specs() {
                 "turn buckets of a category: 1, 2, ..., n+ (typed only)"),
       param_choice("categories", "typed", {"typed", "single"},
                    "typed = request type x turn bucket, single = one category"),
+      param_double("signal", 0.02, {.min = 0, .max = 1},
+                   "fall back towards LRU: the categories weigh min(1, spread / signal), spread "
+                   "= the reuse variance they explain at the eviction age (0 = never, as "
+                   "published)"),
+      param_double("calibration", 0.5, {.min = 0, .max = 100},
+                   "and weigh max(0, 1 - error / calibration), error = how far the fits' "
+                   "reuse probability at the eviction age is from the measured one (0 = off)"),
+      param_int("signal_samples", 100, {.min = 1},
+                "a category counts in the spread once this many of its accesses reached the "
+                "eviction age"),
   };
   for (ParamSpec& spec : reuse_fit_param_specs()) specs.push_back(std::move(spec));
   return specs;
@@ -370,6 +479,15 @@ bool fit(const Policy& p, uint32_t group, double* pi, double* lambda, double* li
   *pi = f->pi;
   *lambda = f->lambda;
   *life_s = f->life_s;
+  return true;
+}
+
+bool score_fit(const Policy& p, uint32_t group, double* log_const, double* lambda) {
+  auto* wa = dynamic_cast<const Wa*>(&p);
+  const ReuseFit* f = wa ? wa->score_fit(group) : nullptr;
+  if (!f || !f->valid) return false;
+  *log_const = f->log_const;
+  *lambda = f->lambda;
   return true;
 }
 

@@ -69,6 +69,17 @@ Time ReuseQuantiles::select(size_t h, uint64_t k) {
   return static_cast<Time>(*at);
 }
 
+uint64_t ReuseQuantiles::count_above(size_t h, Time value) const {
+  if (h >= hists_.size() || !hists_[h].fine) return 0;
+  const Hist& x = hists_[h];
+  size_t b = bin(static_cast<uint64_t>(std::max<Time>(value, 0)));
+  size_t o = b / kPerOctave;
+  uint64_t n = 0;
+  for (size_t i = o + 1; i < kOctaves; ++i) n += x.octave[i];
+  for (size_t i = b + 1; i < (o + 1) * kPerOctave; ++i) n += x.fine[i];
+  return n;
+}
+
 size_t ReuseQuantiles::memory_bytes() const {
   size_t chunks = free_.size();
   for (const Epoch& ep : epochs_) chunks += ep.chunks.size();
@@ -162,7 +173,8 @@ ReuseFitter::ReuseFitter(const Options& options)
       // Keys whose hash falls below the threshold are tracked (a spatial sample, as in SHARDS):
       // the fits see every access of a tracked key and none of the others.
       sample_threshold_(options.sample >= 1 ? UINT64_MAX
-                                            : static_cast<uint64_t>(options.sample * 0x1p64)) {
+                                            : static_cast<uint64_t>(options.sample * 0x1p64)),
+      signal_samples_(options.signal_samples) {
   assert(window_ > 0 && refit_every_ > 0 && min_samples_ >= 1);
   assert(options.sample > 0 && options.sample <= 1);
 }
@@ -245,8 +257,53 @@ void ReuseFitter::refit(Time now) {
                                                               : make_fit(all, ReuseQuantiles::kAll);
   for (size_t g = 0; g < categories; ++g)
     if (counts_[g].n < min_samples_) fits_[g] = pooled_;
+  // The signal needs two categories; with one (or none) in the window it is nil, unmeasured.
+  if (signal_samples_ > 0 && with_data >= 2) {
+    measure_signal(now);
+  } else {
+    signal_ = CategorySignal{};
+    reached_.clear();
+    later_.clear();
+  }
   ++refits_;
   ++epoch_;
+}
+
+void ReuseFitter::measure_signal(Time now) {
+  const size_t categories = counts_.size();
+  reached_.assign(categories, 0);
+  later_.assign(categories, 0);
+  // Accesses not reused (yet) that are at least signal_age_ old, then those reused after it.
+  for (uint32_t q = win_.first(); q < win_.end(); ++q) {
+    const Window& w = win_[q];
+    if (w.time > now - signal_age_) break;  // times never decrease along the window
+    reached_[w.category] += w.n - w.reused;
+  }
+  double m = 0, s = 0;
+  uint32_t k = 0;
+  for (size_t g = 0; g < categories; ++g) {
+    later_[g] = double(quantiles_.count_above(g + 1, signal_age_));
+    reached_[g] += later_[g];
+    if (reached_[g] < double(signal_samples_)) continue;
+    m += reached_[g];
+    s += later_[g];
+    ++k;
+  }
+  signal_ = CategorySignal{};
+  signal_.survivors = m;
+  signal_.categories = k;
+  if (k == 0) return;
+  double rho = s / m;
+  signal_.rate = rho;
+  if (k < 2 || rho <= 0 || rho >= 1) return;
+  double between = 0;
+  for (size_t g = 0; g < categories; ++g) {
+    if (reached_[g] < double(signal_samples_)) continue;
+    double d = later_[g] / reached_[g] - rho;
+    between += reached_[g] * d * d;
+  }
+  signal_.eta2 = between / (m * rho * (1 - rho));
+  signal_.spread = std::max(0.0, signal_.eta2 - double(k - 1) / m);
 }
 
 ReuseFit ReuseFitter::make_fit(const Counts& c, size_t hist) {

@@ -20,6 +20,8 @@ namespace kvpolicy {
 namespace wa_testing {
 bool node_state(const Policy& p, NodeId n, Time* last, uint32_t* seq, uint32_t* group);
 bool fit(const Policy& p, uint32_t group, double* pi, double* lambda, double* life_s);
+// The category's score, log ReuseProb blended towards recency by the signal's weight.
+bool score_fit(const Policy& p, uint32_t group, double* log_const, double* lambda);
 uint32_t group_of(const Policy& p, CategoryId type, uint32_t turn);
 }  // namespace wa_testing
 
@@ -44,9 +46,8 @@ NodeId brute_force_victim(const Policy& wa, const PrefixTree& tree, Tier tier, T
       ADD_FAILURE() << "evictable node " << n << " is not tracked by wa";
       return kNoNode;
     }
-    double pi, lambda, life, score = 0;
-    if (wa_testing::fit(wa, group, &pi, &lambda, &life)) {
-      double log_const = pi == 0 ? -INFINITY : std::log(pi) + std::log1p(-std::exp(-lambda * life));
+    double log_const, lambda, score = 0;
+    if (wa_testing::score_fit(wa, group, &log_const, &lambda)) {
       score = log_const - lambda * (double(now - last) / kMicrosPerSecond);
       if (fitted_candidates) ++*fitted_candidates;
     }
@@ -130,8 +131,11 @@ TEST(Wa, VictimEqualsBruteForceScan) {
       "window_s=0.02,refit_s=0.003,min_samples=1,life=0.002",
       "window_s=0.05,refit_s=0.005,turn_buckets=2,life=p90_all",
       "window_s=0.05,refit_s=0.005,categories=single",
+      // The fallback towards recency with partial weights (few samples make the spread noisy).
+      "window_s=0.05,refit_s=0.005,min_samples=3,signal=0.2,signal_samples=3",
+      "window_s=0.05,refit_s=0.005,life=none,signal=1,signal_samples=2",
   };
-  uint64_t fitted = 0, victims = 0;
+  uint64_t fitted = 0, victims = 0, partial = 0;
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     Trace trace = typed_workload(seed, 400);
     size_t unique = count_unique_blocks(trace);
@@ -145,12 +149,15 @@ TEST(Wa, VictimEqualsBruteForceScan) {
         ASSERT_EQ(run.recorder->mismatches, 0);
         fitted += run.recorder->fitted_candidates;
         victims += run.recorder->victims.size();
+        for (const auto& [name, value] : run.recorder->inner().stats())
+          if (name == "signal_weight_mean" && value > 0 && value < 1) ++partial;
       }
     }
   }
-  // The comparison must have covered fitted models, not only the cold start.
+  // The comparison must have covered fitted models, not only the cold start, and blends.
   EXPECT_GT(victims, 2000u);
   EXPECT_GT(fitted, victims);
+  EXPECT_GT(partial, 0);
 }
 
 TEST(Wa, SingleCategoryWithoutLifeIsLru) {
@@ -299,7 +306,7 @@ TEST(Wa, EvictsTheCategoryLeastLikelyToBeReused) {
   add(t, 20, {7}, 1, 1);     // old type-1 block (after the refit at 10 s)
   add(t, 21, {8}, 1, 0);     // younger type-0 block
   add(t, 22, {id++}, 1, 0);  // needs room: capacity 4 holds {1, 2, 7, 8} after r 21
-  auto run = make_run("wa", "window_s=100,refit_s=10,min_samples=1", 4, true);
+  auto run = make_run("wa", "window_s=100,refit_s=10,min_samples=1,signal=0", 4, true);
   for (size_t r = 0; r < t.size(); ++r) run.cache->access(request_view(t, r));
   const PrefixTree& tree = run.cache->tree();
   EXPECT_EQ(run.recorder->mismatches, 0);

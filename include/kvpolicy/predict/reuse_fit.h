@@ -69,6 +69,9 @@ class ReuseQuantiles {
 
   // The k-th smallest (0-based) reuse time of histogram h; k must be below its count.
   Time select(size_t h, uint64_t k);
+  // How many reuse times of histogram h lie in bins above the bin of `value` (a count of the
+  // reuse times above `value`, to the bins' relative width of 1/64).
+  uint64_t count_above(size_t h, Time value) const;
 
   uint64_t gathers() const { return gathers_; }  // bins gathered from every reuse time
   size_t memory_bytes() const;
@@ -176,6 +179,20 @@ struct ReuseFit {
   }
 };
 
+// How much the categories tell about reuse, among the window's block accesses that reached a
+// given age without a reuse (docs/policies.md, wa, "When the categories carry no signal"): each
+// category's residual reuse rate rho_w = (reused after that age) / (reached that age), and
+// eta2 = sum_w m_w (rho_w - rho)^2 / (M rho (1 - rho)), the share of the variance of "reused
+// later" that the category explains (m_w accesses of w reached the age, M in all, rho overall).
+// `spread` subtracts eta2's expectation when the categories carry none, (K - 1) / M.
+struct CategorySignal {
+  double spread = 0;        // max(0, eta2 - (K - 1) / M); 0 with fewer than two trusted categories
+  double eta2 = 0;          // before that correction
+  double rate = 0;          // rho
+  double survivors = 0;     // M
+  uint32_t categories = 0;  // K: categories with at least the trusted number of survivors
+};
+
 // Fits every category's ReuseFit on the block accesses of the last `window` us of trace time,
 // each reused or not by now, refitting every `refit_every` us.
 //
@@ -198,6 +215,9 @@ class ReuseFitter {
     double life_fixed_s = 0;    // Life::kFixed
     uint64_t min_samples = 10;  // a category with fewer accesses in the window uses the pooled fit
     double sample = 1;          // share of keys tracked, (0, 1]: a hash sample, as in SHARDS
+    // Measure CategorySignal at every refit, counting a category once this many of its accesses
+    // reached the signal age (0: do not measure).
+    uint64_t signal_samples = 0;
   };
 
   explicit ReuseFitter(const Options& options);
@@ -260,6 +280,15 @@ class ReuseFitter {
 
   size_t categories() const { return fits_.size(); }
   const ReuseFit& fit(Category c) const { return fits_[c]; }
+  const ReuseFit& pooled() const { return pooled_; }
+
+  // The age (us) at which the next refits measure the signal: the caller's eviction age.
+  void set_signal_age(Time age) { signal_age_ = std::max<Time>(age, 0); }
+  const CategorySignal& signal() const { return signal_; }
+  Time signal_age() const { return signal_age_; }
+  // Per category, the accesses that reached the signal age and those reused after it.
+  const std::vector<double>& signal_reached() const { return reached_; }
+  const std::vector<double>& signal_later() const { return later_; }
 
   uint64_t refits() const { return refits_; }
   size_t categories_in_window() const;
@@ -300,7 +329,9 @@ class ReuseFitter {
   bool tracks(BlockKey key) const {
     return sample_threshold_ == UINT64_MAX || mix64(key ^ 0x5a17) < sample_threshold_;
   }
-  bool needs_reuse_times() const { return life_ == Life::kP90 || life_ == Life::kP90All; }
+  bool needs_reuse_times() const {
+    return life_ == Life::kP90 || life_ == Life::kP90All || signal_samples_ > 0;
+  }
 
   // The current request reuses the access made by request `prev` (0: none), if it is still in
   // the window; if it is not, no later block of the request has one in the window either.
@@ -320,13 +351,17 @@ class ReuseFitter {
     ++c.reused;
     c.reuse_sum += reuse;
     if (needs_reuse_times())
-      quantiles_.add(prev, w.epoch, life_ == Life::kP90 ? w.category + 1 : ReuseQuantiles::kAll,
-                     reuse);
+      quantiles_.add(
+          prev, w.epoch,
+          life_ == Life::kP90 || signal_samples_ > 0 ? w.category + 1 : ReuseQuantiles::kAll,
+          reuse);
   }
   void apply_map_ops();
 
   // Drops the requests older than the window, then fits every category on what is left.
   void refit(Time now);
+  // CategorySignal at signal_age_ on the window as it is at time `now`.
+  void measure_signal(Time now);
   // The fit of counts c, whose reuse times are quantile histogram `hist`.
   ReuseFit make_fit(const Counts& c, size_t hist);
   // Nearest-rank 90th percentile of the n reuse times of histogram `hist`, in seconds.
@@ -338,6 +373,10 @@ class ReuseFitter {
   double life_all_s_ = 0;  // Life::kP90All, refitted
   uint64_t min_samples_;
   uint64_t sample_threshold_;  // keys hashing below it are tracked
+  uint64_t signal_samples_;
+  Time signal_age_ = 0;
+  CategorySignal signal_;
+  std::vector<double> reached_, later_;  // measure_signal's per-category counts
 
   bool started_ = false;
   Time next_refit_ = 0;
