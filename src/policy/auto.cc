@@ -260,6 +260,7 @@ std::unique_ptr<Policy> make_auto(const PolicyContext& ctx, const Params& p) {
   GuardOptions g;
   g.ratio = p.get_double("ratio");
   g.slack = p.get_double("slack");
+  g.induced = p.get_bool("induced");
   return std::make_unique<Guarded>(ctx, std::move(selector), g);
 }
 
@@ -287,12 +288,16 @@ const bool registered = register_policy<AutoSelector>({
                param_bool("guard", true,
                           "inside guarded's budget against a shadow LRU (false: the selector "
                           "alone, no bound)"),
+               param_bool("induced", false,
+                          "the guard's rule 2: a detected score-induced miss takes LRU's victim "
+                          "(the bound needs only the budget)"),
                param_double("ratio", 1, {.min = 1}, "the guard's factor on LRU's misses"),
-               param_double("slack", 0.1, {.min = 0},
+               param_double("slack", 0.25, {.min = 0},
                             "the guard's additive slack, in multiples of the capacity k")},
     .variants = {"guard=false", "candidates=lru|s3fifo,sample=1,hysteresis=0",
                  "candidates=fifo|lfu|sieve,min_blocks=1,sample=0.2,half_life=0.25",
                  "guard=false,candidates=gdsf", "live=leader,min_blocks=4,hysteresis=0",
+                 "induced=true,slack=0",
                  "live=leader,guard=false,candidates=lfu|lru|s3fifo,sample=1,half_life=0.1"},
     .make = make_auto,
 });

@@ -128,6 +128,8 @@ struct GuardOptions {
   int64_t halve_every = 0;  // 0 = k/32
   bool trust = false, budget = true;
   double ratio = 1, slack = 0.1;
+  // Rule 2 (a detected score-induced miss takes LRU's victim); the bound needs only rule 4.
+  bool induced = true;
   static GuardOptions of(const Params& p) {
     return {p.get_double("b"),    p.get_int("halve_every"), p.get_bool("trust"),
             p.get_bool("budget"), p.get_double("ratio"),    p.get_double("slack")};
@@ -152,6 +154,7 @@ class Guarded final : public Policy {
         halve_every_(o.halve_every == 0 ? std::max<uint64_t>(1, ctx.capacity_blocks / 32)
                                         : uint64_t(o.halve_every)),
         trust_(o.trust),
+        induced_rule_(o.induced),
         budget_(o.budget),
         ratio_(o.ratio),
         slack_(o.slack * double(ctx.capacity_blocks)),
@@ -228,7 +231,7 @@ class Guarded final : public Policy {
     bool incoming = next_pos_ < blocks_.size();
     if (incoming) x = blocks_[next_pos_];
     chosen_x_ = x;
-    if (incoming && is_induced(x)) {
+    if (incoming && induced_rule_ && is_induced(x)) {
       choice_ = Choice::kInduced;
     } else if (v == lru) {
       choice_ = Choice::kAgreed;
@@ -411,7 +414,7 @@ class Guarded final : public Policy {
   std::unique_ptr<Policy> inner_;
   double b_;
   uint64_t halve_every_;
-  bool trust_, budget_;
+  bool trust_, induced_rule_, budget_;
   double ratio_, slack_;
 
   OsTreap treap_;  // evictable leaves by recency key (LRU's order); keys of all blocks

@@ -139,12 +139,11 @@ HalfRun run_halves(const Trace& t, const std::string& spec) {
   return h;
 }
 
-// The window and margins docs/policies.md states for auto's defaults (half-life 1 shadow
+// The window and margin docs/policies.md states for auto's defaults (half-life 1 shadow
 // capacity, hysteresis 2 %): the leader changes within 1.5 k accesses of the change, and each
-// half's hit rate is within 0.05 of that half's best candidate; 0.10 inside the guard, whose
-// budget holds the better candidate back until its lead over LRU has paid the slack.
+// half's hit rate is within 0.05 of that half's best candidate, guard on or off.
 constexpr size_t kWindow = 3 * kCap / 2;
-constexpr double kMargin = 0.05, kGuardMargin = 0.10;
+constexpr double kMargin = 0.05;
 
 TEST(Auto, FollowsTheBestPolicyAcrossASwitch) {
   Trace t = switching_workload();
@@ -161,9 +160,8 @@ TEST(Auto, FollowsTheBestPolicyAcrossASwitch) {
     while (switched < t.size() && a.leader[switched] != 0) ++switched;
     EXPECT_LE(switched - kHalf, kWindow);
     for (size_t r = switched; r < t.size(); ++r) ASSERT_EQ(a.leader[r], 0) << "flapped at " << r;
-    double margin = std::string(guard) == "true" ? kGuardMargin : kMargin;
-    EXPECT_GE(a.first, s3.first - margin);
-    EXPECT_GE(a.second, lru.second - margin);
+    EXPECT_GE(a.first, s3.first - kMargin);
+    EXPECT_GE(a.second, lru.second - kMargin);
     RecordProperty(std::string("switch_window_guard_") + guard, int(switched - kHalf));
     std::printf(
         "guard=%s: switch after %zu accesses; halves %.4f %.4f (lru %.4f %.4f, s3fifo "
@@ -185,7 +183,8 @@ TEST(Auto, GuardKeepsTheBoundAgainstLru) {
     ma += v.blocks.size() - a->access(v).hit_blocks;
     ml += v.blocks.size() - lru->access(v).hit_blocks;
     mf += v.blocks.size() - lfu->access(v).hit_blocks;
-    ASSERT_LE(double(ma), double(ml) + 0.1 * double(kCap)) << "after request " << r;
+    // The default slack, 0.25.
+    ASSERT_LE(double(ma), double(ml) + 0.25 * double(kCap)) << "after request " << r;
   }
   EXPECT_GT(double(mf), double(ml) + 1000);  // no formality: LFU alone breaks it
   // And on random workloads with the default candidates, at the tightest budget.
