@@ -54,11 +54,12 @@ std::string stat_name(const std::string& label) {
 
 struct AutoOptions {
   std::vector<PolicySpec> candidates;
-  double sample = 0.05;    // R before the minimum shadow size
-  int64_t min_blocks = 0;  // the shadow's minimum capacity
-  double half_life = 1;    // in multiples of the shadow's capacity, in sampled accesses
-  double hysteresis = 0;   // relative margin a challenger must lead by
-  bool all_live = true;    // every candidate on the real tree, or only the leader
+  double sample = 0.05;     // R before the minimum shadow size
+  int64_t min_blocks = 0;   // the shadow's minimum capacity
+  double half_life = 1;     // in multiples of the shadow's capacity, in sampled accesses
+  double hysteresis = 0;    // relative margin a challenger must lead by
+  double significance = 0;  // and by this many standard deviations (Poisson) of the two scores
+  bool all_live = true;     // every candidate on the real tree, or only the leader
 };
 
 AutoOptions options_of(const Params& p) {
@@ -68,6 +69,7 @@ AutoOptions options_of(const Params& p) {
   o.min_blocks = p.get_int("min_blocks");
   o.half_life = p.get_double("half_life");
   o.hysteresis = p.get_double("hysteresis");
+  o.significance = p.get_double("significance");
   o.all_live = p.get_string("live") == "all";
   return o;
 }
@@ -77,7 +79,11 @@ class AutoSelector final : public Policy {
  public:
   AutoSelector(const PolicyContext& ctx, const Params& p) : AutoSelector(ctx, options_of(p)) {}
   AutoSelector(const PolicyContext& ctx, const AutoOptions& o)
-      : tree_(*ctx.tree), ctx_(ctx), hysteresis_(o.hysteresis), all_live_(o.all_live) {
+      : tree_(*ctx.tree),
+        ctx_(ctx),
+        hysteresis_(o.hysteresis),
+        significance_(o.significance),
+        all_live_(o.all_live) {
     ctx_.future.reset();
     size_t k = std::max<size_t>(ctx.capacity_blocks, 1);
     rate_ = std::min(1.0, std::max(o.sample, double(o.min_blocks) / double(k)));
@@ -213,8 +219,8 @@ class AutoSelector final : public Policy {
     size_t best = leader_;
     for (size_t i = 0; i < candidates_.size(); ++i)
       if (candidates_[i].score > candidates_[best].score) best = i;
-    if (best != leader_ &&
-        candidates_[best].score > candidates_[leader_].score * (1 + hysteresis_)) {
+    double b = candidates_[best].score, l = candidates_[leader_].score;
+    if (best != leader_ && b > l * (1 + hysteresis_) && b - l > significance_ * std::sqrt(b + l)) {
       if (!all_live_) rebuild(best);
       leader_ = best;
       ++switches_;
@@ -241,7 +247,7 @@ class AutoSelector final : public Policy {
   const PrefixTree& tree_;
   PolicyContext ctx_;
   std::vector<Candidate> candidates_;
-  double hysteresis_;
+  double hysteresis_, significance_;
   bool all_live_;
   IntrusiveList recency_;  // live=leader: every block of the tier, LRU's order
   size_t ids_ = 0;
@@ -282,6 +288,9 @@ const bool registered = register_policy<AutoSelector>({
                param_double("hysteresis", 0.02, {.min = 0},
                             "a challenger leads once its decayed hits exceed the leader's by "
                             "this fraction"),
+               param_double("significance", 0, {.min = 0},
+                            "and by this many standard deviations: sqrt of the two decayed hit "
+                            "counts' sum (0: the hysteresis alone)"),
                param_choice("live", "all", {"all", "leader"},
                             "all: every candidate keeps its order on the real tree; leader: only "
                             "the leader, a new one built from the cache's recency order"),
@@ -297,7 +306,7 @@ const bool registered = register_policy<AutoSelector>({
     .variants = {"guard=false", "candidates=lru|s3fifo,sample=1,hysteresis=0",
                  "candidates=fifo|lfu|sieve,min_blocks=1,sample=0.2,half_life=0.25",
                  "guard=false,candidates=gdsf", "live=leader,min_blocks=4,hysteresis=0",
-                 "induced=true,slack=0",
+                 "induced=true,slack=0", "significance=2,half_life=4",
                  "live=leader,guard=false,candidates=lfu|lru|s3fifo,sample=1,half_life=0.1"},
     .make = make_auto,
 });
