@@ -1,0 +1,450 @@
+// Guarded: any policy (the inner one, typically score-based: LPC, WA, FPB) behind a guard that
+// falls back to LRU's victim when the inner's choices go wrong. Source: a rule made here, after
+// LARU (LCR paper, Algorithm 1); docs/policies.md states it in full.
+// Cost: the inner's, plus O(log n) per eviction and per leaf transition (the recency treap) and
+// O(1) hash lookups per block (the shadow LRU).
+//
+// At each eviction the guard asks the inner policy for its victim v and takes it, unless
+//   1. v is LRU's choice anyway (the least recently used evictable leaf, lru.cc's order), or
+//   2. the incoming block is a detected score-induced miss: it was evicted in this phase by a
+//      deviation (a victim the inner chose where LRU's choice differed) and a block LRU would
+//      have evicted before it (older then) is still cached and unused since: one LRU eviction
+//      (which takes that block), and trust lambda /= b (every halve_every such misses);
+//   3. trust (trust=true): v is not among the max(floor(lambda n), 1) least recently used evictable
+//   leaves
+//      (LARU's rule; lambda = 1 accepts every v; phases as LARU's: a new one, with lambda = 1
+//      and the detection set emptied, when every block cached at its start has been requested
+//      or evicted), or
+//   4. budget: taking v could break Psi <= ratio * M_LRU + slack * k, where Psi = M + D, M the
+//      guard's misses, M_LRU those of an exact LRU cache of the same capacity replayed beside it
+//      (the shadow), and D the debt: the blocks the shadow holds and the guard does not;
+// in which cases it takes LRU's choice. Every call is forwarded to the inner policy, which is
+// told of every removal (an LRU choice too: every registered policy accepts a removal it did
+// not name, as the contract suite checks with guarded around each).
+//
+// The bound: an LRU eviction never raises Psi by more than it raises M_LRU (D drops by one on
+// each miss the shadow would have hit; see docs/policies.md), and a deviation raises it by at
+// most 2, taken only if the bound still holds after it. So at every point of the trace
+//     misses(guarded) <= ratio * misses(LRU) + slack * k
+// whatever the inner policy does (one tier, k at least the longest prompt). With an inner that
+// is never behind LRU (Belady, FPB with the oracle) and slack >= 1 no rule fires: guarded equals
+// the inner policy exactly. The defaults (slack 0.1, trust off) are the study's choice: a tighter
+// bound at the cost of a little of a perfect score's gain, and lambda's gating measured to cost
+// good-but-imperfect scores (WA) more than it saves against bad ones (docs/policies.md).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/order/intrusive_list.h"
+#include "kvpolicy/core/order/os_treap.h"
+#include "kvpolicy/core/tree.h"
+#include "kvpolicy/policy/policy.h"
+
+namespace kvpolicy {
+
+// An exact LRU cache of k blocks over the trace's block keys, stepped block by block beside the
+// guarded cache: its own prefix tree (for the keys and prefix closure) and one recency list of
+// the blocks not in the current request, oldest first. A request's blocks join the list at its
+// end deepest first, so the order is lru.cc's, and the list's first block is always a leaf.
+class ShadowLru {
+ public:
+  explicit ShadowLru(size_t capacity)
+      : capacity_(capacity), tree_(std::min<size_t>(capacity, size_t{1} << 20)) {}
+
+  void begin_request() {
+    path_.clear();
+    stopped_ = false;
+  }
+  bool contains(BlockKey key) const { return tree_.find(key) != kNoNode; }
+  // Whether a miss now would insert, and which block it would evict (kNoNode if none).
+  bool would_insert() const { return !stopped_ && (tree_.size() < capacity_ || !list_.empty()); }
+  NodeId next_victim() const { return tree_.size() < capacity_ ? kNoNode : list_.front(); }
+  BlockKey key(NodeId n) const { return tree_.key(n); }
+
+  // The next block of the current request. `left(key)` and `joined(key)` hear of the blocks
+  // that leave and enter. Returns whether it was a hit.
+  template <typename Left, typename Joined>
+  bool step(BlockKey key, Left&& left, Joined&& joined) {
+    NodeId n = stopped_ ? kNoNode : tree_.find(key);
+    if (n != kNoNode) {
+      if (list_.contains(n)) list_.erase(n);
+      tree_.pin(n);
+      path_.push_back(n);
+      return true;
+    }
+    ++misses_;
+    if (stopped_) return false;
+    if (tree_.size() >= capacity_) {
+      if (list_.empty()) {  // all of it is this prompt's: like the cache, insert no further
+        stopped_ = true;
+        return false;
+      }
+      NodeId v = list_.front();
+      if (!tree_.is_evictable(v)) throw Error("guarded: the shadow LRU's oldest block is no leaf");
+      list_.erase(v);
+      left(tree_.key(v));
+      tree_.remove(v);
+    }
+    NodeId m = tree_.insert(key, path_.empty() ? kNoNode : path_.back());
+    list_.resize(tree_.id_limit());
+    path_.push_back(m);
+    joined(key);
+    return false;
+  }
+  void end_request() {
+    for (size_t j = path_.size(); j-- > 0;) {
+      tree_.unpin(path_[j]);
+      list_.push_back(path_[j]);
+    }
+    path_.clear();
+  }
+  uint64_t misses() const { return misses_; }
+  size_t size() const { return tree_.size(); }
+  size_t memory_bytes() const { return tree_.memory_bytes() + list_.memory_bytes(); }
+
+ private:
+  size_t capacity_;
+  PrefixTree tree_;
+  IntrusiveList list_;
+  std::vector<NodeId> path_;
+  bool stopped_ = false;
+  uint64_t misses_ = 0;
+};
+
+inline std::string semicolons_to_commas(std::string s) {
+  std::replace(s.begin(), s.end(), ';', ',');
+  return s;
+}
+
+// The guard's rules, as guarded's parameters of the same names set them (docs/policies.md).
+struct GuardOptions {
+  double b = 2;
+  int64_t halve_every = 0;  // 0 = k/32
+  bool trust = false, budget = true;
+  double ratio = 1, slack = 0.1;
+  // Rule 2 (a detected score-induced miss takes LRU's victim); the bound needs only rule 4.
+  bool induced = true;
+  static GuardOptions of(const Params& p) {
+    return {p.get_double("b"),    p.get_int("halve_every"), p.get_bool("trust"),
+            p.get_bool("budget"), p.get_double("ratio"),    p.get_double("slack")};
+  }
+};
+
+class Guarded final : public Policy {
+ public:
+  // The registered policy: the inner one and the rules from guarded's parameters.
+  Guarded(const PolicyContext& ctx, const Params& params)
+      : Guarded(ctx,
+                make_policy(PolicySpec{params.get_string("inner"),
+                                       semicolons_to_commas(params.get_string("inner_params"))},
+                            ctx),
+                GuardOptions::of(params)) {}
+  // Around a policy built elsewhere (auto's selector), with the same rules.
+  Guarded(const PolicyContext& ctx, std::unique_ptr<Policy> inner, const GuardOptions& o)
+      : tree_(*ctx.tree),
+        capacity_(ctx.capacity_blocks),
+        inner_(std::move(inner)),
+        b_(o.b),
+        halve_every_(o.halve_every == 0 ? std::max<uint64_t>(1, ctx.capacity_blocks / 32)
+                                        : uint64_t(o.halve_every)),
+        trust_(o.trust),
+        induced_rule_(o.induced),
+        budget_(o.budget),
+        ratio_(o.ratio),
+        slack_(o.slack * double(ctx.capacity_blocks)),
+        treap_(ctx.seed),
+        shadow_(std::max<size_t>(ctx.capacity_blocks, 1)) {}
+
+  void reserve_ids(size_t ids) override {
+    inner_->reserve_ids(ids);
+    treap_.resize(ids);
+    stamp_.resize(ids, 0);
+  }
+
+  void on_request_begin(const RequestView& r) override {
+    inner_->on_request_begin(r);
+    first_key_ = end_key_;
+    end_key_ += r.blocks.size();
+    demotions_ = 0;
+    blocks_ = r.blocks;
+    next_pos_ = 0;
+    shadow_pos_ = 0;
+    accessed_ = 0;
+    request_path_.clear();
+    shadow_.begin_request();
+  }
+
+  void on_access(NodeId n, const AccessInfo& info) override {
+    inner_->on_access(n, info);
+    if (treap_.contains(n)) treap_.erase(n);  // (it is pinned: never a member here)
+    bool dram = info.kind == AccessKind::kDemoted;
+    // LRU's order, as lru.cc keeps it: a request's blocks are newer than everything before it,
+    // the deeper older; blocks demoted into a DRAM tier in the order HBM evicted them.
+    treap_.set_key(n, dram ? first_key_ + demotions_++ : end_key_ - 1 - info.position);
+    if (info.reused() && stamp_[n] < phase_) --old_count_;  // requested: no longer old
+    stamp_[n] = phase_;
+    request_path_.push_back(n);
+    if (dram) {
+      hbm_tier_ = false;  // this guard runs a DRAM tier: no budget (the bound is HBM's)
+      return;
+    }
+    BlockKey key = tree_.key(n);
+    if (!info.reused()) {
+      ++misses_;
+      // A score-induced miss that made no eviction (one that did was counted at its commit).
+      if (auto it = evicted_.find(key); it != evicted_.end()) {
+        if (older_kept(it->second)) lose_trust();
+        evicted_.erase(it);
+      }
+      if (shadow_.contains(key)) ++both_;
+    }
+    ++accessed_;
+    next_pos_ = info.position + 1;
+    shadow_to(next_pos_);
+  }
+
+  void on_evictable(NodeId n) override {
+    inner_->on_evictable(n);
+    if (!treap_.contains(n)) treap_.insert(n);
+  }
+  void on_unevictable(NodeId n) override {
+    inner_->on_unevictable(n);
+    if (treap_.contains(n)) treap_.erase(n);
+  }
+
+  // LRU's choice, unless the inner's passes the rules in the file comment. Asked twice, the
+  // same answer: the inner's victim() is a choice too, and only a new phase (which the first
+  // call starts and the second finds started) changes state here.
+  NodeId victim(Time now) override {
+    NodeId lru = treap_.oldest();
+    if (lru == kNoNode) return chosen_ = kNoNode;
+    if (old_count_ == 0) new_phase();
+    shadow_to(next_pos_);  // (two tiers: positions found in DRAM were not told to this tier)
+    NodeId v = inner_->victim(now);
+    BlockKey x = 0;
+    bool incoming = next_pos_ < blocks_.size();
+    if (incoming) x = blocks_[next_pos_];
+    chosen_x_ = x;
+    if (incoming && induced_rule_ && is_induced(x)) {
+      choice_ = Choice::kInduced;
+    } else if (v == lru) {
+      choice_ = Choice::kAgreed;
+    } else if (v == kNoNode || !treap_.contains(v)) {
+      choice_ = Choice::kLru;  // no victim, or not an evictable leaf: the inner is wrong
+    } else if (trust_ && !among_oldest(v)) {
+      choice_ = Choice::kDistrusted;
+    } else if (budget_ && hbm_tier_ && !within_budget(v, incoming, x)) {
+      choice_ = Choice::kOverBudget;
+    } else {
+      choice_ = Choice::kInner;
+      return chosen_ = v;
+    }
+    return chosen_ = lru;
+  }
+
+  void on_removed(NodeId n, Removal why) override {
+    if (treap_.contains(n)) treap_.erase(n);
+    if (stamp_[n] < phase_) --old_count_;
+    // A block leaving HBM (not promoted into it) leaves what the tier and the shadow share.
+    if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
+      if (shadow_.contains(tree_.key(n))) --both_;
+      if (n == chosen_ && is_victim(why)) {
+        switch (choice_) {
+          case Choice::kAgreed:
+            ++agreed_;
+            break;
+          case Choice::kInner:
+            ++deviations_;
+            evicted_[tree_.key(n)] = treap_.key(n);
+            break;
+          case Choice::kLru:
+            ++lru_;
+            break;
+          case Choice::kInduced:  // detected when chosen; the LRU victim may be the one kept
+            ++induced_lru_;
+            lose_trust();
+            evicted_.erase(chosen_x_);
+            break;
+          case Choice::kDistrusted:
+            ++distrusted_;
+            break;
+          case Choice::kOverBudget:
+            ++over_budget_;
+            break;
+        }
+      }
+    }
+    chosen_ = kNoNode;
+    inner_->on_removed(n, why);
+  }
+
+  void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
+    inner_->on_request_end(r, path);
+    // Blocks this tier never saw (not inserted for want of room, or found in DRAM) missed here.
+    misses_ += blocks_.size() - std::min<size_t>(accessed_, blocks_.size());
+    shadow_to(blocks_.size());
+    shadow_.end_request();
+    blocks_ = {};
+  }
+
+  size_t memory_bytes() const override {
+    return inner_->memory_bytes() + treap_.memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
+           shadow_.memory_bytes() + evicted_.size() * (2 * sizeof(uint64_t) + 16);
+  }
+
+  PolicyStats stats() const override {
+    PolicyStats s = inner_->stats();
+    s.insert(s.end(),
+             {{"guard_lambda", lambda_},
+              {"guard_phases", double(phase_)},
+              {"guard_lambda_halvings", double(halvings_)},
+              {"guard_score_induced_misses", double(induced_)},
+              {"guard_inner_evictions", double(deviations_)},
+              {"guard_agreed_evictions", double(agreed_)},
+              {"guard_lru_evictions", double(lru_ + induced_lru_ + distrusted_ + over_budget_)},
+              {"guard_induced_fallbacks", double(induced_lru_)},
+              {"guard_trust_fallbacks", double(distrusted_)},
+              {"guard_budget_fallbacks", double(over_budget_)},
+              {"guard_misses", double(misses_)},
+              {"guard_lru_misses", double(shadow_.misses())},
+              {"guard_debt", double(debt())}});
+    return s;
+  }
+
+ private:
+  // How the last victim was chosen: the inner's (a deviation from LRU's), both agreeing, or
+  // LRU's because of rule 2, 3 or 4 (or an inner with no evictable victim).
+  enum class Choice { kAgreed, kInner, kLru, kInduced, kDistrusted, kOverBudget };
+  bool holds(BlockKey key) const {  // this (HBM) tier holds the block
+    NodeId n = tree_.find(key);
+    return n != kNoNode && tree_.tier(n) == Tier::kHbm;
+  }
+  // D: blocks the shadow LRU holds and this tier does not.
+  int64_t debt() const { return int64_t(shadow_.size()) - both_; }
+
+  // Some block older than the deviation's victim when it left (LRU would have evicted it
+  // first) is still cached and unused since: its recency key is below the victim's was. The
+  // oldest cached block is an evictable leaf or a block of the current request (pinned, newer),
+  // so the oldest evictable leaf answers.
+  bool older_kept(uint64_t evicted_key) const {
+    NodeId z = treap_.oldest();
+    return z != kNoNode && treap_.key(z) < evicted_key;
+  }
+  bool is_induced(BlockKey x) const {
+    auto it = evicted_.find(x);
+    return it != evicted_.end() && older_kept(it->second);
+  }
+  // v is among the max(floor(lambda n), 1) least recently used evictable leaves.
+  bool among_oldest(NodeId v) const {
+    size_t n = treap_.size();
+    size_t l = std::max<size_t>(size_t(std::floor(lambda_ * double(n))), 1);
+    return l >= n || treap_.key(v) <= treap_.key(treap_.select(l - 1));
+  }
+  // Whether evicting v for the incoming block x (if known) keeps M + D <= ratio M_LRU + slack
+  // once both caches have taken x.
+  bool within_budget(NodeId v, bool incoming, BlockKey x) const {
+    double m = double(misses_ + 1), m_lru = double(shadow_.misses());
+    double debt_after;
+    if (!incoming) {
+      debt_after = double(debt() + 1);  // at most one more
+    } else {
+      bool shadow_has_x = shadow_.contains(x);
+      int64_t both = both_ - (shadow_.contains(tree_.key(v)) ? 1 : 0);
+      int64_t shadow_size = int64_t(shadow_.size());
+      if (shadow_has_x) {
+        ++both;
+      } else {
+        m_lru += 1;
+        if (shadow_.would_insert()) {
+          NodeId w = shadow_.next_victim();
+          if (w != kNoNode) {
+            BlockKey wk = shadow_.key(w);
+            if (wk != tree_.key(v) && holds(wk)) --both;
+            --shadow_size;
+          }
+          ++both;  // x, in both
+          ++shadow_size;
+        }
+      }
+      debt_after = double(shadow_size - both);
+    }
+    return m + debt_after <= ratio_ * m_lru + slack_;
+  }
+
+  // Steps the shadow through the current request's blocks up to position `end`.
+  void shadow_to(size_t end) {
+    end = std::min(end, blocks_.size());
+    for (; shadow_pos_ < end; ++shadow_pos_) {
+      shadow_.step(
+          blocks_[shadow_pos_], [&](BlockKey k) { both_ -= holds(k) ? 1 : 0; },
+          [&](BlockKey k) { both_ += holds(k) ? 1 : 0; });
+    }
+  }
+
+  void lose_trust() {
+    ++induced_;
+    if (++induced_in_phase_ % halve_every_ == 0) {
+      lambda_ /= b_;
+      ++halvings_;
+    }
+  }
+
+  // LARU's phase: O := every cached block, lambda := 1, the detection set emptied. The current
+  // request's blocks count as requested in it (as laru.cc does).
+  void new_phase() {
+    ++phase_;
+    old_count_ = tree_.size();
+    for (NodeId n : request_path_) {
+      if (stamp_[n] < phase_ && tree_.contains(n)) --old_count_;
+      stamp_[n] = phase_;
+    }
+    lambda_ = 1;
+    evicted_.clear();
+    induced_in_phase_ = 0;
+  }
+
+  const PrefixTree& tree_;
+  size_t capacity_;
+  std::unique_ptr<Policy> inner_;
+  double b_;
+  uint64_t halve_every_;
+  bool trust_, induced_rule_, budget_;
+  double ratio_, slack_;
+
+  OsTreap treap_;  // evictable leaves by recency key (LRU's order); keys of all blocks
+  uint64_t first_key_ = 0, end_key_ = 0;
+  uint32_t demotions_ = 0;
+  std::span<const BlockKey> blocks_;
+  size_t next_pos_ = 0, accessed_ = 0;
+
+  // Phases and trust.
+  double lambda_ = 1;
+  uint32_t phase_ = 0;
+  size_t old_count_ = 0;
+  BlockVector<uint32_t> stamp_;
+  std::vector<NodeId> request_path_;
+  // The deviations of this phase: each evicted block's key, and its recency key then.
+  std::unordered_map<BlockKey, uint64_t> evicted_;
+  uint64_t induced_in_phase_ = 0;
+
+  // The budget.
+  ShadowLru shadow_;
+  size_t shadow_pos_ = 0;
+  int64_t both_ = 0;  // blocks both this tier and the shadow hold
+  bool hbm_tier_ = true;
+  uint64_t misses_ = 0;
+
+  Choice choice_ = Choice::kLru;
+  NodeId chosen_ = kNoNode;
+  BlockKey chosen_x_ = 0;  // the incoming block of the last choice
+  uint64_t induced_ = 0, halvings_ = 0, deviations_ = 0, agreed_ = 0, lru_ = 0, induced_lru_ = 0,
+           distrusted_ = 0, over_budget_ = 0;
+};
+
+}  // namespace kvpolicy
