@@ -155,6 +155,7 @@ class Guarded final : public Policy {
                                         : uint64_t(o.halve_every)),
         trust_(o.trust),
         induced_rule_(o.induced),
+        detect_(o.induced || o.trust),
         budget_(o.budget),
         ratio_(o.ratio),
         slack_(o.slack * double(ctx.capacity_blocks)),
@@ -198,7 +199,7 @@ class Guarded final : public Policy {
     if (!info.reused()) {
       ++misses_;
       // A score-induced miss that made no eviction (one that did was counted at its commit).
-      if (auto it = evicted_.find(key); it != evicted_.end()) {
+      if (auto it = detect_ ? evicted_.find(key) : evicted_.end(); it != evicted_.end()) {
         if (older_kept(it->second)) lose_trust();
         evicted_.erase(it);
       }
@@ -261,7 +262,7 @@ class Guarded final : public Policy {
             break;
           case Choice::kInner:
             ++deviations_;
-            evicted_[tree_.key(n)] = treap_.key(n);
+            if (detect_) evicted_[tree_.key(n)] = treap_.key(n);
             break;
           case Choice::kLru:
             ++lru_;
@@ -414,7 +415,11 @@ class Guarded final : public Policy {
   std::unique_ptr<Policy> inner_;
   double b_;
   uint64_t halve_every_;
-  bool trust_, induced_rule_, budget_;
+  bool trust_, induced_rule_;
+  // Score-induced misses are detected only for the rules that use them (2 and 3): the log of
+  // deviations holds a key per inner eviction of a phase, the guard's largest cost otherwise.
+  bool detect_;
+  bool budget_;
   double ratio_, slack_;
 
   OsTreap treap_;  // evictable leaves by recency key (LRU's order); keys of all blocks
