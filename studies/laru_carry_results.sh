@@ -3,8 +3,9 @@
 # rate of LRU, FPB, LARU (Algorithm 1, lambda = 1 at every phase start) and
 # laru:carry=evidence as the noisy oracle's adversarial corruption probability p goes 0:1:0.1,
 # at 2, 5, 10 and 20 % of the unique blocks, both noise models, on every trace at hand: the
-# generated conversation workload (where carry_w was chosen), Mooncake, Chatbot Arena and
-# ShareGPT (built with `kvpolicy trace build`) and, if present, Mooncake's synthetic trace.
+# generated conversation workload (one of the two sets carry_w and carry_gain were chosen on),
+# Mooncake, Chatbot Arena's test half and ShareGPT (built with `kvpolicy trace build`) and, if
+# present, Mooncake's synthetic trace.
 # Writes JSON and the built traces to OUT_DIR, then the tables (stdout) and the figure
 # (OUT_DIR/laru_carry.png) through studies/laru_carry_tables.py.
 # Usage: studies/laru_carry_results.sh OUT_DIR. Env: K (binary, default build/kvpolicy), T (trace
@@ -24,14 +25,16 @@ JOBS=${JOBS:-2}
 POLICIES=lru,fpb,laru,laru:carry=evidence
 
 "$K" trace generate -k conversation --seed 1 -o "$out/generated.kvtrace" > /dev/null
+# Arena's test half: carry_w and carry_gain were chosen on its train half (and the generated
+# workload).
 "$K" trace build --source chatbot-arena -i "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl" \
-  -o "$out/arena.kvtrace" > /dev/null 2>&1
+  --split test -o "$out/arena.kvtrace" > /dev/null 2>&1
 "$K" trace build --source sharegpt -i "$T/sharegpt-sample/sharegpt_sample_slim.jsonl" \
   -o "$out/sharegpt.kvtrace" > /dev/null 2>&1
 traces=("generated:$out/generated.kvtrace" "arena:$out/arena.kvtrace"
         "sharegpt:$out/sharegpt.kvtrace")
 [[ -f $EXTRA ]] && traces+=("synthetic:$EXTRA")
-traces+=("mooncake:$T/mooncake-conversation/conversation_trace.jsonl")
+traces=("mooncake:$T/mooncake-conversation/conversation_trace.jsonl" "${traces[@]}")  # longest first
 
 run() {  # NAME FILE REDRAW
   echo "\$ kvpolicy study robustness -t $2 -c 0.02,0.05,0.1,0.2 -n 0:1:0.1 -p $POLICIES" \

@@ -26,6 +26,7 @@ class Laru final
     chain_misses_ = params.get_string("induced") == "chain";
     carry_ = params.get_string("carry") == "evidence";
     carry_w_ = params.get_double("carry_w");
+    carry_gain_ = params.get_double("carry_gain");
     capacity_ = ctx.capacity_blocks;
   }
 
@@ -152,10 +153,10 @@ class Laru final
   // perfect predictor, so lambda stays 1 and 1-consistency holds.
   double start_lambda() const {
     if (!carry_ || phase_ <= 1) return 1;
-    double e =
-        phase_prediction_evictions_ == 0
-            ? 0
-            : std::min(1.0, double(phase_induced_misses_) / double(phase_prediction_evictions_));
+    double e = phase_prediction_evictions_ == 0
+                   ? 0
+                   : std::min(1.0, carry_gain_ * double(phase_induced_misses_) /
+                                       double(phase_prediction_evictions_));
     if (e == 0 && lambda_start_ == 1) return 1;  // exact: no rounding through pow
     return std::pow(lambda_start_ * std::pow(double(capacity_), -e), carry_w_);
   }
@@ -177,6 +178,7 @@ class Laru final
   double lambda_ = 1;
   bool carry_;               // carry=evidence
   double carry_w_;           // the share of the last phase's distrust kept
+  double carry_gain_;        // e = min(1, gain * induced / prediction evictions)
   double lambda_start_ = 1;  // lambda at the current phase's start
   uint64_t phase_prediction_evictions_ = 0, phase_induced_misses_ = 0;  // in the current phase
   uint64_t distrusting_phases_ = 0;  // phases started with lambda < 1
@@ -217,9 +219,12 @@ const bool registered = register_policy<Laru>({
                       "(lambda_s * k^-e)^carry_w, lambda_s the last phase's start value and e "
                       "its prediction-induced misses per prediction eviction (1 after a clean "
                       "phase at full trust)"),
-         param_double("carry_w", 0.75, {.min = 0, .max = 1},
+         param_double("carry_w", 0.9, {.min = 0, .max = 1},
                       "carry=evidence: the share of the distrust (-log lambda) carried into "
-                      "the next phase (0 = reset)")}),
+                      "the next phase (0 = reset)"),
+         param_double("carry_gain", 2, {.min = 0, .min_exclusive = true},
+                      "carry=evidence: e = min(1, carry_gain * induced misses / prediction "
+                      "evictions) of the last phase")}),
     .variants = {"phase=count", "halve_every=0", "predictor=noisy,p=0.3",
                  "induced=chain,predictor=noisy,p=0.3", "carry=evidence,predictor=noisy,p=0.3"},
     .needs_future = true,

@@ -59,11 +59,11 @@ PolicyStats run_stats(const Trace& t, const std::string& spec, size_t cap) {
 // k = 4, adversarial predictions (P = -next use): "abcdeafedc" is laru_test.cc's
 // LambdaHalvesOnPredictionInducedMissesAndLimitsCandidates. Phase 1 makes 2 prediction
 // evictions (r4, r6), both come back as prediction-induced misses (r5, r8): e = 1, so phase 2
-// (from r9) starts at (1 * 4^-1)^0.75 = 0.354 instead of 1, and makes no prediction eviction
-// (l = max(floor(0.354 * 4), 1) = 1). "ghij" ends phase 2, which was clean for lack of evidence
-// (e = 0): phase 3 starts at 0.354^0.75, trust recovering.
+// (from r9) starts at (1 * 4^-1)^0.9 = 0.287 instead of 1, and makes no prediction eviction
+// (l = max(floor(0.287 * 4), 1) = 1). "ghij" ends phase 2, which was clean for lack of evidence
+// (e = 0): phase 3 starts at 0.287^0.9, trust recovering.
 TEST(LaruCarry, PhaseWithInducedMissesStartsTheNextDistrustful) {
-  const double w = 0.75, lambda2 = std::pow(0.25, w);
+  const double w = 0.9, lambda2 = std::pow(0.25, w);
   PolicyStats st =
       run_stats(flat_trace("abcdeafedc"), "laru:predictor=noisy,p=1,carry=evidence", 4);
   EXPECT_EQ(stat(st, "phases"), 2);
@@ -89,7 +89,7 @@ TEST(LaruCarry, PhaseWithInducedMissesStartsTheNextDistrustful) {
 // comes back within its phase, so every phase starts at lambda = 1 whatever carry_w.
 TEST(LaruCarry, CleanPhasesKeepFullTrust) {
   Trace trace = random_workload({.seed = 77, .requests = 500});
-  for (const char* w : {"0.5", "0.75", "1"}) {
+  for (const char* w : {"0.5", "0.9", "1"}) {
     PolicyStats st = run_stats(trace, std::string("laru:carry=evidence,carry_w=") + w,
                                count_unique_blocks(trace) / 10);
     EXPECT_GT(stat(st, "phases"), 1) << w;
