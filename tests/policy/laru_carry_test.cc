@@ -78,6 +78,13 @@ TEST(LaruCarry, PhaseWithInducedMissesStartsTheNextDistrustful) {
   EXPECT_DOUBLE_EQ(stat(st, "lambda"), std::pow(lambda2, w));
   EXPECT_EQ(stat(st, "distrusting_phases"), 2);
 
+  // In proportion to the evidence: carry_gain = 0.5 makes e = 0.5 * 2 / 2, so phase 2 starts at
+  // (4^-0.5)^0.9 = 0.536, l = 2 at r9: a prediction eviction among the two oldest.
+  st = run_stats(flat_trace("abcdeafedc"), "laru:predictor=noisy,p=1,carry=evidence,carry_gain=0.5",
+                 4);
+  EXPECT_DOUBLE_EQ(stat(st, "lambda"), std::pow(0.5, w));
+  EXPECT_EQ(stat(st, "prediction_evictions"), 3);
+
   // carry_w = 0 is Algorithm 1's reset: phase 2 starts at 1 and predicts at r9 (P ties: a).
   st = run_stats(flat_trace("abcdeafedc"), "laru:predictor=noisy,p=1,carry=evidence,carry_w=0", 4);
   EXPECT_EQ(stat(st, "lambda"), 1);
