@@ -217,8 +217,8 @@ const bool registered = register_policy<Laru>({
          param_choice("carry", "reset", {"reset", "evidence"},
                       "lambda at a phase start: reset = 1 (Algorithm 1); evidence = "
                       "(lambda_s * k^-e)^carry_w, lambda_s the last phase's start value and e "
-                      "its prediction-induced misses per prediction eviction (1 after a clean "
-                      "phase at full trust)"),
+                      "min(1, carry_gain * its prediction-induced misses per prediction "
+                      "eviction); 1 after a clean phase at full trust"),
          param_double("carry_w", 0.9, {.min = 0, .max = 1},
                       "carry=evidence: the share of the distrust (-log lambda) carried into "
                       "the next phase (0 = reset)"),
