@@ -24,6 +24,9 @@ class Laru final
     halve_every_ = h == 0 ? std::max<uint64_t>(1, ctx.capacity_blocks / 32) : uint64_t(h);
     count_phases_ = params.get_string("phase") == "count";
     chain_misses_ = params.get_string("induced") == "chain";
+    carry_ = params.get_string("carry") == "evidence";
+    carry_w_ = params.get_double("carry_w");
+    carry_gain_ = params.get_double("carry_gain");
     capacity_ = ctx.capacity_blocks;
   }
 
@@ -55,8 +58,12 @@ class Laru final
         stamp_[n] = phase_;
       }
       touched_in_phase_ = request_path_.size();
-      lambda_ = 1;
-      release_treap();  // lambda = 1: the heap answers until lambda drops
+      lambda_ = start_lambda();
+      lambda_start_ = lambda_;
+      if (lambda_ < 1) ++distrusting_phases_;
+      if (lambda_ == 1) release_treap();  // the heap answers until lambda drops
+      phase_prediction_evictions_ = 0;
+      phase_induced_misses_ = 0;
       evicted_by_prediction_.clear();
       misses_in_phase_ = 0;
     }
@@ -102,6 +109,7 @@ class Laru final
     switch (choice_) {
       case Choice::kInducedLru: {
         ++prediction_induced_misses_;
+        ++phase_induced_misses_;
         // A run of such misses at consecutive prompt positions is one returning chain: the
         // paper's item is a radix node, which holds the whole chain (induced=chain).
         size_t pos = incoming_position();
@@ -122,6 +130,7 @@ class Laru final
       case Choice::kPredicted:
         evicted_by_prediction_.insert(tree_.key(n));
         ++prediction_evictions_;
+        ++phase_prediction_evictions_;
         if (lambda_ == 1) ++full_trust_evictions_;
         break;
     }
@@ -133,8 +142,23 @@ class Laru final
     s.push_back({"prediction_induced_misses", double(prediction_induced_misses_)});
     s.push_back({"induced_chains", double(induced_chains_)});
     s.push_back({"full_trust_evictions", double(full_trust_evictions_)});
+    s.push_back({"distrusting_phases", double(distrusting_phases_)});
     s.push_back({"prediction_evictions", double(prediction_evictions_)});
     s.push_back({"lru_evictions", double(lru_evictions_)});
+  }
+
+  // lambda at a phase start. reset (Algorithm 1): 1. evidence: (lambda_s * k^-e)^w, lambda_s
+  // the last phase's start value and e its share of prediction evictions that came back as
+  // prediction-induced misses (docs/policies.md, "carry=evidence"); e = 0 throughout with a
+  // perfect predictor, so lambda stays 1 and 1-consistency holds.
+  double start_lambda() const {
+    if (!carry_ || phase_ <= 1) return 1;
+    double e = phase_prediction_evictions_ == 0
+                   ? 0
+                   : std::min(1.0, carry_gain_ * double(phase_induced_misses_) /
+                                       double(phase_prediction_evictions_));
+    if (e == 0 && lambda_start_ == 1) return 1;  // exact: no rounding through pow
+    return std::pow(lambda_start_ * std::pow(double(capacity_), -e), carry_w_);
   }
 
   // How the last victim was chosen: by LRU after a prediction-induced miss, by LRU (l = 1), or
@@ -152,6 +176,12 @@ class Laru final
   size_t capacity_;
   size_t touched_in_phase_ = 0;  // phase=count: blocks inserted or first hit in this phase
   double lambda_ = 1;
+  bool carry_;               // carry=evidence
+  double carry_w_;           // the share of the last phase's distrust kept
+  double carry_gain_;        // e = min(1, gain * induced / prediction evictions)
+  double lambda_start_ = 1;  // lambda at the current phase's start
+  uint64_t phase_prediction_evictions_ = 0, phase_induced_misses_ = 0;  // in the current phase
+  uint64_t distrusting_phases_ = 0;  // phases started with lambda < 1
   uint32_t phase_ = 0;
   size_t old_count_ = 0;  // |O|
   uint64_t misses_in_phase_ = 0;
@@ -183,9 +213,20 @@ const bool registered = register_policy<Laru>({
          param_choice("phase", "old", {"old", "count"},
                       "old: a phase ends when every old block was requested or evicted "
                       "(Algorithm 1); count: after k blocks were touched (the authors' SGLang "
-                      "code)")}),
+                      "code)"),
+         param_choice("carry", "reset", {"reset", "evidence"},
+                      "lambda at a phase start: reset = 1 (Algorithm 1); evidence = "
+                      "(lambda_s * k^-e)^carry_w, lambda_s the last phase's start value and e "
+                      "min(1, carry_gain * its prediction-induced misses per prediction "
+                      "eviction); 1 after a clean phase at full trust"),
+         param_double("carry_w", 0.9, {.min = 0, .max = 1},
+                      "carry=evidence: the share of the distrust (-log lambda) carried into "
+                      "the next phase (0 = reset)"),
+         param_double("carry_gain", 2, {.min = 0, .min_exclusive = true},
+                      "carry=evidence: e = min(1, carry_gain * induced misses / prediction "
+                      "evictions) of the last phase")}),
     .variants = {"phase=count", "halve_every=0", "predictor=noisy,p=0.3",
-                 "induced=chain,predictor=noisy,p=0.3"},
+                 "induced=chain,predictor=noisy,p=0.3", "carry=evidence,predictor=noisy,p=0.3"},
     .needs_future = true,
     .needs_future_with = learned::predictor_needs_future,
 });
