@@ -15,6 +15,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/order/intrusive_list.h"
 #include "kvpolicy/policy/policy.h"
+#include "kvpolicy/predict/registry.h"
 #include "sampled_shadow.h"
 
 namespace kvpolicy {
@@ -52,6 +53,9 @@ std::string stat_name(const std::string& label) {
   return s;
 }
 
+constexpr const char* kDefaultCandidates = "lru|s3fifo|gdsf|wa|fpb:predictor=reuse";
+constexpr const char* kCandidatesWithoutXgboost = "lru|s3fifo|gdsf|wa";
+
 struct AutoOptions {
   std::vector<PolicySpec> candidates;
   double sample = 0.05;     // R before the minimum shadow size
@@ -64,7 +68,11 @@ struct AutoOptions {
 
 AutoOptions options_of(const Params& p) {
   AutoOptions o;
-  o.candidates = parse_candidates(p.get_string("candidates"));
+  std::string candidates = p.get_string("candidates");
+  // A build without XGBoost has no reuse predictor: its default set is the others.
+  if (candidates == kDefaultCandidates && !PredictorRegistry::instance().find("reuse"))
+    candidates = kCandidatesWithoutXgboost;
+  o.candidates = parse_candidates(candidates);
   o.sample = p.get_double("sample");
   o.min_blocks = p.get_int("min_blocks");
   o.half_life = p.get_double("half_life");
@@ -275,7 +283,7 @@ const bool registered = register_policy<AutoSelector>({
     .summary = "the victim of the candidate policy (lru, s3fifo, gdsf, wa, fpb) hitting most on "
                "sampled shadow caches, inside the guard (misses <= ratio x LRU's + slack x k)",
     .paper = "made here, after SHARDS (sampled shadows) and LeCaR/CACHEUS (choosing online)",
-    .params = {param_string("candidates", "lru|s3fifo|gdsf|wa|fpb:predictor=reuse",
+    .params = {param_string("candidates", kDefaultCandidates,
                             "online policies, '|' between them, ';' between one's parameters; "
                             "the first leads at the start"),
                param_double("sample", 0.05, {.min = 0, .max = 1, .min_exclusive = true},

@@ -29,7 +29,9 @@ ContinuationClassifier ContinuationClassifier::train(std::span<const Continuatio
 ContinuationClassifier ContinuationClassifier::load(const std::string&) { refuse(); }
 // Never reached: no classifier is ever made.
 double ContinuationClassifier::predict(std::string_view) const { refuse(); }
-double ContinuationClassifier::predict(std::span<const std::string>, uint32_t) const { refuse(); }
+double ContinuationClassifier::predict(std::span<const std::string>, uint32_t, int64_t) const {
+  refuse();
+}
 const ContinuationFeatureOptions& ContinuationClassifier::feature_options() const { refuse(); }
 double ContinuationClassifier::train_base_rate() const { refuse(); }
 double ContinuationClassifier::predict_uncalibrated(std::string_view) const { refuse(); }
