@@ -88,13 +88,29 @@ const Knowledge& knowledge_of(const std::string& name) {
 }
 
 // What the engines know of the spec: a guarded policy's is its inner policy's (it reads what
-// that reads), without the native forms (guarded is no engine's own policy).
+// that reads), auto's is every candidate's together (each hears every request), without the
+// native forms (neither is an engine's own policy).
 Knowledge knowledge_of(const PolicySpec& spec) {
-  if (spec.name != "guarded") return knowledge_of(spec.name);
+  if (spec.name != "guarded" && spec.name != "auto") return knowledge_of(spec.name);
   const PolicyInfo& info = PolicyRegistry::instance().get(spec.name);
   Params p = Params::parse(spec.params, info.params, "policy " + spec.name);
-  Knowledge inner = knowledge_of(p.get_string("inner"));
-  return {.name = "guarded", .reads = inner.reads, .depth_aware = inner.depth_aware};
+  Knowledge k{.name = spec.name == "guarded" ? "guarded" : "auto"};
+  auto add = [&k](const Knowledge& part) {
+    k.reads |= part.reads;
+    k.depth_aware = k.depth_aware || part.depth_aware;
+  };
+  if (spec.name == "guarded") {
+    add(knowledge_of(p.get_string("inner")));
+  } else {  // candidates "lru|s3fifo|fpb:predictor=reuse": a name ends at ':' or ';'
+    std::string list = p.get_string("candidates");
+    for (size_t start = 0; start <= list.size();) {
+      size_t bar = std::min(list.find('|', start), list.size());
+      std::string item = list.substr(start, bar - start);
+      add(knowledge_of(item.substr(0, item.find_first_of(":;"))));
+      start = bar + 1;
+    }
+  }
+  return k;
 }
 
 bool reads_scores(const PolicySpec& spec) {

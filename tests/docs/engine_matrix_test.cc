@@ -60,6 +60,20 @@ TEST(EngineMatrix, ConfigurationsNameTheSpec) {
   EXPECT_EQ(engines[1].config, "--radix-eviction-policy lru");
 }
 
+// auto hears every request with each candidate, so it reads what they read: with wa among them
+// LMCache (no request field) cannot run it; with field-free candidates every engine can.
+TEST(EngineMatrix, AutoReadsWhatItsCandidatesRead) {
+  app::Recommendation r;
+  r.capacity_blocks = 64;
+  r.block_tokens = 16;
+  r.policy = "auto";
+  EXPECT_EQ(app::engine_configs(r)[2].support, "cannot");
+  EXPECT_NE(app::engine_configs(r)[2].why.find("category"), std::string::npos);
+  r.policy = "auto:candidates=lru|s3fifo|gdsf";
+  for (const app::EngineConfig& e : app::engine_configs(r))
+    EXPECT_EQ(e.support, "kvpolicy") << e.engine << ": " << e.why;
+}
+
 bool registered(const std::string& name) {
   auto names = PolicyRegistry::instance().names();
   return std::find(names.begin(), names.end(), name) != names.end();
