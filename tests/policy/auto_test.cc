@@ -12,6 +12,7 @@
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/trace.h"
+#include "support/policy_checks.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -20,13 +21,7 @@ namespace {
 using testing::longest_prompt;
 using testing::random_workload;
 using testing::request_view;
-
-double stat(const PolicyStats& s, const std::string& name) {
-  for (auto& [k, v] : s)
-    if (k == name) return v;
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
-}
+using testing::stat;
 
 std::unique_ptr<PrefixCache> cache_of(const std::string& spec, size_t cap, uint32_t block_tokens) {
   PolicyContext ctx;

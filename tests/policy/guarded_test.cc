@@ -13,6 +13,7 @@
 #include "kvpolicy/sim/robustness.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/trace.h"
+#include "support/policy_checks.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -21,13 +22,7 @@ namespace {
 using testing::longest_prompt;
 using testing::random_workload;
 using testing::request_view;
-
-double stat(const PolicyStats& s, const std::string& name) {
-  for (auto& [k, v] : s)
-    if (k == name) return v;
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
-}
+using testing::stat;
 
 // Two caches of one capacity replayed side by side, request by request, victims checked.
 struct SideBySide {

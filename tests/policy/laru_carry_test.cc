@@ -14,40 +14,16 @@
 #include "kvpolicy/predict/predictor.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/trace.h"
+#include "support/policy_checks.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
 namespace {
 
+using testing::flat_trace;
+using testing::misses;
 using testing::random_workload;
-
-uint64_t misses(const Trace& trace, const Oracle& oracle, const std::string& spec, size_t cap) {
-  ReplayOptions opts;
-  opts.check_victims = true;
-  ReplayResult r = replay(trace, &oracle, parse_policy_spec(spec), cap, opts);
-  EXPECT_EQ(r.uncached_blocks, 0u) << spec;
-  return r.block_accesses - r.block_hits;
-}
-
-double stat(const PolicyStats& s, const std::string& name) {
-  for (auto& [k, v] : s)
-    if (k == name) return v;
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
-}
-
-// Single-block prompts, one request per second; letters name items (as in laru_test.cc).
-Trace flat_trace(const std::string& items) {
-  Trace t;
-  t.block_tokens = 16;
-  Time now = 0;
-  for (char c : items) {
-    uint64_t id = uint64_t(c);
-    t.add_request(now, std::span<const uint64_t>(&id, 1), 16, 1);
-    now += kMicrosPerSecond;
-  }
-  return t;
-}
+using testing::stat;
 
 PolicyStats run_stats(const Trace& t, const std::string& spec, size_t cap) {
   Oracle oracle = compute_oracle(t);
