@@ -8,7 +8,8 @@ set -uo pipefail
 K=${1:?usage: check_lpc_cross_cli.sh KVPOLICY_BINARY}
 source "$(dirname "$0")/lib.sh"
 "$K" classifier --help > /dev/null 2>&1 || skip "no classifier command"
-"$K" classifier train --help 2>&1 | grep -q -- --validation-share || fail "train --help lacks --validation-share"
+[[ $("$K" classifier train --help 2>&1) == *--validation-share* ]] ||
+  fail "train --help lacks --validation-share"
 
 # 400 conversations of 1 to 6 turns: a conversation that will go on says "more" in its prompt
 # (most of the time), so the classifier has something to learn.
