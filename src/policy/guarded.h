@@ -148,7 +148,6 @@ class Guarded final : public Policy {
   // Around a policy built elsewhere (auto's selector), with the same rules.
   Guarded(const PolicyContext& ctx, std::unique_ptr<Policy> inner, const GuardOptions& o)
       : tree_(*ctx.tree),
-        capacity_(ctx.capacity_blocks),
         inner_(std::move(inner)),
         b_(o.b),
         halve_every_(o.halve_every == 0 ? std::max<uint64_t>(1, ctx.capacity_blocks / 32)
@@ -411,7 +410,6 @@ class Guarded final : public Policy {
   }
 
   const PrefixTree& tree_;
-  size_t capacity_;
   std::unique_ptr<Policy> inner_;
   double b_;
   uint64_t halve_every_;
