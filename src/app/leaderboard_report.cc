@@ -24,23 +24,6 @@ ResultFieldOf<R> kind_field(std::string kind) {
           {}};
 }
 
-// A number that is null when negative (not measured).
-template <typename R>
-ResultFieldOf<R> number_or_null(std::string name, double R::*m, std::string desc) {
-  std::string key = name;
-  return {name,
-          "number or null",
-          "",
-          std::move(desc),
-          [key, m](const R& r, JsonObject& o) {
-            if (r.*m < 0)
-              o.add_null(key);
-            else
-              o.add(key, r.*m, 6);
-          },
-          {}};
-}
-
 std::vector<ResultFieldOf<BoardCell>> cell_fields() {
   using C = BoardCell;
   std::vector<ResultFieldOf<C>> f;
@@ -56,9 +39,9 @@ std::vector<ResultFieldOf<BoardCell>> cell_fields() {
                             "the seed policy with the most hits in this cell, the policy itself "
                             "left out (absent when no other seed policy ran)"));
   f.push_back(number_or_null("best_seed_hit_rate", &C::best_seed_hit_rate,
-                             "its block hit rate (null when none ran)"));
+                             "its block hit rate (null when none ran)", 6));
   f.push_back(number_or_null("belady_hit_rate", &C::belady_hit_rate,
-                             "Belady's, the offline reference (null when it failed)"));
+                             "Belady's, the offline reference (null when it failed)", 6));
   f.push_back(number("margin_lru_pt", &C::margin_lru_pt, 4, -1, "points",
                      "(`block_hit_rate` - `lru_hit_rate`) x 100"));
   f.push_back(number("margin_seed_pt", &C::margin_seed_pt, 4, -1, "points",
@@ -67,7 +50,8 @@ std::vector<ResultFieldOf<BoardCell>> cell_fields() {
   f.push_back(flag("beats_seeds", &C::beats_seeds, "more block hits than every other seed policy"));
   f.push_back(flag("win", &C::win, "`beats_lru` and `beats_seeds`"));
   f.push_back(number_or_null("gap_closed", &C::gap_closed,
-                             "(hit - LRU) / (Belady - LRU); null when that gap is under 0.1 pt"));
+                             "(hit - LRU) / (Belady - LRU); null when that gap is under 0.1 pt",
+                             6));
   return f;
 }
 

@@ -85,8 +85,8 @@ const std::vector<ResultFieldOf<Recommendation>>& recommend_fields() {
       flag<R>("randomized", &R::randomized, "the policy's decisions depend on its seed"),
       integer<R>("capacity_blocks", &R::capacity_blocks, "blocks", "the capacity compared at"),
       number<R>("capacity_gb", &R::capacity_gb, 3, -1, "GB", "the same as KV memory"),
-      share_or_null<R>("capacity_share", &R::capacity_share,
-                       "the same as a share of the trace's unique blocks; null when unknown"),
+      number_or_null<R>("capacity_share", &R::capacity_share,
+                        "the same as a share of the trace's unique blocks; null when unknown"),
       integer<R>("block_tokens", &R::block_tokens, "tokens", "tokens per block"),
       number<R>("kv_bytes_per_block", &R::kv_bytes_per_block, 0, -1, "bytes",
                 "KV bytes of one block (cost model, KV dtype, block tokens)"),
@@ -99,9 +99,9 @@ const std::vector<ResultFieldOf<Recommendation>>& recommend_fields() {
       number<R>("noise_points", &R::noise_points, 3, -1, "points",
                 "margins below this are noise: two standard errors of a difference of two hit "
                 "rates over block_accesses, at least 0.1, and a randomized policy's seed spread"),
-      share_or_null<R>("seed_spread_points", &R::seed_spread_points,
-                       "a randomized policy's hit rate spread over three seeds, points (trace "
-                       "only); null when not run"),
+      number_or_null<R>("seed_spread_points", &R::seed_spread_points,
+                        "a randomized policy's hit rate spread over three seeds, points (trace "
+                        "only); null when not run"),
       flag<R>("within_noise", &R::within_noise, "|margin_points| < noise_points"),
       out<R>("candidates", "array", "",
              "every policy compared, best first: objects with policy, block_hit_rate, offline",

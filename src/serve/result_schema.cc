@@ -105,8 +105,9 @@ std::vector<ServeResultField> make_fields() {
   f.push_back(text("params", &R::params, "its parameters as given"));
   f.push_back(integer("capacity_blocks", &R::capacity_blocks, "blocks",
                       "KV memory of one worker in blocks"));
-  f.push_back(share_or_null("capacity_fraction", &R::capacity_fraction,
-                            "`--capacity` as a share of the trace's unique blocks, when so given"));
+  f.push_back(
+      number_or_null("capacity_fraction", &R::capacity_fraction,
+                     "`--capacity` as a share of the trace's unique blocks, when so given"));
   f.push_back(
       number("capacity_gb", &R::capacity_gb, 3, -1, "GB", "`capacity_blocks` as KV memory", 0.0));
   f.push_back(integer("seed", &R::seed, "", "the router's seed"));

@@ -46,8 +46,8 @@ std::vector<ResultField> make_fields() {
                {},
                {}});
   f.push_back(integer("capacity_blocks", &R::capacity_blocks, "blocks", "HBM capacity in blocks"));
-  f.push_back(share_or_null("capacity_fraction", &R::capacity_fraction,
-                            "the capacity as a fraction of unique blocks, when given so"));
+  f.push_back(number_or_null("capacity_fraction", &R::capacity_fraction,
+                             "the capacity as a fraction of unique blocks, when given so"));
   f.push_back(number("capacity_gb", &R::capacity_gb, 3, 4, "GB",
                      "`capacity_blocks` as KV memory, GB (10^9 bytes): blocks × the cost model's "
                      "KV bytes per block (`cost_model`, `--kv-dtype`); absent (read as 0) in "

@@ -85,6 +85,10 @@ TEST(Laru, OracleMakesExactlyBeladysMissesOnRandomWorkloads) {
       uint64_t opt = misses(trace, oracle, "belady", cap);
       EXPECT_EQ(misses(trace, oracle, "laru", cap), opt);
       EXPECT_EQ(misses(trace, oracle, "laru:halve_every=0", cap), opt);
+      // carry=evidence: with perfect predictions no phase has evidence, so trust stays 1.
+      EXPECT_EQ(misses(trace, oracle, "laru:carry=evidence", cap), opt);
+      EXPECT_EQ(misses(trace, oracle, "laru:carry=evidence,carry_w=1", cap), opt);
+      EXPECT_EQ(misses(trace, oracle, "laru:carry=evidence,halve_every=0", cap), opt);
       EXPECT_EQ(misses(trace, oracle, "fpb", cap), opt);  // FPB with perfect predictions is OPT
       EXPECT_GE(misses(trace, oracle, "hf", cap), opt);
     }

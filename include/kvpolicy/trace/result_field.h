@@ -134,17 +134,20 @@ ResultFieldOf<R> setting(std::string name, double R::*m, std::string unit, std::
           [m](const R& r) { return fmt::format("{:g}", r.*m); }};
 }
 
-// A capacity's share of the unique blocks, null when the capacity was not given as one (< 0).
+// A number that is null when negative (not measured, or a capacity not given as a share of the
+// unique blocks): shortest round-trip form, or rounded to `digits` decimals when given.
 template <typename R>
-ResultFieldOf<R> share_or_null(std::string name, double R::*m, std::string desc) {
+ResultFieldOf<R> number_or_null(std::string name, double R::*m, std::string desc, int digits = -1) {
   std::string key = name;
   return {name,
           "number or null",
           "",
           std::move(desc),
-          [key, m](const R& r, JsonObject& o) {
+          [key, m, digits](const R& r, JsonObject& o) {
             if (r.*m < 0)
               o.add_null(key);
+            else if (digits >= 0)
+              o.add(key, r.*m, digits);
             else
               o.raw(key, fmt::format("{}", r.*m));
           },
