@@ -274,6 +274,7 @@ std::unique_ptr<Policy> make_auto(const PolicyContext& ctx, const Params& p) {
   GuardOptions g;
   g.ratio = p.get_double("ratio");
   g.slack = p.get_double("slack");
+  g.allowance = p.get_double("allowance");
   g.induced = p.get_bool("induced");
   return std::make_unique<Guarded>(ctx, std::move(selector), g);
 }
@@ -281,7 +282,7 @@ std::unique_ptr<Policy> make_auto(const PolicyContext& ctx, const Params& p) {
 const bool registered = register_policy<AutoSelector>({
     .name = "auto",
     .summary = "the victim of the candidate policy (lru, s3fifo, gdsf, wa, fpb) hitting most on "
-               "sampled shadow caches, inside the guard (misses <= ratio x LRU's + slack x k)",
+               "sampled shadow caches, inside the guard (block hit rate >= LRU's - 0.2 points)",
     .paper = "made here, after SHARDS (sampled shadows) and LeCaR/CACHEUS (choosing online)",
     .params = {param_string("candidates", kDefaultCandidates,
                             "online policies, '|' between them, ';' between one's parameters; "
@@ -309,8 +310,11 @@ const bool registered = register_policy<AutoSelector>({
                           "the guard's rule 2: a detected score-induced miss takes LRU's victim "
                           "(the bound needs only the budget)"),
                param_double("ratio", 1, {.min = 1}, "the guard's factor on LRU's misses"),
-               param_double("slack", 0.25, {.min = 0},
-                            "the guard's additive slack, in multiples of the capacity k")},
+               param_double("slack", 0, {.min = 0},
+                            "the guard's additive slack, in multiples of the capacity k"),
+               param_double("allowance", 0.002, {.min = 0, .max = 1},
+                            "the guard's misses allowed per block requested: auto's block hit "
+                            "rate is at most this (+ slack x k / accesses) below LRU's")},
     .variants = {"guard=false", "candidates=lru|s3fifo,sample=1,hysteresis=0",
                  "candidates=fifo|lfu|sieve,min_blocks=1,sample=0.2,half_life=0.25",
                  "guard=false,candidates=gdsf", "live=leader,min_blocks=4,hysteresis=0",

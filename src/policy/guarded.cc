@@ -28,7 +28,10 @@ const bool registered = register_policy<Guarded>({
                           "(false: no bound against LRU)"),
                param_double("ratio", 1, {.min = 1}, "the budget's factor on LRU's misses"),
                param_double("slack", 0.1, {.min = 0},
-                            "the budget's additive slack, in multiples of the capacity k")},
+                            "the budget's additive slack, in multiples of the capacity k"),
+               param_double("allowance", 0, {.min = 0, .max = 1},
+                            "the budget's misses allowed per block requested: hit rate at most "
+                            "this (plus slack x k / accesses) below LRU's")},
     .variants = {"inner=fpb", "inner=fpb,inner_params=predictor=noisy;p=1", "inner=wa",
                  "inner=fpb,inner_params=predictor=noisy;p=0.5,trust=true,halve_every=1",
                  "inner=fpb,inner_params=predictor=noisy;p=0.5,ratio=1.5,slack=0"},

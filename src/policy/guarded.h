@@ -71,6 +71,7 @@ class ShadowLru {
   // that leave and enter. Returns whether it was a hit.
   template <typename Left, typename Joined>
   bool step(BlockKey key, Left&& left, Joined&& joined) {
+    ++accesses_;
     NodeId n = stopped_ ? kNoNode : tree_.find(key);
     if (n != kNoNode) {
       if (list_.contains(n)) list_.erase(n);
@@ -105,6 +106,7 @@ class ShadowLru {
     path_.clear();
   }
   uint64_t misses() const { return misses_; }
+  uint64_t accesses() const { return accesses_; }
   size_t size() const { return tree_.size(); }
   size_t memory_bytes() const { return tree_.memory_bytes() + list_.memory_bytes(); }
 
@@ -114,7 +116,7 @@ class ShadowLru {
   IntrusiveList list_;
   std::vector<NodeId> path_;
   bool stopped_ = false;
-  uint64_t misses_ = 0;
+  uint64_t misses_ = 0, accesses_ = 0;
 };
 
 inline std::string semicolons_to_commas(std::string s) {
@@ -128,11 +130,16 @@ struct GuardOptions {
   int64_t halve_every = 0;  // 0 = k/32
   bool trust = false, budget = true;
   double ratio = 1, slack = 0.1;
+  // Misses allowed above LRU's per block requested: the budget grows with the trace, so a hit
+  // rate is never more than `allowance` (plus slack x k over the accesses) below LRU's.
+  double allowance = 0;
   // Rule 2 (a detected score-induced miss takes LRU's victim); the bound needs only rule 4.
   bool induced = true;
   static GuardOptions of(const Params& p) {
-    return {p.get_double("b"),    p.get_int("halve_every"), p.get_bool("trust"),
-            p.get_bool("budget"), p.get_double("ratio"),    p.get_double("slack")};
+    GuardOptions o{p.get_double("b"),    p.get_int("halve_every"), p.get_bool("trust"),
+                   p.get_bool("budget"), p.get_double("ratio"),    p.get_double("slack")};
+    o.allowance = p.get_double("allowance");
+    return o;
   }
 };
 
@@ -158,6 +165,7 @@ class Guarded final : public Policy {
         budget_(o.budget),
         ratio_(o.ratio),
         slack_(o.slack * double(ctx.capacity_blocks)),
+        allowance_(o.allowance),
         treap_(ctx.seed),
         shadow_(std::max<size_t>(ctx.capacity_blocks, 1)) {}
 
@@ -346,8 +354,8 @@ class Guarded final : public Policy {
     size_t l = std::max<size_t>(size_t(std::floor(lambda_ * double(n))), 1);
     return l >= n || treap_.key(v) <= treap_.key(treap_.select(l - 1));
   }
-  // Whether evicting v for the incoming block x (if known) keeps M + D <= ratio M_LRU + slack
-  // once both caches have taken x.
+  // Whether evicting v for the incoming block x (if known) keeps
+  // M + D <= ratio M_LRU + slack + allowance A (A: blocks requested) once both caches took x.
   bool within_budget(NodeId v, bool incoming, BlockKey x) const {
     double m = double(misses_ + 1), m_lru = double(shadow_.misses());
     double debt_after;
@@ -374,7 +382,8 @@ class Guarded final : public Policy {
       }
       debt_after = double(shadow_size - both);
     }
-    return m + debt_after <= ratio_ * m_lru + slack_;
+    double requested = double(shadow_.accesses() + (incoming ? 1 : 0));
+    return m + debt_after <= ratio_ * m_lru + slack_ + allowance_ * requested;
   }
 
   // Steps the shadow through the current request's blocks up to position `end`.
@@ -418,7 +427,7 @@ class Guarded final : public Policy {
   // deviations holds a key per inner eviction of a phase, the guard's largest cost otherwise.
   bool detect_;
   bool budget_;
-  double ratio_, slack_;
+  double ratio_, slack_, allowance_;
 
   OsTreap treap_;  // evictable leaves by recency key (LRU's order); keys of all blocks
   uint64_t first_key_ = 0, end_key_ = 0;
