@@ -4,7 +4,9 @@
 Usage: leaderboard_tables.py BOARD.jsonl [MARGIN_BOARD.jsonl]
 Prints the summary table (wins per trace, traces counted, worst and mean margins; with a second
 board, its traces counted as "N of T, > margin") and the per-cell table (LRU / Belady, the best
-seed, the best deployable policy, every winner), in markdown.
+seed, the best deployable policy, every winner), and the ceiling of choosing (per cell, the
+best policy that is not a seed policy, picked with hindsight, and its margin over LRU and every
+seed policy), in markdown.
 """
 import json
 import sys
@@ -63,6 +65,29 @@ def main():
                        f"{r0['best_seed']} {100 * r0['best_seed_hit_rate']:.2f} · {best_txt} · "
                        f"wins: {', '.join(wins)}")
         print(f"| {t} | " + " | ".join(out) + " |")
+    print()
+    ceiling(b["cell"], traces, caps)
+
+
+def ceiling(cells, traces, caps):
+    """Per cell, the best non-seed policy (hindsight) against max(LRU, best seed); a trace counts
+    at >= ceil(3/4) of its sizes, as the board's rule."""
+    print("| trace | " + " | ".join(caps) + " | counts |")
+    print("|---|" + "---|" * (len(caps) + 1))
+    counted = 0
+    for t in traces:
+        out, wins = [], 0
+        for c in caps:
+            rows = [r for r in cells if r["trace"] == t and r["capacity"] == c
+                    and not r["seed_policy"] and r["policy"] != "lru"]
+            best = max(rows, key=lambda r: r["block_hit_rate"])
+            margin = min(best["margin_lru_pt"], best["margin_seed_pt"])
+            wins += best["win"]
+            out.append(f"{best['policy']} {margin:+.2f}")
+        counts = wins >= -(-3 * len(caps) // 4)
+        counted += counts
+        print(f"| {t} | " + " | ".join(out) + f" | {'yes' if counts else 'no'} ({wins}/{len(caps)}) |")
+    print(f"\nThe ceiling counts on {counted} of {len(traces)} traces.")
 
 
 if __name__ == "__main__":
