@@ -105,8 +105,9 @@ std::vector<size_t> sweep_rows(const SweepRows& rows, const SweepSettings& s) {
     for (size_t i = 0; i < rows.cells.keys.size(); ++i) mine.push_back(i);
   }
   run_here(rows, mine, s);
-  // A shard's file in configuration order, so the shards' files concatenate into the whole's.
-  if (s.where.sharded && !s.json_path.empty()) {
+  // The file in configuration order, whatever order the threads finished in (so -j does not
+  // change it) and so a shard's files concatenate into the whole's.
+  if (!s.json_path.empty()) {
     std::vector<std::string> keys;
     for (size_t i : mine) keys.push_back(rows.cells.keys[i]);
     order_results_file(s.json_path, keys, rows.cells.key_of);

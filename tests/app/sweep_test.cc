@@ -64,9 +64,15 @@ TEST(AppSweep, ThreadsGiveTheSerialResultsInConfigurationOrder) {
   Trace t = testing::random_workload({.seed = 3});
   ReplayCells cells(t, replay_grid());
   auto serial = run_sweep(replay_sweep(cells, ""), settings(1));
-  auto parallel = run_sweep(replay_sweep(cells, ""), settings(2));
+  // The results file too, whichever thread finished first.
+  std::string path = ::testing::TempDir() + "/app_sweep_threads.jsonl";
+  std::remove(path.c_str());
+  auto parallel = run_sweep(replay_sweep(cells, path), settings(2, path));
   ASSERT_EQ(parallel.size(), cells.size());
+  auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), cells.size());
   for (size_t i = 0; i < cells.size(); ++i) {
+    EXPECT_EQ(result_key(parse_result_json(lines[i], path, i + 1)), cells.key(i)) << i;
     EXPECT_EQ(result_key(parallel[i]), cells.key(i)) << i;
     EXPECT_EQ(parallel[i].block_hits, serial[i].block_hits) << i;
     EXPECT_EQ(parallel[i].evictions, serial[i].evictions) << i;

@@ -58,9 +58,10 @@ struct SweepRows {
 };
 
 // Runs the cells `settings.where` places here: every cell on settings.jobs threads, or a shard's
-// (its file then rewritten in configuration order, so the shards' files concatenate into the
-// whole's), or on rank 0 every rank's (coordinate_cells; every row then read back through
-// `read`, and a summary line on stderr). Returns the cells covered, in configuration order.
+// (the file is then rewritten in configuration order: the same for any -j, and the shards'
+// files concatenate into the whole's), or on rank 0 every rank's (coordinate_cells; every row then
+// read back through `read`, and a summary line on stderr). Returns the cells covered, in
+// configuration order.
 std::vector<size_t> sweep_rows(const SweepRows& rows, const SweepSettings& settings);
 
 // An mpirun rank > 0: `make_run` is called on the first cell handed out (it loads the trace, so a
