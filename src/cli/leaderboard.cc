@@ -19,17 +19,18 @@ namespace {
 
 struct LeaderboardArgs {
   app::LeaderboardOptions o;
-  std::string board_json, plot_path;
+  std::string board_json, plot_path, csv_path;
 };
 
 void run(const LeaderboardArgs& a) {
   auto start = std::chrono::steady_clock::now();
   app::LeaderboardOptions o = a.o;
-  o.outputs = {{"--board-json", a.board_json}, {"--plot", a.plot_path}};
+  o.outputs = {{"--board-json", a.board_json}, {"--plot", a.plot_path}, {"--csv", a.csv_path}};
   app::Leaderboard b = app::run_leaderboard(o);
   fmt::print("{}", app::leaderboard_text(b));
   // The rows (and the figure drawn from them) are written whole once the ranking is done.
   write_rows_and_plot(app::leaderboard_rows(b), a.board_json, a.plot_path, "plot_leaderboard.py");
+  if (!a.csv_path.empty()) write_csv(a.csv_path, b.results);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("\n{} replays on {} traces in {:.1f} s (seed {})\n", b.results.size(), b.traces.size(),
              secs, a.o.seed);
@@ -83,6 +84,9 @@ void add(CLI::App& app) {
       "stream one replay row (Result JSON) per (trace, policy, capacity) to this file"));
   cmd->add_flag("--resume", o.grid.resume,
                 "keep the replay rows already in --json and run only the missing cells");
+  output_file(cmd->add_option("--csv", args->csv_path,
+                              "write one CSV row per replay (compare's --csv columns) to this "
+                              "file at the end"));
   output_file(cmd->add_option("--board-json", args->board_json,
                               "write the leaderboard's rows (kind cell, trace, summary) to this "
                               "file at the end"));

@@ -44,11 +44,21 @@ won = [s["traces_won"] for s in summary]
 assert won == sorted(won, reverse=True), won
 assert len([r for r in board if r["kind"] == "trace"]) == 15
 PY
-# --resume: every row is there, nothing runs again, the same board.
-"$K" "${args[@]}" --json r.jsonl --resume --board-json b2.jsonl > out2.txt 2> err2.txt ||
+# --resume: every row is there, nothing runs again, the same board; --csv holds the same replays.
+"$K" "${args[@]}" --json r.jsonl --resume --board-json b2.jsonl --csv r.csv > out2.txt 2> err2.txt ||
   fail "--resume exited $?: $(cat err2.txt)"
 [[ $(wc -l < r.jsonl) -eq 72 ]] || fail "--resume added rows: $(wc -l < r.jsonl)"
 cmp -s b.jsonl b2.jsonl || fail "--resume gave another board"
+python3 - r.jsonl r.csv << 'PY' || fail "--csv rows differ from the replay rows"
+import csv, json, sys
+replays = {(r["trace"], r["policy"], r["params"], r["capacity_blocks"]): r["block_hit_rate"]
+           for r in map(json.loads, open(sys.argv[1]))}
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 72, len(rows)
+for r in rows:
+    h = replays[(r["trace"], r["policy"], r["params"], int(r["capacity_blocks"]))]
+    assert abs(float(r["block_hit_rate"]) - h) < 1e-6, r
+PY
 # Half the rows lost: --resume runs those again and gives the same board.
 head -30 r.jsonl > r3.jsonl
 "$K" "${args[@]}" --json r3.jsonl --resume --board-json b3.jsonl > /dev/null 2>&1 ||
@@ -59,8 +69,9 @@ cmp -s b.jsonl b3.jsonl || fail "--resume on half the rows gave another board"
 bad() {  # bad NEEDLE TRACES
   local needle=$1 traces=$2
   rm -f x.jsonl xb.jsonl
-  expect_error "$needle" leaderboard --traces "$traces" -c 5% --json x.jsonl --board-json xb.jsonl
-  [[ ! -e x.jsonl && ! -e xb.jsonl ]] || fail "--traces '$traces' wrote a file"
+  expect_error "$needle" leaderboard --traces "$traces" -c 5% --json x.jsonl --board-json xb.jsonl \
+    --csv x.csv
+  [[ ! -e x.jsonl && ! -e xb.jsonl && ! -e x.csv ]] || fail "--traces '$traces' wrote a file"
 }
 bad "no such file 'nope.jsonl'" "one=a.kvtrace,nope.jsonl"
 bad "bad label 'a b'" "a b=a.kvtrace"
