@@ -4,10 +4,13 @@
 # ShareGPT's, or both, with each extra feature (alone and together) and each calibration
 # (Platt or isotonic, fitted on the validation share of the training side); its validation
 # AUC (the only number a default may be chosen on), and its per-turn AUC / MCC on each
-# dataset's held-out half. Then LPC's block hit rates on the cross-dataset traces for the
-# variant chosen on validation (VARIANT=..., default: the base), the decay chosen on validation.
+# dataset's held-out half. Then LPC's block hit rates (alone and guarded) on the cross-dataset
+# held-out halves for the base model with each calibration (VARIANT=X: X's isotonic model
+# instead of the base's) and for EXTRA_MODELS (e.g. "answer-platt tq-platt all-platt"), each with
+# the decay chosen on its training dataset's validation split.
 # Usage: studies/lpc_features.sh OUT_DIR. Env: KVPOLICY (default build/kvpolicy), KVPOLICY_DATA,
-# JOBS (replays at once, default 1), SKIP_TRAIN=1 (reuse OUT_DIR's models).
+# JOBS (replays at once, default 1), SKIP_TRAIN=1 (reuse OUT_DIR's models). About 5 minutes on
+# one core for the models, 2 more per LPC model.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: lpc_features.sh OUT_DIR}
