@@ -99,21 +99,12 @@ void run(const BuildArgs& a) {
     // request's turn counted when it arrives), read per (conversation, turn) example.
     std::vector<double> quantile(examples.size(), -1);
     if (classifier->feature_options().turn_quantile) {
-      std::vector<size_t> first;  // conversation -> index of its turn-1 example
-      for (size_t i = 0; i < examples.size(); ++i) {
-        if (examples[i].conversation >= first.size())
-          first.resize(examples[i].conversation + 1, SIZE_MAX);
-        if (first[examples[i].conversation] == SIZE_MAX) first[examples[i].conversation] = i;
+      std::vector<uint32_t> conversation, turn;
+      for (const auto& e : examples) {
+        conversation.push_back(e.conversation);
+        turn.push_back(e.turn);
       }
-      TurnQuantileTracker tracker;
-      for (size_t r = 0; r < t.size(); ++r) {
-        const double q = tracker.observe(t.turn[r]);
-        const SessionId s = t.session[r];
-        if (s < first.size() && first[s] != SIZE_MAX && t.turn[r] >= 1 &&
-            first[s] + t.turn[r] - 1 < examples.size() &&
-            examples[first[s] + t.turn[r] - 1].conversation == s)
-          quantile[first[s] + t.turn[r] - 1] = q;
-      }
+      quantile = online_turn_quantiles(t.session, t.turn, conversation, turn);
     }
     for (size_t i = 0; i < examples.size(); ++i) {
       const auto& e = examples[i];

@@ -137,6 +137,27 @@ double TurnQuantileTracker::observe(uint32_t turn) {
   return quantile(turn);
 }
 
+std::vector<double> online_turn_quantiles(std::span<const SessionId> session,
+                                          std::span<const uint32_t> turn,
+                                          std::span<const uint32_t> example_conversation,
+                                          std::span<const uint32_t> example_turn) {
+  if (session.size() != turn.size() || example_conversation.size() != example_turn.size())
+    throw Error("online turn quantiles: one turn per request and per example");
+  // (conversation, turn) -> example index.
+  std::unordered_map<uint64_t, size_t> index;
+  for (size_t i = 0; i < example_turn.size(); ++i)
+    index.emplace((uint64_t(example_conversation[i]) << 32) | example_turn[i], i);
+  std::vector<double> out(example_turn.size(), -1);
+  TurnQuantileTracker tracker;
+  for (size_t r = 0; r < turn.size(); ++r) {
+    const double q = tracker.observe(turn[r]);
+    if (session[r] == kNoSession) continue;  // counted, but no example's
+    auto it = index.find((uint64_t(session[r]) << 32) | turn[r]);
+    if (it != index.end()) out[it->second] = q;
+  }
+  return out;
+}
+
 ContinuationDrift::ContinuationDrift(const DriftOptions& o) : o_(o) {
   if (!(o.timeout_s > 0) || !(o.window >= 1) || !(o.tolerance > 0) || !(o.min_correlation > 0))
     throw ConfigError(

@@ -100,6 +100,25 @@ TEST(TurnQuantile, OnlineQuantileAndFeatureTokens) {
   EXPECT_EQ(continuation_features(prompts, 2, {}, 1000, 0.3), "p0_go p0_on __turn_2 __len_2");
 }
 
+TEST(TurnQuantile, OnATraceInArrivalOrder) {
+  // Conversation 0 has 3 turns, 1 has 1; they arrive (0,1) (1,1) (0,2) (0,3). Turns seen:
+  // {1} -> 1/2, {1,1} -> 1/2, {1,1,2} -> 2.5/3, {1,1,2,3} -> 3.5/4.
+  const std::vector<SessionId> session = {0, 1, 0, 0, kNoSession};
+  const std::vector<uint32_t> turn = {1, 1, 2, 3, 1};
+  // A request without a session counts as a turn but is no example's: q[0..3] see it only
+  // after the four above.
+  const std::vector<uint32_t> conversation = {0, 0, 0, 1, 2}, example_turn = {1, 2, 3, 1, 1};
+  const std::vector<double> q = online_turn_quantiles(session, turn, conversation, example_turn);
+  ASSERT_EQ(q.size(), 5u);
+  EXPECT_DOUBLE_EQ(q[0], 0.5);
+  EXPECT_DOUBLE_EQ(q[1], 2.5 / 3);
+  EXPECT_DOUBLE_EQ(q[2], 3.5 / 4);
+  EXPECT_DOUBLE_EQ(q[3], 0.5);
+  EXPECT_EQ(q[4], -1);  // conversation 2 is not in the trace
+  EXPECT_THROW(online_turn_quantiles(session, std::vector<uint32_t>{1}, conversation, example_turn),
+               Error);
+}
+
 std::vector<ContinuationExample> examples(int n) {
   std::vector<ContinuationExample> out;
   for (int i = 0; i < n; ++i)

@@ -58,6 +58,15 @@ class TurnQuantileTracker {
   uint64_t n_ = 0;
 };
 
+// The online quantile of each example's turn on a trace: the requests (session, turn), in
+// arrival order, counted by a TurnQuantileTracker as they arrive; example i (conversation
+// example_conversation[i] = the session, turn example_turn[i]) gets the quantile its request had
+// when it arrived, -1 if no request carries it. Throws Error if paired spans differ in length.
+std::vector<double> online_turn_quantiles(std::span<const SessionId> session,
+                                          std::span<const uint32_t> turn,
+                                          std::span<const uint32_t> example_conversation,
+                                          std::span<const uint32_t> example_turn);
+
 struct DriftOptions {
   double timeout_s = 1000;       // a scored turn with no next turn of its session this long: ended
   double window = 500;           // resolved turns: exponential forgetting with weight 1 - 1/window
