@@ -92,8 +92,8 @@ class ContinuationClassifier {
   static ContinuationClassifier train(std::span<const ContinuationExample> examples,
                                       const ContinuationTrainOptions& options, uint64_t seed);
 
-  // P(label 1) in [0, 1] for a feature line, through the model's calibration (identity unless
-  // set_calibration was called before saving).
+  // P(label 1) in [0, 1] for a feature line, through the model's calibration: the isotonic map
+  // if it has one, else the Platt map (both the identity unless set before saving).
   double predict(std::string_view features) const;
   // The same before calibration: fastText's softmax.
   double predict_uncalibrated(std::string_view features) const;
@@ -104,7 +104,7 @@ class ContinuationClassifier {
   const ContinuationFeatureOptions& feature_options() const;
   double train_base_rate() const;  // share of label 1 in the training examples
   // The Platt map applied to every score (`classifier train --validation-share`); saved with
-  // the model (trailer version 2; a version-1 file reads as the identity).
+  // the model (since trailer version 2; a version-1 file reads as the identity).
   const PlattScaling& calibration() const;
   void set_calibration(const PlattScaling& c);
   // The isotonic map (`classifier train --calibration isotonic`), applied instead of the Platt
@@ -112,9 +112,10 @@ class ContinuationClassifier {
   const IsotonicCalibration& isotonic() const;
   void set_isotonic(IsotonicCalibration c);
 
-  // The fastText model followed by a trailer (magic, feature options, base rate, size and a
-  // checksum of the model bytes), so a truncated or corrupt file is refused before fastText,
-  // which trusts its input, reads it. Throws ConfigError if the file cannot be written.
+  // The fastText model followed by the isotonic map and a trailer (magic, feature options, base
+  // rate, calibration, size and a checksum of the model bytes; docs/formats.md), so a truncated or
+  // corrupt file is refused before fastText, which trusts its input, reads it. Throws ConfigError
+  // if the file cannot be written.
   void save(const std::string& path) const;
   // Throws one ConfigError naming the file if it is missing, truncated, corrupt or not a model
   // saved by `save`.
