@@ -8,6 +8,8 @@
 # held-out halves for the base model with each calibration (VARIANT=X: X's isotonic model
 # instead of the base's) and for EXTRA_MODELS (e.g. "answer-platt tq-platt all-platt"), each with
 # the decay chosen on its training dataset's validation split.
+# Last, the validation AUC of each variant against the base with a paired bootstrap
+# (studies/lpc_paired.py).
 # Usage: studies/lpc_features.sh OUT_DIR. Env: KVPOLICY (default build/kvpolicy), KVPOLICY_DATA,
 # JOBS (replays at once, default 1), SKIP_TRAIN=1 (reuse OUT_DIR's models). About 5 minutes on
 # one core for the models, 2 more per LPC model.
@@ -86,4 +88,20 @@ for pair in arena:sharegpt sharegpt:arena; do
     rows+=("hit-$m-on-$data.jsonl")
   done
   /usr/bin/python3 "$src/studies/lpc_features_table.py" --hit "$trainer-trained on $data" "${rows[@]}"
+done
+
+# Paired: each variant against the base (Platt models; AUC does not depend on a monotone map) on
+# the training dataset's validation split, scored as LPC sees it (a trace, online turn quantile).
+echo
+echo "## validation AUC, variant minus base, paired bootstrap over conversations"
+for trainer in arena sharegpt; do
+  if [[ $trainer == arena ]]; then targs=("${ARENA[@]}"); else targs=("${SHARE[@]}"); fi
+  files=()
+  for variant in "${VARIANTS[@]}"; do
+    name=${variant%%:*}
+    run "$K" trace build "${targs[@]}" --classifier "$trainer-$name-platt.bin" --split validation \
+        "${HALF[@]}" "${VAL[@]}" --out "val-$trainer-$name.jsonl" > /dev/null 2>&1
+    files+=("val-$trainer-$name.jsonl")
+  done
+  /usr/bin/python3 "$src/studies/lpc_paired.py" "${files[@]}"
 done
