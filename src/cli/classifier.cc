@@ -3,7 +3,9 @@
 // the turn-count-only baseline (the paper's LPC_turns).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "command.h"
 #include "common.h"
@@ -84,6 +86,9 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
   std::vector<double> p, baseline;
   std::vector<uint8_t> y;
   std::vector<uint32_t> turn_of;
+  // The turn quantile feature's q: online over the turns scored, in file order (every turn of
+  // the split, also those below --min-turn).
+  TurnQuantileTracker quantiles;
   size_t train_conversations = 0, eval_conversations = 0;
   uint32_t last = UINT32_MAX, last_eval = UINT32_MAX;
   for (const auto& e : d.examples) {
@@ -94,8 +99,10 @@ void evaluate(const Data& d, const DataArgs& a, const std::string& split, Score 
       train_labels.push_back(e.continues);
       train_conversations += first;
     }
-    if ((split == "all" || (split == "test") == e.test) && e.turn >= a.min_turn) {
-      p.push_back(score(e));
+    if (!(split == "all" || (split == "test") == e.test)) continue;
+    const double q = quantiles.observe(e.turn);
+    if (e.turn >= a.min_turn) {
+      p.push_back(score(e, q));
       y.push_back(e.continues);
       turn_of.push_back(e.turn);
       eval_conversations += e.conversation != last_eval;
@@ -144,7 +151,37 @@ struct TrainArgs {
   uint64_t seed = 1;
   std::vector<std::string> also;  // SOURCE=FILE: more datasets' train splits (a mixture)
   double validation_share = 0;    // > 0: calibrate on this share of the conversations
+  std::string calibration = "platt";
 };
+
+// Brier scores of Platt and isotonic maps on the validation split, each fitted on one half of
+// its conversations (by index parity) and scored on the other, both ways: a comparison of the
+// two calibrations on training-side data that neither was fitted on.
+std::pair<double, double> cross_fitted_brier(const std::vector<double>& raw,
+                                             const std::vector<uint8_t>& y,
+                                             const std::vector<uint32_t>& conversation) {
+  double platt = 0, isotonic = 0;
+  size_t n = 0;
+  for (uint32_t fold = 0; fold < 2; ++fold) {
+    std::vector<double> fit_p, test_p;
+    std::vector<uint8_t> fit_y, test_y;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      auto& p = conversation[i] % 2 == fold ? fit_p : test_p;
+      auto& l = conversation[i] % 2 == fold ? fit_y : test_y;
+      p.push_back(raw[i]);
+      l.push_back(y[i]);
+    }
+    if (fit_p.empty() || test_p.empty()) return {NAN, NAN};
+    const PlattScaling ps = PlattScaling::fit(fit_p, fit_y);
+    const IsotonicCalibration is = IsotonicCalibration::fit(fit_p, fit_y);
+    for (size_t i = 0; i < test_p.size(); ++i) {
+      platt += std::pow(ps.apply(test_p[i]) - test_y[i], 2);
+      isotonic += std::pow(is.apply(test_p[i]) - test_y[i], 2);
+    }
+    n += test_p.size();
+  }
+  return {platt / double(n), isotonic / double(n)};
+}
 
 void train(const TrainArgs& a) {
   if (a.validation_share > 0 && a.data.test_share + a.validation_share > 1)
@@ -165,37 +202,59 @@ void train(const TrainArgs& a) {
   auto validation = [&](const ConversationTurnExample& e) {
     return !e.test && a.validation_share > 0 && e.split >= 1 - a.validation_share;
   };
+  if (a.calibration == "isotonic" && !(a.validation_share > 0))
+    throw ConfigError(
+        "--calibration isotonic needs --validation-share > 0 (the data it is fitted on)");
   std::vector<ContinuationExample> train_set;
-  std::vector<const ConversationTurnExample*> held;
+  std::vector<const ConversationTurnExample*> held, trained;
+  // The turn quantile feature's q in training: against every training turn's index (offline).
+  TurnQuantileTracker train_quantiles;
   for (const auto& e : d.examples) {
     if (e.test) continue;
     if (validation(e)) {
       held.push_back(&e);
     } else {
-      train_set.push_back(
-          {continuation_features(e.prompts, e.turn, a.options.features, e.previous_answer_chars),
-           e.continues});
+      trained.push_back(&e);
+      train_quantiles.observe(e.turn);
     }
   }
+  for (const auto* e : trained)
+    train_set.push_back(
+        {continuation_features(e->prompts, e->turn, a.options.features, e->previous_answer_chars,
+                               train_quantiles.quantile(e->turn)),
+         e->continues});
   fmt::print(
       "{}{}: {} conversations, {} turns; training on {} turns (train split){}\n", a.data.input,
       more.empty() ? "" : fmt::format(" and {} more", more.size()), d.conversations,
       d.examples.size(), train_set.size(),
       held.empty() ? "" : fmt::format(", calibrating on {} (validation split)", held.size()));
   ContinuationClassifier c = ContinuationClassifier::train(train_set, a.options, a.seed);
+  double validation_auc = NAN, validation_mcc = NAN, cv_brier_platt = NAN, cv_brier_isotonic = NAN;
   if (a.validation_share > 0) {
     if (held.empty()) throw ConfigError("--validation-share: the validation split is empty");
     std::vector<double> raw;
     std::vector<uint8_t> y;
+    std::vector<uint32_t> conversation;
+    TurnQuantileTracker quantiles;  // scored as at test time: online, in file order
     for (const auto* e : held) {
-      raw.push_back(c.predict_uncalibrated(continuation_features(
-          e->prompts, e->turn, c.feature_options(), e->previous_answer_chars)));
+      raw.push_back(c.predict_uncalibrated(
+          continuation_features(e->prompts, e->turn, c.feature_options(), e->previous_answer_chars,
+                                quantiles.observe(e->turn))));
       y.push_back(e->continues);
+      conversation.push_back(e->conversation);
     }
     const PlattScaling platt = PlattScaling::fit(raw, y);
     c.set_calibration(platt);
     std::vector<double> cal;
     for (double x : raw) cal.push_back(platt.apply(x));
+    const BinaryMetrics vm = evaluate_binary(raw, y);
+    validation_auc = vm.auc;
+    validation_mcc = vm.mcc;
+    std::tie(cv_brier_platt, cv_brier_isotonic) = cross_fitted_brier(raw, y, conversation);
+    fmt::print(
+        "validation split: AUC {:.4f}, MCC {:.4f} (uncalibrated); Brier with each calibration "
+        "cross-fitted on its two halves: platt {:.4f}, isotonic {:.4f}\n",
+        vm.auc, vm.mcc, cv_brier_platt, cv_brier_isotonic);
     fmt::print(
         "Platt scaling on the validation split: a {:.4f}, b {:.4f}; Brier {:.4f} -> {:.4f}, mean "
         "p {:.3f} -> {:.3f} (observed {:.3f})\n",
@@ -203,6 +262,15 @@ void train(const TrainArgs& a) {
         std::accumulate(raw.begin(), raw.end(), 0.0) / double(raw.size()),
         std::accumulate(cal.begin(), cal.end(), 0.0) / double(cal.size()),
         evaluate_binary(cal, y).base_rate);
+    if (a.calibration == "isotonic") {
+      IsotonicCalibration iso = IsotonicCalibration::fit(raw, y);
+      std::vector<double> iso_cal;
+      for (double x : raw) iso_cal.push_back(iso.apply(x));
+      fmt::print(
+          "isotonic calibration on the validation split: {} breakpoints; Brier {:.4f} -> {:.4f}\n",
+          iso.x.size(), evaluate_binary(raw, y).brier, evaluate_binary(iso_cal, y).brier);
+      c.set_isotonic(std::move(iso));
+    }
   }
   c.save(a.out);
   fmt::print("wrote {}\n", a.out);
@@ -214,11 +282,18 @@ void train(const TrainArgs& a) {
   extra.add("validation_share", a.validation_share);
   extra.add("turn_token", a.options.features.turn_token ? 1 : 0);
   extra.add("answer_length", a.options.features.answer_length ? 1 : 0);
+  extra.add("turn_quantile", a.options.features.turn_quantile ? 1 : 0);
+  extra.add("calibration", a.validation_share > 0 ? a.calibration : std::string("none"));
   extra.add("platt_a", c.calibration().a).add("platt_b", c.calibration().b);
+  extra.add("isotonic_points", c.isotonic().x.size());
+  extra.add("validation_auc", validation_auc);
+  extra.add("validation_mcc", validation_mcc);
+  extra.add("validation_brier_platt_cv", cv_brier_platt);
+  extra.add("validation_brier_isotonic_cv", cv_brier_isotonic);
   evaluate(
       d, a.data, "test",
-      [&](const ConversationTurnExample& e) {
-        return c.predict(e.prompts, e.turn, e.previous_answer_chars);
+      [&](const ConversationTurnExample& e, double q) {
+        return c.predict(e.prompts, e.turn, e.previous_answer_chars, q);
       },
       extra);
 }
@@ -236,11 +311,12 @@ void eval(const EvalArgs& a) {
   JsonObject extra;
   extra.add("model", a.model).add("calibrated", !a.uncalibrated);
   extra.add("platt_a", c.calibration().a).add("platt_b", c.calibration().b);
+  extra.add("isotonic_points", c.isotonic().x.size());
   evaluate(
       d, a.data, a.split,
-      [&](const ConversationTurnExample& e) {
-        const std::string f =
-            continuation_features(e.prompts, e.turn, c.feature_options(), e.previous_answer_chars);
+      [&](const ConversationTurnExample& e, double q) {
+        const std::string f = continuation_features(e.prompts, e.turn, c.feature_options(),
+                                                    e.previous_answer_chars, q);
         return a.uncalibrated ? c.predict_uncalibrated(f) : c.predict(f);
       },
       extra);
@@ -287,6 +363,16 @@ void add(CLI::App& app) {
   train_cmd->add_flag("--answer-length", o.features.answer_length,
                       "add the previous answer's length bucket to the features (stored with the "
                       "model)");
+  train_cmd->add_flag("--turn-quantile", o.features.turn_quantile,
+                      "add the turn's quintile among the data's turn indices (training: the "
+                      "training turns'; scoring: the scored turns' so far, online; stored with "
+                      "the model)");
+  train_cmd
+      ->add_option("--calibration", t->calibration,
+                   "the map fitted on the validation share: platt (sigmoid of the logit) or "
+                   "isotonic (pool-adjacent-violators); stored with the model")
+      ->check(CLI::IsMember({"platt", "isotonic"}))
+      ->capture_default_str();
   train_cmd->add_option("--seed", t->seed, "seed of the shuffle and the initial weights")
       ->capture_default_str();
   train_cmd->add_option("--also", t->also,

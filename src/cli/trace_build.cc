@@ -7,6 +7,7 @@
 #include "kvpolicy/app/inputs.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/predict/continuation.h"
+#include "kvpolicy/predict/continuation_calibration.h"
 #include "kvpolicy/trace/continuation_examples.h"
 #include "kvpolicy/trace/text_trace.h"
 #include "kvpolicy/trace/trace_io.h"
@@ -94,9 +95,22 @@ void run(const BuildArgs& a) {
     auto examples = continuation_examples(convs, 0.0, classifier->feature_options().window);
     std::vector<float> scores;
     scores.reserve(examples.size());
-    for (const auto& e : examples)
-      scores.push_back(
-          static_cast<float>(classifier->predict(e.prompts, e.turn, e.previous_answer_chars)));
+    // The turn quantile feature's q: online over the trace's requests in arrival order (each
+    // request's turn counted when it arrives), read per (conversation, turn) example.
+    std::vector<double> quantile(examples.size(), -1);
+    if (classifier->feature_options().turn_quantile) {
+      std::vector<uint32_t> conversation, turn;
+      for (const auto& e : examples) {
+        conversation.push_back(e.conversation);
+        turn.push_back(e.turn);
+      }
+      quantile = online_turn_quantiles(t.session, t.turn, conversation, turn);
+    }
+    for (size_t i = 0; i < examples.size(); ++i) {
+      const auto& e = examples[i];
+      scores.push_back(static_cast<float>(
+          classifier->predict(e.prompts, e.turn, e.previous_answer_chars, quantile[i])));
+    }
     set_continuation(t, examples, scores);
     double sum = 0;
     for (float p : t.continuation) sum += p;

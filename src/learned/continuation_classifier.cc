@@ -26,12 +26,15 @@ static_assert(std::endian::native == std::endian::little, "model trailers are li
 namespace {
 
 constexpr char kTrailerMagic[8] = {'K', 'V', 'P', 'L', 'P', 'C', 'M', '1'};
-// Version 1: 48 bytes; version 2 adds the Platt map and the feature flags (64 bytes). Both end in
-// the version (4 bytes, 4 of padding) and the magic, so the version is read before the trailer's
-// size is known.
-constexpr uint32_t kTrailerVersion = 2;
-constexpr size_t kTrailerBytes = 64;
+// Version 1: 48 bytes; version 2 adds the Platt map and the feature flags (64 bytes); version 3
+// (72 bytes) the isotonic map's size, its breakpoints stored between the fastText part and the
+// trailer. All end in the version (4 bytes, 4 of padding) and the magic, so the version is read
+// before the trailer's size is known (docs/formats.md, continuation model files).
+constexpr uint32_t kTrailerVersion = 3;
+constexpr size_t kTrailerBytes = 72;
+constexpr size_t kTrailerBytesV2 = 64;
 constexpr size_t kTrailerBytesV1 = 48;
+constexpr uint32_t kKnownFlags = 7;
 // fastText 0.9.2's own header: int32 magic, int32 version.
 constexpr int32_t kFastTextMagic = 793712314;
 constexpr int32_t kFastTextVersion = 12;
@@ -91,9 +94,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// The trailer's feature flags: bit 0 = no turn token, bit 1 = answer length (0: the defaults).
+// The trailer's feature flags: bit 0 = no turn token, bit 1 = answer length, bit 2 = turn
+// quantile (0: the defaults).
 uint32_t feature_flags(const ContinuationFeatureOptions& f) {
-  return (f.turn_token ? 0u : 1u) | (f.answer_length ? 2u : 0u);
+  return (f.turn_token ? 0u : 1u) | (f.answer_length ? 2u : 0u) | (f.turn_quantile ? 4u : 0u);
 }
 
 }  // namespace
@@ -103,6 +107,7 @@ struct ContinuationClassifier::Impl {
   ContinuationFeatureOptions features;
   double base_rate = 0;
   PlattScaling calibration;
+  IsotonicCalibration isotonic;
 };
 
 ContinuationClassifier::ContinuationClassifier() = default;
@@ -182,7 +187,22 @@ ContinuationClassifier ContinuationClassifier::train(std::span<const Continuatio
 }
 
 double ContinuationClassifier::predict(std::string_view features) const {
-  return calibration().apply(predict_uncalibrated(features));
+  const double p = predict_uncalibrated(features);
+  return impl_->isotonic.identity() ? impl_->calibration.apply(p) : impl_->isotonic.apply(p);
+}
+
+const IsotonicCalibration& ContinuationClassifier::isotonic() const {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  return impl_->isotonic;
+}
+
+void ContinuationClassifier::set_isotonic(IsotonicCalibration c) {
+  if (!impl_) throw Error("continuation classifier: not trained or loaded");
+  if (!c.valid())
+    throw Error(
+        "continuation classifier: an isotonic map needs increasing finite x and non-decreasing y "
+        "in [0, 1]");
+  impl_->isotonic = std::move(c);
 }
 
 const PlattScaling& ContinuationClassifier::calibration() const {
@@ -214,9 +234,10 @@ double ContinuationClassifier::predict_uncalibrated(std::string_view features) c
 }
 
 double ContinuationClassifier::predict(std::span<const std::string> prompts, uint32_t turn,
-                                       int64_t previous_answer_chars) const {
+                                       int64_t previous_answer_chars, double turn_quantile) const {
   if (!impl_) throw Error("continuation classifier: not trained or loaded");
-  return predict(continuation_features(prompts, turn, impl_->features, previous_answer_chars));
+  return predict(
+      continuation_features(prompts, turn, impl_->features, previous_answer_chars, turn_quantile));
 }
 
 const ContinuationFeatureOptions& ContinuationClassifier::feature_options() const {
@@ -237,19 +258,27 @@ void ContinuationClassifier::save(const std::string& path) const {
     throw ConfigError(fmt::format("cannot write continuation model '{}': {}", path, e.what()));
   }
   std::string bytes = read_all(path, "continuation model");
+  const size_t model_bytes = bytes.size();
+  std::string iso(16 * impl_->isotonic.x.size(), '\0');
+  for (size_t i = 0; i < impl_->isotonic.x.size(); ++i) {
+    put<double>(iso, 16 * i, impl_->isotonic.x[i]);
+    put<double>(iso, 16 * i + 8, impl_->isotonic.y[i]);
+  }
   std::string trailer(kTrailerBytes, '\0');
-  put<uint64_t>(trailer, 0, bytes.size());
+  put<uint64_t>(trailer, 0, model_bytes);
   put<uint32_t>(trailer, 16, impl_->features.window);
   put<uint32_t>(trailer, 20, impl_->features.max_chars);
   put<double>(trailer, 24, impl_->base_rate);
   put<double>(trailer, 32, impl_->calibration.a);
   put<double>(trailer, 40, impl_->calibration.b);
-  put<uint32_t>(trailer, 48, kTrailerVersion);
-  put<uint32_t>(trailer, 52, feature_flags(impl_->features));
-  // Version 2's checksum covers the trailer's fields too (a flipped bit of the Platt map would
-  // otherwise give another valid map).
-  put<uint64_t>(trailer, 8, checksum(bytes + trailer.substr(16, 32) + trailer.substr(52, 4)));
-  std::memcpy(trailer.data() + 56, kTrailerMagic, 8);
+  put<uint32_t>(trailer, 48, feature_flags(impl_->features));
+  put<uint32_t>(trailer, 52, uint32_t(impl_->isotonic.x.size()));
+  put<uint32_t>(trailer, 56, kTrailerVersion);
+  // The checksum covers the isotonic map and the trailer's fields too (a flipped bit of a map
+  // would otherwise give another valid map).
+  put<uint64_t>(trailer, 8, checksum(bytes + iso + trailer.substr(16, 40)));
+  std::memcpy(trailer.data() + 64, kTrailerMagic, 8);
+  trailer = iso + trailer;
   std::ofstream out(path, std::ios::binary | std::ios::app);
   out.write(trailer.data(), std::streamsize(trailer.size()));
   out.close();
@@ -263,19 +292,29 @@ ContinuationClassifier ContinuationClassifier::load(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw bad("no such file (train one with `kvpolicy classifier train`)");
   std::string bytes = read_all(path, "continuation model");
-  if (bytes.size() < kTrailerBytes + 8 ||
+  if (bytes.size() < kTrailerBytesV1 + 8 ||
       std::memcmp(bytes.data() + bytes.size() - 8, kTrailerMagic, 8) != 0)
     throw bad("not a kvpolicy continuation model, or truncated (no trailer)");
   const uint32_t version = get<uint32_t>(bytes, bytes.size() - 16);
-  if (version != 1 && version != kTrailerVersion)
+  if (version < 1 || version > kTrailerVersion)
     throw bad(
-        fmt::format("trailer version {}, this build reads 1 and {}", version, kTrailerVersion));
-  const size_t t = bytes.size() - (version == 1 ? kTrailerBytesV1 : kTrailerBytes);
-  if (get<uint64_t>(bytes, t) != t) throw bad("corrupt (size mismatch)");
+        fmt::format("trailer version {}, this build reads 1 to {}", version, kTrailerVersion));
+  const size_t trailer_bytes = version == 1   ? kTrailerBytesV1
+                               : version == 2 ? kTrailerBytesV2
+                                              : kTrailerBytes;
+  if (bytes.size() < trailer_bytes + 8) throw bad("truncated (no trailer)");
+  size_t t = bytes.size() - trailer_bytes;
   const std::string trailer = bytes.substr(t);
+  // Version 3: the isotonic map's breakpoints (16 bytes each) before the trailer.
+  const uint64_t points = version == 3 ? get<uint32_t>(trailer, 52) : 0;
+  if (points > t / 16) throw bad("corrupt (size mismatch)");
+  t -= 16 * points;
+  if (get<uint64_t>(trailer, 0) != t) throw bad("corrupt (size mismatch)");
+  const std::string iso = bytes.substr(t, 16 * points);
   bytes.resize(t);
-  const std::string summed =
-      version == 1 ? bytes : bytes + trailer.substr(16, 32) + trailer.substr(52, 4);
+  const std::string summed = version == 1   ? bytes
+                             : version == 2 ? bytes + trailer.substr(16, 32) + trailer.substr(52, 4)
+                                            : bytes + iso + trailer.substr(16, 40);
   if (checksum(summed) != get<uint64_t>(trailer, 8)) throw bad("corrupt (checksum mismatch)");
   if (get<int32_t>(bytes, 0) != kFastTextMagic || get<int32_t>(bytes, 4) != kFastTextVersion)
     throw bad("not a fastText 0.9 model inside");
@@ -287,11 +326,18 @@ ContinuationClassifier ContinuationClassifier::load(const std::string& path) {
   if (version >= 2) {
     c.impl_->calibration.a = get<double>(trailer, 32);
     c.impl_->calibration.b = get<double>(trailer, 40);
-    const uint32_t flags = get<uint32_t>(trailer, 52);
-    if (flags & ~uint32_t{3}) throw bad("corrupt trailer (unknown feature flags)");
+    const uint32_t flags = get<uint32_t>(trailer, version == 2 ? 52 : 48);
+    if (flags & ~(version == 2 ? 3u : kKnownFlags))
+      throw bad("corrupt trailer (unknown feature flags)");
     c.impl_->features.turn_token = !(flags & 1);
     c.impl_->features.answer_length = (flags & 2) != 0;
+    c.impl_->features.turn_quantile = (flags & 4) != 0;
   }
+  for (uint64_t i = 0; i < points; ++i) {
+    c.impl_->isotonic.x.push_back(get<double>(iso, 16 * i));
+    c.impl_->isotonic.y.push_back(get<double>(iso, 16 * i + 8));
+  }
+  if (!c.impl_->isotonic.valid()) throw bad("corrupt trailer (isotonic map)");
   const PlattScaling& cal = c.impl_->calibration;
   if (c.impl_->features.window == 0 || c.impl_->features.max_chars == 0 ||
       !(c.impl_->base_rate >= 0 && c.impl_->base_rate <= 1) || !(cal.a >= 0) ||

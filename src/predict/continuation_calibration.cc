@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kvpolicy/core/error.h"
 
@@ -55,6 +56,106 @@ PlattScaling PlattScaling::fit(std::span<const double> p, std::span<const uint8_
   s.a = std::isfinite(a) ? std::max(a, 0.0) : 1;
   s.b = std::isfinite(b) ? b : 0;
   return s;
+}
+
+double IsotonicCalibration::apply(double p) const {
+  if (x.empty()) return p;
+  if (!(p > x.front())) return y.front();
+  if (!(p < x.back())) return y.back();
+  const size_t k =
+      size_t(std::upper_bound(x.begin(), x.end(), p) - x.begin());  // x[k-1] <= p < x[k]
+  const double t = (p - x[k - 1]) / (x[k] - x[k - 1]);
+  return y[k - 1] + t * (y[k] - y[k - 1]);
+}
+
+bool IsotonicCalibration::valid() const {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i]) || !(y[i] >= 0 && y[i] <= 1)) return false;
+    if (i > 0 && !(x[i] > x[i - 1] && y[i] >= y[i - 1])) return false;
+  }
+  return true;
+}
+
+IsotonicCalibration IsotonicCalibration::fit(std::span<const double> p,
+                                             std::span<const uint8_t> y) {
+  if (p.size() != y.size() || p.empty())
+    throw Error("isotonic calibration: one label per score, and at least one");
+  std::vector<size_t> order(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (!std::isfinite(p[i])) throw Error("isotonic calibration: a score is not finite");
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  // Blocks of equal scores first (a tie cannot be split), then pooled while a block's mean
+  // exceeds the next one's.
+  struct Block {
+    double lo, hi, sum, n;
+  };
+  std::vector<Block> blocks;
+  for (size_t i : order) {
+    const double label = y[i] != 0;
+    if (!blocks.empty() && blocks.back().hi == p[i]) {
+      blocks.back().sum += label;
+      blocks.back().n += 1;
+    } else {
+      blocks.push_back({p[i], p[i], label, 1});
+    }
+    while (blocks.size() >= 2) {
+      Block& a = blocks[blocks.size() - 2];
+      const Block& b = blocks.back();
+      if (a.sum / a.n <= b.sum / b.n) break;
+      a = {a.lo, b.hi, a.sum + b.sum, a.n + b.n};
+      blocks.pop_back();
+    }
+  }
+  IsotonicCalibration c;
+  for (const Block& b : blocks) {
+    const double v = b.sum / b.n;
+    c.x.push_back(b.lo);
+    c.y.push_back(v);
+    if (b.hi > b.lo) {
+      c.x.push_back(b.hi);
+      c.y.push_back(v);
+    }
+  }
+  return c;
+}
+
+double TurnQuantileTracker::quantile(uint32_t turn) const {
+  if (n_ == 0) return 0.5;
+  uint64_t below = 0;
+  for (size_t t = 1; t < count_.size() && t < turn; ++t) below += count_[t];
+  const uint64_t same = turn < count_.size() ? count_[turn] : 0;
+  return (double(below) + 0.5 * double(same)) / double(n_);
+}
+
+double TurnQuantileTracker::observe(uint32_t turn) {
+  if (turn >= count_.size()) count_.resize(size_t(turn) + 1, 0);
+  ++count_[turn];
+  ++n_;
+  return quantile(turn);
+}
+
+std::vector<double> online_turn_quantiles(std::span<const SessionId> session,
+                                          std::span<const uint32_t> turn,
+                                          std::span<const uint32_t> example_conversation,
+                                          std::span<const uint32_t> example_turn) {
+  if (session.size() != turn.size() || example_conversation.size() != example_turn.size())
+    throw Error("online turn quantiles: one turn per request and per example");
+  // (conversation, turn) -> example index.
+  std::unordered_map<uint64_t, size_t> index;
+  for (size_t i = 0; i < example_turn.size(); ++i)
+    index.emplace((uint64_t(example_conversation[i]) << 32) | example_turn[i], i);
+  std::vector<double> out(example_turn.size(), -1);
+  TurnQuantileTracker tracker;
+  for (size_t r = 0; r < turn.size(); ++r) {
+    const double q = tracker.observe(turn[r]);
+    if (session[r] == kNoSession) continue;  // counted, but no example's
+    auto it = index.find((uint64_t(session[r]) << 32) | turn[r]);
+    if (it != index.end()) out[it->second] = q;
+  }
+  return out;
 }
 
 ContinuationDrift::ContinuationDrift(const DriftOptions& o) : o_(o) {

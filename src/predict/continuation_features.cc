@@ -101,7 +101,7 @@ double TurnBucketBaseline::predict(uint32_t turn) const { return rate_[turn_buck
 
 std::string continuation_features(std::span<const std::string> prompts, uint32_t turn,
                                   const ContinuationFeatureOptions& opts,
-                                  int64_t previous_answer_chars) {
+                                  int64_t previous_answer_chars, double turn_quantile) {
   std::string out;
   const size_t used = std::min<size_t>(prompts.size(), opts.window);
   for (size_t i = 0; i < used; ++i) {
@@ -136,6 +136,13 @@ std::string continuation_features(std::span<const std::string> prompts, uint32_t
       out += " __ans_none";
     } else {
       out += fmt::format(" __ans_{}", std::bit_width(uint64_t(previous_answer_chars) + 1) - 1);
+    }
+  }
+  if (opts.turn_quantile) {
+    if (!(turn_quantile >= 0)) {
+      out += " __tq_none";
+    } else {
+      out += fmt::format(" __tq_{}", std::min(4, int(std::min(turn_quantile, 1.0) * 5)));
     }
   }
   return out;

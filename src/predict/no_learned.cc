@@ -29,7 +29,8 @@ ContinuationClassifier ContinuationClassifier::train(std::span<const Continuatio
 ContinuationClassifier ContinuationClassifier::load(const std::string&) { refuse(); }
 // Never reached: no classifier is ever made.
 double ContinuationClassifier::predict(std::string_view) const { refuse(); }
-double ContinuationClassifier::predict(std::span<const std::string>, uint32_t, int64_t) const {
+double ContinuationClassifier::predict(std::span<const std::string>, uint32_t, int64_t,
+                                       double) const {
   refuse();
 }
 const ContinuationFeatureOptions& ContinuationClassifier::feature_options() const { refuse(); }
@@ -37,6 +38,8 @@ double ContinuationClassifier::train_base_rate() const { refuse(); }
 double ContinuationClassifier::predict_uncalibrated(std::string_view) const { refuse(); }
 const PlattScaling& ContinuationClassifier::calibration() const { refuse(); }
 void ContinuationClassifier::set_calibration(const PlattScaling&) { refuse(); }
+const IsotonicCalibration& ContinuationClassifier::isotonic() const { refuse(); }
+void ContinuationClassifier::set_isotonic(IsotonicCalibration) { refuse(); }
 void ContinuationClassifier::save(const std::string&) const { refuse(); }
 
 }  // namespace kvpolicy

@@ -228,7 +228,7 @@ TEST(ContinuationClassifier, MissingOrCorruptModelIsOneConfigError) {
     expect_error(write_file("flip.bin", bad), "flipped bit at " + std::to_string(at));
   }
   // fastText's own file without the trailer.
-  expect_error(write_file("bare.bin", bytes.substr(0, bytes.size() - 64)), "no trailer");
+  expect_error(write_file("bare.bin", bytes.substr(0, bytes.size() - 72)), "no trailer");
   // Training needs both labels; an untrained classifier does not predict.
   for (auto& e : data) e.label = true;
   EXPECT_THROW(ContinuationClassifier::train(data, {}, 1), ConfigError);

@@ -25,6 +25,9 @@ struct ContinuationFeatureOptions {
   bool turn_token = true;      // the __turn_* token (off: the turn index is not a feature)
   bool answer_length = false;  // __ans_<floor(log2(chars + 1))> of the previous answer
                                // (__ans_none on a first turn or when the answer is unknown)
+  bool turn_quantile = false;  // __tq_<k>: the turn's quintile k = min(4, floor(5 q)) among the
+                               // turn indices of the data (TurnQuantileTracker; __tq_none
+                               // when q is unknown)
 };
 
 // The feature line of one turn (no label, no newline). `prompts` holds the user prompts, the
@@ -37,10 +40,13 @@ struct ContinuationFeatureOptions {
 // tokens: the turn bucket __turn_1, __turn_2, __turn_3_4, __turn_5_8 or __turn_9plus, and the
 // current prompt's length bucket __len_<floor(log2(characters + 1))>, characters counted
 // before truncation.
-// `previous_answer_chars` (< 0: unknown) is read only with opts.answer_length.
+// `previous_answer_chars` (< 0: unknown) is read only with opts.answer_length, `turn_quantile`
+// (in [0, 1]; < 0: unknown) only with opts.turn_quantile. Training takes q from the training
+// turns' distribution; scoring from the scored data's, online (TurnQuantileTracker in the order
+// the turns are scored: a trace's arrival order, a dataset's file order).
 std::string continuation_features(std::span<const std::string> prompts, uint32_t turn,
                                   const ContinuationFeatureOptions& opts = {},
-                                  int64_t previous_answer_chars = -1);
+                                  int64_t previous_answer_chars = -1, double turn_quantile = -1);
 
 // The turn count bucket's token, as above.
 std::string continuation_turn_token(uint32_t turn);
@@ -86,25 +92,30 @@ class ContinuationClassifier {
   static ContinuationClassifier train(std::span<const ContinuationExample> examples,
                                       const ContinuationTrainOptions& options, uint64_t seed);
 
-  // P(label 1) in [0, 1] for a feature line, through the model's calibration (identity unless
-  // set_calibration was called before saving).
+  // P(label 1) in [0, 1] for a feature line, through the model's calibration: the isotonic map
+  // if it has one, else the Platt map (both the identity unless set before saving).
   double predict(std::string_view features) const;
   // The same before calibration: fastText's softmax.
   double predict_uncalibrated(std::string_view features) const;
   // The same for raw prompts (current first), encoded with the model's own feature options.
   double predict(std::span<const std::string> prompts, uint32_t turn,
-                 int64_t previous_answer_chars = -1) const;
+                 int64_t previous_answer_chars = -1, double turn_quantile = -1) const;
 
   const ContinuationFeatureOptions& feature_options() const;
   double train_base_rate() const;  // share of label 1 in the training examples
   // The Platt map applied to every score (`classifier train --validation-share`); saved with
-  // the model (trailer version 2; a version-1 file reads as the identity).
+  // the model (since trailer version 2; a version-1 file reads as the identity).
   const PlattScaling& calibration() const;
   void set_calibration(const PlattScaling& c);
+  // The isotonic map (`classifier train --calibration isotonic`), applied instead of the Platt
+  // map when not empty; saved with the model (trailer version 3).
+  const IsotonicCalibration& isotonic() const;
+  void set_isotonic(IsotonicCalibration c);
 
-  // The fastText model followed by a trailer (magic, feature options, base rate, size and a
-  // checksum of the model bytes), so a truncated or corrupt file is refused before fastText,
-  // which trusts its input, reads it. Throws ConfigError if the file cannot be written.
+  // The fastText model followed by the isotonic map and a trailer (magic, feature options, base
+  // rate, calibration, size and a checksum of the model bytes; docs/formats.md), so a truncated or
+  // corrupt file is refused before fastText, which trusts its input, reads it. Throws ConfigError
+  // if the file cannot be written.
   void save(const std::string& path) const;
   // Throws one ConfigError naming the file if it is missing, truncated, corrupt or not a model
   // saved by `save`.

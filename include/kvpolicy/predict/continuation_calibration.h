@@ -8,6 +8,7 @@
 #include <deque>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "kvpolicy/core/types.h"
 
@@ -26,6 +27,45 @@ struct PlattScaling {
   // spans differ in length or are empty.
   static PlattScaling fit(std::span<const double> p, std::span<const uint8_t> y);
 };
+
+// Isotonic regression (pool-adjacent-violators) of labels on scores: the non-decreasing step
+// function that minimises the squared error on the fitting data. Stored as breakpoints: each
+// pooled block of scores [x_lo, x_hi] maps to its label mean; a score between two blocks is
+// interpolated linearly, one below the first (above the last) block takes its value. Empty =
+// the identity. An input already calibrated (label mean = score at every score) maps to itself.
+struct IsotonicCalibration {
+  std::vector<double> x, y;  // breakpoints, x strictly increasing, y non-decreasing in [0, 1]
+
+  double apply(double p) const;
+  bool identity() const { return x.empty(); }
+  // Throws Error if the spans differ in length or are empty, or a score is not finite.
+  static IsotonicCalibration fit(std::span<const double> p, std::span<const uint8_t> y);
+  // Whether x, y are a valid map (as above), e.g. after reading them from a file.
+  bool valid() const;
+};
+
+// The online quantile of a turn index among the turn indices seen so far (this one included):
+// (turns seen with a lower index + half those with the same) / turns seen. Turn indices count
+// every user turn, so their distribution is the conversation lengths' (a conversation of L turns
+// gives 1..L) and, unlike a length, known when the turn arrives: no future is read.
+class TurnQuantileTracker {
+ public:
+  double observe(uint32_t turn);         // counts the turn, then returns its quantile
+  double quantile(uint32_t turn) const;  // without counting it (0.5 when nothing is seen)
+
+ private:
+  std::vector<uint64_t> count_;  // by turn index (1-based; index 0 unused)
+  uint64_t n_ = 0;
+};
+
+// The online quantile of each example's turn on a trace: the requests (session, turn), in
+// arrival order, counted by a TurnQuantileTracker as they arrive; example i (conversation
+// example_conversation[i] = the session, turn example_turn[i]) gets the quantile its request had
+// when it arrived, -1 if no request carries it. Throws Error if paired spans differ in length.
+std::vector<double> online_turn_quantiles(std::span<const SessionId> session,
+                                          std::span<const uint32_t> turn,
+                                          std::span<const uint32_t> example_conversation,
+                                          std::span<const uint32_t> example_turn);
 
 struct DriftOptions {
   double timeout_s = 1000;       // a scored turn with no next turn of its session this long: ended
