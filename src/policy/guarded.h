@@ -1,8 +1,9 @@
 // Guarded: any policy (the inner one, typically score-based: LPC, WA, FPB) behind a guard that
 // falls back to LRU's victim when the inner's choices go wrong. Source: a rule made here, after
 // LARU (LCR paper, Algorithm 1); docs/policies.md states it in full.
-// Cost: the inner's, plus O(log n) per eviction and per leaf transition (the recency treap) and
-// O(1) hash lookups per block (the shadow LRU).
+// Cost: the inner's, plus O(1) per access, eviction and leaf transition (the recency list;
+// O(log n) with trust, which needs the treap: guard_recency.h) and O(1) hash lookups per block
+// (the shadow LRU).
 //
 // At each eviction the guard asks the inner policy for its victim v and takes it, unless
 //   1. v is LRU's choice anyway (the least recently used evictable leaf, lru.cc's order), or
@@ -40,9 +41,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "guard_recency.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/order/intrusive_list.h"
-#include "kvpolicy/core/order/os_treap.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
 
@@ -61,7 +62,16 @@ class ShadowLru {
     path_.clear();
     stopped_ = false;
   }
-  bool contains(BlockKey key) const { return tree_.find(key) != kNoNode; }
+  // The last lookup is remembered: the guard asks about a missed block just before the shadow
+  // steps through it (one hash lookup instead of two).
+  bool contains(BlockKey key) const {
+    if (!memo_valid_ || memo_key_ != key) {
+      memo_key_ = key;
+      memo_node_ = tree_.find(key);
+      memo_valid_ = true;
+    }
+    return memo_node_ != kNoNode;
+  }
   // Whether a miss now would insert, and which block it would evict (kNoNode if none).
   bool would_insert() const { return !stopped_ && (tree_.size() < capacity_ || !list_.empty()); }
   NodeId next_victim() const { return tree_.size() < capacity_ ? kNoNode : list_.front(); }
@@ -71,7 +81,8 @@ class ShadowLru {
   // that leave and enter. Returns whether it was a hit.
   template <typename Left, typename Joined>
   bool step(BlockKey key, Left&& left, Joined&& joined) {
-    NodeId n = stopped_ ? kNoNode : tree_.find(key);
+    NodeId n = stopped_ ? kNoNode : memo_valid_ && memo_key_ == key ? memo_node_ : tree_.find(key);
+    memo_valid_ = false;
     if (n != kNoNode) {
       if (list_.contains(n)) list_.erase(n);
       tree_.pin(n);
@@ -115,6 +126,9 @@ class ShadowLru {
   std::vector<NodeId> path_;
   bool stopped_ = false;
   uint64_t misses_ = 0;
+  mutable BlockKey memo_key_ = 0;
+  mutable NodeId memo_node_ = kNoNode;
+  mutable bool memo_valid_ = false;
 };
 
 inline std::string semicolons_to_commas(std::string s) {
@@ -130,6 +144,8 @@ struct GuardOptions {
   double ratio = 1, slack = 0.1;
   // Rule 2 (a detected score-induced miss takes LRU's victim); the bound needs only rule 4.
   bool induced = true;
+  // Keep the order in the treap even without trust (tests: the list path's victims equal it).
+  bool treap = false;
   static GuardOptions of(const Params& p) {
     return {p.get_double("b"),    p.get_int("halve_every"), p.get_bool("trust"),
             p.get_bool("budget"), p.get_double("ratio"),    p.get_double("slack")};
@@ -158,12 +174,12 @@ class Guarded final : public Policy {
         budget_(o.budget),
         ratio_(o.ratio),
         slack_(o.slack * double(ctx.capacity_blocks)),
-        treap_(ctx.seed),
+        order_(o.trust || o.treap, ctx.seed),
         shadow_(std::max<size_t>(ctx.capacity_blocks, 1)) {}
 
   void reserve_ids(size_t ids) override {
     inner_->reserve_ids(ids);
-    treap_.resize(ids);
+    order_.resize(ids);
     stamp_.resize(ids, 0);
   }
 
@@ -177,19 +193,21 @@ class Guarded final : public Policy {
     shadow_pos_ = 0;
     accessed_ = 0;
     request_path_.clear();
+    pos_node_.assign(r.blocks.size(), kNoNode);
     shadow_.begin_request();
   }
 
   void on_access(NodeId n, const AccessInfo& info) override {
     inner_->on_access(n, info);
-    if (treap_.contains(n)) treap_.erase(n);  // (it is pinned: never a member here)
+    if (order_.contains(n)) order_.erase(n);  // (it is pinned: never a member here)
     bool dram = info.kind == AccessKind::kDemoted;
     // LRU's order, as lru.cc keeps it: a request's blocks are newer than everything before it,
     // the deeper older; blocks demoted into a DRAM tier in the order HBM evicted them.
-    treap_.set_key(n, dram ? first_key_ + demotions_++ : end_key_ - 1 - info.position);
+    order_.set_key(n, dram ? first_key_ + demotions_++ : end_key_ - 1 - info.position);
     if (info.reused() && stamp_[n] < phase_) --old_count_;  // requested: no longer old
     stamp_[n] = phase_;
     request_path_.push_back(n);
+    if (!dram && info.position < pos_node_.size()) pos_node_[info.position] = n;
     if (dram) {
       hbm_tier_ = false;  // this guard runs a DRAM tier: no budget (the bound is HBM's)
       return;
@@ -211,18 +229,18 @@ class Guarded final : public Policy {
 
   void on_evictable(NodeId n) override {
     inner_->on_evictable(n);
-    if (!treap_.contains(n)) treap_.insert(n);
+    if (!order_.contains(n)) order_.insert(n);
   }
   void on_unevictable(NodeId n) override {
     inner_->on_unevictable(n);
-    if (treap_.contains(n)) treap_.erase(n);
+    if (order_.contains(n)) order_.erase(n);
   }
 
   // LRU's choice, unless the inner's passes the rules in the file comment. Asked twice, the
   // same answer: the inner's victim() is a choice too, and only a new phase (which the first
   // call starts and the second finds started) changes state here.
   NodeId victim(Time now) override {
-    NodeId lru = treap_.oldest();
+    NodeId lru = order_.oldest();
     if (lru == kNoNode) return chosen_ = kNoNode;
     if (old_count_ == 0) new_phase();
     shadow_to(next_pos_);  // (two tiers: positions found in DRAM were not told to this tier)
@@ -235,7 +253,7 @@ class Guarded final : public Policy {
       choice_ = Choice::kInduced;
     } else if (v == lru) {
       choice_ = Choice::kAgreed;
-    } else if (v == kNoNode || !treap_.contains(v)) {
+    } else if (v == kNoNode || !order_.contains(v)) {
       choice_ = Choice::kLru;  // no victim, or not an evictable leaf: the inner is wrong
     } else if (trust_ && !among_oldest(v)) {
       choice_ = Choice::kDistrusted;
@@ -249,7 +267,7 @@ class Guarded final : public Policy {
   }
 
   void on_removed(NodeId n, Removal why) override {
-    if (treap_.contains(n)) treap_.erase(n);
+    order_.remove(n);
     if (stamp_[n] < phase_) --old_count_;
     // A block leaving HBM (not promoted into it) leaves what the tier and the shadow share.
     if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
@@ -261,7 +279,7 @@ class Guarded final : public Policy {
             break;
           case Choice::kInner:
             ++deviations_;
-            if (detect_) evicted_[tree_.key(n)] = treap_.key(n);
+            if (detect_) evicted_[tree_.key(n)] = order_.key(n);
             break;
           case Choice::kLru:
             ++lru_;
@@ -294,7 +312,7 @@ class Guarded final : public Policy {
   }
 
   size_t memory_bytes() const override {
-    return inner_->memory_bytes() + treap_.memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
+    return inner_->memory_bytes() + order_.memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
            shadow_.memory_bytes() + evicted_.size() * (2 * sizeof(uint64_t) + 16);
   }
 
@@ -325,6 +343,11 @@ class Guarded final : public Policy {
     NodeId n = tree_.find(key);
     return n != kNoNode && tree_.tier(n) == Tier::kHbm;
   }
+  // holds(blocks_[pos]) without a hash lookup when this tier accessed the block (pinned since).
+  bool holds_at(size_t pos, BlockKey key) const {
+    NodeId n = pos < pos_node_.size() ? pos_node_[pos] : kNoNode;
+    return n != kNoNode ? tree_.tier(n) == Tier::kHbm : holds(key);
+  }
   // D: blocks the shadow LRU holds and this tier does not.
   int64_t debt() const { return int64_t(shadow_.size()) - both_; }
 
@@ -333,8 +356,8 @@ class Guarded final : public Policy {
   // oldest cached block is an evictable leaf or a block of the current request (pinned, newer),
   // so the oldest evictable leaf answers.
   bool older_kept(uint64_t evicted_key) const {
-    NodeId z = treap_.oldest();
-    return z != kNoNode && treap_.key(z) < evicted_key;
+    NodeId z = order_.oldest();
+    return z != kNoNode && order_.key(z) < evicted_key;
   }
   bool is_induced(BlockKey x) const {
     auto it = evicted_.find(x);
@@ -342,9 +365,9 @@ class Guarded final : public Policy {
   }
   // v is among the max(floor(lambda n), 1) least recently used evictable leaves.
   bool among_oldest(NodeId v) const {
-    size_t n = treap_.size();
+    size_t n = order_.size();
     size_t l = std::max<size_t>(size_t(std::floor(lambda_ * double(n))), 1);
-    return l >= n || treap_.key(v) <= treap_.key(treap_.select(l - 1));
+    return l >= n || order_.key(v) <= order_.key(order_.select(l - 1));
   }
   // Whether evicting v for the incoming block x (if known) keeps M + D <= ratio M_LRU + slack
   // once both caches have taken x.
@@ -383,7 +406,7 @@ class Guarded final : public Policy {
     for (; shadow_pos_ < end; ++shadow_pos_) {
       shadow_.step(
           blocks_[shadow_pos_], [&](BlockKey k) { both_ -= holds(k) ? 1 : 0; },
-          [&](BlockKey k) { both_ += holds(k) ? 1 : 0; });
+          [&](BlockKey k) { both_ += holds_at(shadow_pos_, k) ? 1 : 0; });
     }
   }
 
@@ -420,7 +443,7 @@ class Guarded final : public Policy {
   bool budget_;
   double ratio_, slack_;
 
-  OsTreap treap_;  // evictable leaves by recency key (LRU's order); keys of all blocks
+  GuardRecency order_;  // evictable leaves by recency key (LRU's order); keys of all blocks
   uint64_t first_key_ = 0, end_key_ = 0;
   uint32_t demotions_ = 0;
   std::span<const BlockKey> blocks_;
@@ -432,6 +455,7 @@ class Guarded final : public Policy {
   size_t old_count_ = 0;
   BlockVector<uint32_t> stamp_;
   std::vector<NodeId> request_path_;
+  std::vector<NodeId> pos_node_;  // the current request's node at each position this tier saw
   // The deviations of this phase: each evicted block's key, and its recency key then.
   std::unordered_map<BlockKey, uint64_t> evicted_;
   uint64_t induced_in_phase_ = 0;
