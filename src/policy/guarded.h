@@ -146,6 +146,8 @@ struct GuardOptions {
   bool induced = true;
   // Keep the order in the treap even without trust (tests: the list path's victims equal it).
   bool treap = false;
+  // Tests: check the kept shadow-membership bits against lookups at each use.
+  bool check = false;
   static GuardOptions of(const Params& p) {
     return {p.get_double("b"),    p.get_int("halve_every"), p.get_bool("trust"),
             p.get_bool("budget"), p.get_double("ratio"),    p.get_double("slack")};
@@ -172,6 +174,7 @@ class Guarded final : public Policy {
         induced_rule_(o.induced),
         detect_(o.induced || o.trust),
         budget_(o.budget),
+        check_(o.check),
         ratio_(o.ratio),
         slack_(o.slack * double(ctx.capacity_blocks)),
         order_(o.trust || o.treap, ctx.seed),
@@ -181,6 +184,7 @@ class Guarded final : public Policy {
     inner_->reserve_ids(ids);
     order_.resize(ids);
     stamp_.resize(ids, 0);
+    in_shadow_.resize(ids, 0);
   }
 
   void on_request_begin(const RequestView& r) override {
@@ -220,7 +224,8 @@ class Guarded final : public Policy {
         if (older_kept(it->second)) lose_trust();
         evicted_.erase(it);
       }
-      if (shadow_.contains(key)) ++both_;
+      in_shadow_[n] = shadow_.contains(key);
+      both_ += in_shadow_[n];
     }
     ++accessed_;
     next_pos_ = info.position + 1;
@@ -271,7 +276,8 @@ class Guarded final : public Policy {
     if (stamp_[n] < phase_) --old_count_;
     // A block leaving HBM (not promoted into it) leaves what the tier and the shadow share.
     if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
-      if (shadow_.contains(tree_.key(n))) --both_;
+      if (check_) check_bit(n);
+      both_ -= in_shadow_[n];
       if (n == chosen_ && is_victim(why)) {
         switch (choice_) {
           case Choice::kAgreed:
@@ -313,7 +319,8 @@ class Guarded final : public Policy {
 
   size_t memory_bytes() const override {
     return inner_->memory_bytes() + order_.memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
-           shadow_.memory_bytes() + evicted_.size() * (2 * sizeof(uint64_t) + 16);
+           in_shadow_.capacity() + shadow_.memory_bytes() +
+           evicted_.size() * (2 * sizeof(uint64_t) + 16);
   }
 
   PolicyStats stats() const override {
@@ -339,14 +346,19 @@ class Guarded final : public Policy {
   // How the last victim was chosen: the inner's (a deviation from LRU's), both agreeing, or
   // LRU's because of rule 2, 3 or 4 (or an inner with no evictable victim).
   enum class Choice { kAgreed, kInner, kLru, kInduced, kDistrusted, kOverBudget };
-  bool holds(BlockKey key) const {  // this (HBM) tier holds the block
-    NodeId n = tree_.find(key);
-    return n != kNoNode && tree_.tier(n) == Tier::kHbm;
+  bool holds(BlockKey key) const { return held(key) != kNoNode; }
+  void check_bit(NodeId n) const {
+    if (bool(in_shadow_[n]) != shadow_.contains(tree_.key(n)))
+      throw Error("guarded: the shadow-membership bit of node " + std::to_string(n) + " is stale");
   }
-  // holds(blocks_[pos]) without a hash lookup when this tier accessed the block (pinned since).
-  bool holds_at(size_t pos, BlockKey key) const {
+  NodeId held(BlockKey key) const {  // this (HBM) tier's node of the block, or kNoNode
+    NodeId n = tree_.find(key);
+    return n != kNoNode && tree_.tier(n) == Tier::kHbm ? n : kNoNode;
+  }
+  // held(blocks_[pos]) without a hash lookup when this tier accessed the block (pinned since).
+  NodeId held_at(size_t pos, BlockKey key) const {
     NodeId n = pos < pos_node_.size() ? pos_node_[pos] : kNoNode;
-    return n != kNoNode ? tree_.tier(n) == Tier::kHbm : holds(key);
+    return n == kNoNode ? held(key) : tree_.tier(n) == Tier::kHbm ? n : kNoNode;
   }
   // D: blocks the shadow LRU holds and this tier does not.
   int64_t debt() const { return int64_t(shadow_.size()) - both_; }
@@ -378,7 +390,8 @@ class Guarded final : public Policy {
       debt_after = double(debt() + 1);  // at most one more
     } else {
       bool shadow_has_x = shadow_.contains(x);
-      int64_t both = both_ - (shadow_.contains(tree_.key(v)) ? 1 : 0);
+      if (check_) check_bit(v);
+      int64_t both = both_ - in_shadow_[v];
       int64_t shadow_size = int64_t(shadow_.size());
       if (shadow_has_x) {
         ++both;
@@ -405,8 +418,19 @@ class Guarded final : public Policy {
     end = std::min(end, blocks_.size());
     for (; shadow_pos_ < end; ++shadow_pos_) {
       shadow_.step(
-          blocks_[shadow_pos_], [&](BlockKey k) { both_ -= holds(k) ? 1 : 0; },
-          [&](BlockKey k) { both_ += holds_at(shadow_pos_, k) ? 1 : 0; });
+          blocks_[shadow_pos_],
+          [&](BlockKey k) {
+            if (NodeId n = held(k); n != kNoNode) {
+              --both_;
+              in_shadow_[n] = 0;
+            }
+          },
+          [&](BlockKey k) {
+            if (NodeId n = held_at(shadow_pos_, k); n != kNoNode) {
+              ++both_;
+              in_shadow_[n] = 1;
+            }
+          });
     }
   }
 
@@ -441,6 +465,7 @@ class Guarded final : public Policy {
   // deviations holds a key per inner eviction of a phase, the guard's largest cost otherwise.
   bool detect_;
   bool budget_;
+  bool check_;
   double ratio_, slack_;
 
   GuardRecency order_;  // evictable leaves by recency key (LRU's order); keys of all blocks
@@ -464,6 +489,9 @@ class Guarded final : public Policy {
   ShadowLru shadow_;
   size_t shadow_pos_ = 0;
   int64_t both_ = 0;  // blocks both this tier and the shadow hold
+  // Per block of this tier: whether the shadow holds its key (kept at each change of either, so
+  // removals and the budget need no shadow lookup).
+  BlockVector<uint8_t> in_shadow_;
   bool hbm_tier_ = true;
   uint64_t misses_ = 0;
 

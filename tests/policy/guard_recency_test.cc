@@ -102,6 +102,7 @@ TEST(GuardRecency, GuardedListAndTreapChooseTheSameVictims) {
                                GuardOptions{.ratio = 1.5, .slack = 0}, GuardOptions{.slack = 1}}) {
           SCOPED_TRACE(std::string(inner) + ", capacity " + std::to_string(cap) + ", seed " +
                        std::to_string(w) + ", slack " + std::to_string(g.slack));
+          g.check = true;  // and the kept shadow bits agree with lookups at every use
           PolicyStats ls, ts;
           std::vector<BlockKey> list = victims_of(trace, oracle, inner, g, cap, ls);
           GuardOptions t = g;
