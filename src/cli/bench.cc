@@ -50,7 +50,7 @@ Timing best_time(int repeat, F&& f) {
 }
 
 void run(BenchArgs args) {
-  if (args.quick) args.repeat = 1;
+  if (args.quick && !args.repeat_given) args.repeat = 1;
   std::vector<PolicySpec> specs;
   if (args.policies.empty()) {
     for (auto& n : PolicyRegistry::instance().names()) specs.push_back({n, ""});
@@ -193,15 +193,19 @@ void add(CLI::App& app) {
                   "Mooncake part is skipped");
   cmd->add_option("--policy,-p", args->policies, "policies (default: all; lru is always added)");
   cmd->add_flag("--quick", args->quick,
-                "small workloads (1 M + 2 M accesses), one repeat, and serve mode with 2 "
-                "routers and LRU only");
-  cmd->add_option("--repeat", args->repeat,
-                  "replays per policy; the median counts (the fastest is shown apart)")
-      ->capture_default_str();
+                "small workloads (1 M + 2 M accesses), one repeat unless --repeat is given, "
+                "and serve mode with 2 routers and LRU only");
+  auto* repeat =
+      cmd->add_option("--repeat", args->repeat,
+                      "replays per policy; the median counts (the fastest is shown apart)");
+  repeat->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the Zipf workload and randomized policies")
       ->capture_default_str();
   output_file(cmd->add_option("--json", args->json, "also write the results as one JSON object"));
-  cmd->callback([args] { run(*args); });
+  cmd->callback([args, repeat] {
+    args->repeat_given = repeat->count() > 0;
+    run(*args);
+  });
 }
 
 CommandRegistrar registrar(70, add);

@@ -27,6 +27,7 @@ struct BenchArgs {
   std::string data;
   std::string policies;  // empty = every registered policy
   bool quick = false;
+  bool repeat_given = false;  // --repeat on the command line: --quick keeps it
   int repeat = 3;
   uint64_t seed = 1;
   std::string json;

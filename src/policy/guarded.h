@@ -1,8 +1,9 @@
 // Guarded: any policy (the inner one, typically score-based: LPC, WA, FPB) behind a guard that
 // falls back to LRU's victim when the inner's choices go wrong. Source: a rule made here, after
 // LARU (LCR paper, Algorithm 1); docs/policies.md states it in full.
-// Cost: the inner's, plus O(log n) per eviction and per leaf transition (the recency treap) and
-// O(1) hash lookups per block (the shadow LRU).
+// Cost: the inner's, plus O(1) per access, eviction and leaf transition (the recency list;
+// O(log n) with trust, which needs the treap: guard_recency.h) and O(1) hash lookups per block
+// (the shadow LRU).
 //
 // At each eviction the guard asks the inner policy for its victim v and takes it, unless
 //   1. v is LRU's choice anyway (the least recently used evictable leaf, lru.cc's order), or
@@ -40,9 +41,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "guard_recency.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/order/intrusive_list.h"
-#include "kvpolicy/core/order/os_treap.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
 
@@ -61,7 +62,16 @@ class ShadowLru {
     path_.clear();
     stopped_ = false;
   }
-  bool contains(BlockKey key) const { return tree_.find(key) != kNoNode; }
+  // The last lookup is remembered: the guard asks about a missed block just before the shadow
+  // steps through it (one hash lookup instead of two).
+  bool contains(BlockKey key) const {
+    if (!memo_valid_ || memo_key_ != key) {
+      memo_key_ = key;
+      memo_node_ = tree_.find(key);
+      memo_valid_ = true;
+    }
+    return memo_node_ != kNoNode;
+  }
   // Whether a miss now would insert, and which block it would evict (kNoNode if none).
   bool would_insert() const { return !stopped_ && (tree_.size() < capacity_ || !list_.empty()); }
   NodeId next_victim() const { return tree_.size() < capacity_ ? kNoNode : list_.front(); }
@@ -72,7 +82,8 @@ class ShadowLru {
   template <typename Left, typename Joined>
   bool step(BlockKey key, Left&& left, Joined&& joined) {
     ++accesses_;
-    NodeId n = stopped_ ? kNoNode : tree_.find(key);
+    NodeId n = stopped_ ? kNoNode : memo_valid_ && memo_key_ == key ? memo_node_ : tree_.find(key);
+    memo_valid_ = false;
     if (n != kNoNode) {
       if (list_.contains(n)) list_.erase(n);
       tree_.pin(n);
@@ -117,6 +128,9 @@ class ShadowLru {
   std::vector<NodeId> path_;
   bool stopped_ = false;
   uint64_t misses_ = 0, accesses_ = 0;
+  mutable BlockKey memo_key_ = 0;
+  mutable NodeId memo_node_ = kNoNode;
+  mutable bool memo_valid_ = false;
 };
 
 inline std::string semicolons_to_commas(std::string s) {
@@ -135,6 +149,10 @@ struct GuardOptions {
   double allowance = 0;
   // Rule 2 (a detected score-induced miss takes LRU's victim); the bound needs only rule 4.
   bool induced = true;
+  // Keep the order in the treap even without trust (tests: the list path's victims equal it).
+  bool treap = false;
+  // Tests: check the kept shadow-membership bits against lookups at each use.
+  bool check = false;
   static GuardOptions of(const Params& p) {
     GuardOptions o{p.get_double("b"),    p.get_int("halve_every"), p.get_bool("trust"),
                    p.get_bool("budget"), p.get_double("ratio"),    p.get_double("slack")};
@@ -163,16 +181,18 @@ class Guarded final : public Policy {
         induced_rule_(o.induced),
         detect_(o.induced || o.trust),
         budget_(o.budget),
+        check_(o.check),
         ratio_(o.ratio),
         slack_(o.slack * double(ctx.capacity_blocks)),
         allowance_(o.allowance),
-        treap_(ctx.seed),
+        order_(o.trust || o.treap, ctx.seed),
         shadow_(std::max<size_t>(ctx.capacity_blocks, 1)) {}
 
   void reserve_ids(size_t ids) override {
     inner_->reserve_ids(ids);
-    treap_.resize(ids);
+    order_.resize(ids);
     stamp_.resize(ids, 0);
+    in_shadow_.resize(ids, 0);
   }
 
   void on_request_begin(const RequestView& r) override {
@@ -185,19 +205,21 @@ class Guarded final : public Policy {
     shadow_pos_ = 0;
     accessed_ = 0;
     request_path_.clear();
+    pos_node_.assign(r.blocks.size(), kNoNode);
     shadow_.begin_request();
   }
 
   void on_access(NodeId n, const AccessInfo& info) override {
     inner_->on_access(n, info);
-    if (treap_.contains(n)) treap_.erase(n);  // (it is pinned: never a member here)
+    if (order_.contains(n)) order_.erase(n);  // (it is pinned: never a member here)
     bool dram = info.kind == AccessKind::kDemoted;
     // LRU's order, as lru.cc keeps it: a request's blocks are newer than everything before it,
     // the deeper older; blocks demoted into a DRAM tier in the order HBM evicted them.
-    treap_.set_key(n, dram ? first_key_ + demotions_++ : end_key_ - 1 - info.position);
+    order_.set_key(n, dram ? first_key_ + demotions_++ : end_key_ - 1 - info.position);
     if (info.reused() && stamp_[n] < phase_) --old_count_;  // requested: no longer old
     stamp_[n] = phase_;
     request_path_.push_back(n);
+    if (!dram && info.position < pos_node_.size()) pos_node_[info.position] = n;
     if (dram) {
       hbm_tier_ = false;  // this guard runs a DRAM tier: no budget (the bound is HBM's)
       return;
@@ -210,7 +232,8 @@ class Guarded final : public Policy {
         if (older_kept(it->second)) lose_trust();
         evicted_.erase(it);
       }
-      if (shadow_.contains(key)) ++both_;
+      in_shadow_[n] = shadow_.contains(key);
+      both_ += in_shadow_[n];
     }
     ++accessed_;
     next_pos_ = info.position + 1;
@@ -219,18 +242,18 @@ class Guarded final : public Policy {
 
   void on_evictable(NodeId n) override {
     inner_->on_evictable(n);
-    if (!treap_.contains(n)) treap_.insert(n);
+    if (!order_.contains(n)) order_.insert(n);
   }
   void on_unevictable(NodeId n) override {
     inner_->on_unevictable(n);
-    if (treap_.contains(n)) treap_.erase(n);
+    if (order_.contains(n)) order_.erase(n);
   }
 
   // LRU's choice, unless the inner's passes the rules in the file comment. Asked twice, the
   // same answer: the inner's victim() is a choice too, and only a new phase (which the first
   // call starts and the second finds started) changes state here.
   NodeId victim(Time now) override {
-    NodeId lru = treap_.oldest();
+    NodeId lru = order_.oldest();
     if (lru == kNoNode) return chosen_ = kNoNode;
     if (old_count_ == 0) new_phase();
     shadow_to(next_pos_);  // (two tiers: positions found in DRAM were not told to this tier)
@@ -243,7 +266,7 @@ class Guarded final : public Policy {
       choice_ = Choice::kInduced;
     } else if (v == lru) {
       choice_ = Choice::kAgreed;
-    } else if (v == kNoNode || !treap_.contains(v)) {
+    } else if (v == kNoNode || !order_.contains(v)) {
       choice_ = Choice::kLru;  // no victim, or not an evictable leaf: the inner is wrong
     } else if (trust_ && !among_oldest(v)) {
       choice_ = Choice::kDistrusted;
@@ -257,11 +280,12 @@ class Guarded final : public Policy {
   }
 
   void on_removed(NodeId n, Removal why) override {
-    if (treap_.contains(n)) treap_.erase(n);
+    order_.remove(n);
     if (stamp_[n] < phase_) --old_count_;
     // A block leaving HBM (not promoted into it) leaves what the tier and the shadow share.
     if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
-      if (shadow_.contains(tree_.key(n))) --both_;
+      if (check_) check_bit(n);
+      both_ -= in_shadow_[n];
       if (n == chosen_ && is_victim(why)) {
         switch (choice_) {
           case Choice::kAgreed:
@@ -269,7 +293,7 @@ class Guarded final : public Policy {
             break;
           case Choice::kInner:
             ++deviations_;
-            if (detect_) evicted_[tree_.key(n)] = treap_.key(n);
+            if (detect_) evicted_[tree_.key(n)] = order_.key(n);
             break;
           case Choice::kLru:
             ++lru_;
@@ -302,8 +326,9 @@ class Guarded final : public Policy {
   }
 
   size_t memory_bytes() const override {
-    return inner_->memory_bytes() + treap_.memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
-           shadow_.memory_bytes() + evicted_.size() * (2 * sizeof(uint64_t) + 16);
+    return inner_->memory_bytes() + order_.memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
+           in_shadow_.capacity() + shadow_.memory_bytes() +
+           evicted_.size() * (2 * sizeof(uint64_t) + 16);
   }
 
   PolicyStats stats() const override {
@@ -329,9 +354,19 @@ class Guarded final : public Policy {
   // How the last victim was chosen: the inner's (a deviation from LRU's), both agreeing, or
   // LRU's because of rule 2, 3 or 4 (or an inner with no evictable victim).
   enum class Choice { kAgreed, kInner, kLru, kInduced, kDistrusted, kOverBudget };
-  bool holds(BlockKey key) const {  // this (HBM) tier holds the block
+  bool holds(BlockKey key) const { return held(key) != kNoNode; }
+  void check_bit(NodeId n) const {
+    if (bool(in_shadow_[n]) != shadow_.contains(tree_.key(n)))
+      throw Error("guarded: the shadow-membership bit of node " + std::to_string(n) + " is stale");
+  }
+  NodeId held(BlockKey key) const {  // this (HBM) tier's node of the block, or kNoNode
     NodeId n = tree_.find(key);
-    return n != kNoNode && tree_.tier(n) == Tier::kHbm;
+    return n != kNoNode && tree_.tier(n) == Tier::kHbm ? n : kNoNode;
+  }
+  // held(blocks_[pos]) without a hash lookup when this tier accessed the block (pinned since).
+  NodeId held_at(size_t pos, BlockKey key) const {
+    NodeId n = pos < pos_node_.size() ? pos_node_[pos] : kNoNode;
+    return n == kNoNode ? held(key) : tree_.tier(n) == Tier::kHbm ? n : kNoNode;
   }
   // D: blocks the shadow LRU holds and this tier does not.
   int64_t debt() const { return int64_t(shadow_.size()) - both_; }
@@ -341,8 +376,8 @@ class Guarded final : public Policy {
   // oldest cached block is an evictable leaf or a block of the current request (pinned, newer),
   // so the oldest evictable leaf answers.
   bool older_kept(uint64_t evicted_key) const {
-    NodeId z = treap_.oldest();
-    return z != kNoNode && treap_.key(z) < evicted_key;
+    NodeId z = order_.oldest();
+    return z != kNoNode && order_.key(z) < evicted_key;
   }
   bool is_induced(BlockKey x) const {
     auto it = evicted_.find(x);
@@ -350,9 +385,9 @@ class Guarded final : public Policy {
   }
   // v is among the max(floor(lambda n), 1) least recently used evictable leaves.
   bool among_oldest(NodeId v) const {
-    size_t n = treap_.size();
+    size_t n = order_.size();
     size_t l = std::max<size_t>(size_t(std::floor(lambda_ * double(n))), 1);
-    return l >= n || treap_.key(v) <= treap_.key(treap_.select(l - 1));
+    return l >= n || order_.key(v) <= order_.key(order_.select(l - 1));
   }
   // Whether evicting v for the incoming block x (if known) keeps
   // M + D <= ratio M_LRU + slack + allowance A (A: blocks requested) once both caches took x.
@@ -363,7 +398,8 @@ class Guarded final : public Policy {
       debt_after = double(debt() + 1);  // at most one more
     } else {
       bool shadow_has_x = shadow_.contains(x);
-      int64_t both = both_ - (shadow_.contains(tree_.key(v)) ? 1 : 0);
+      if (check_) check_bit(v);
+      int64_t both = both_ - in_shadow_[v];
       int64_t shadow_size = int64_t(shadow_.size());
       if (shadow_has_x) {
         ++both;
@@ -391,8 +427,19 @@ class Guarded final : public Policy {
     end = std::min(end, blocks_.size());
     for (; shadow_pos_ < end; ++shadow_pos_) {
       shadow_.step(
-          blocks_[shadow_pos_], [&](BlockKey k) { both_ -= holds(k) ? 1 : 0; },
-          [&](BlockKey k) { both_ += holds(k) ? 1 : 0; });
+          blocks_[shadow_pos_],
+          [&](BlockKey k) {
+            if (NodeId n = held(k); n != kNoNode) {
+              --both_;
+              in_shadow_[n] = 0;
+            }
+          },
+          [&](BlockKey k) {
+            if (NodeId n = held_at(shadow_pos_, k); n != kNoNode) {
+              ++both_;
+              in_shadow_[n] = 1;
+            }
+          });
     }
   }
 
@@ -427,9 +474,10 @@ class Guarded final : public Policy {
   // deviations holds a key per inner eviction of a phase, the guard's largest cost otherwise.
   bool detect_;
   bool budget_;
+  bool check_;
   double ratio_, slack_, allowance_;
 
-  OsTreap treap_;  // evictable leaves by recency key (LRU's order); keys of all blocks
+  GuardRecency order_;  // evictable leaves by recency key (LRU's order); keys of all blocks
   uint64_t first_key_ = 0, end_key_ = 0;
   uint32_t demotions_ = 0;
   std::span<const BlockKey> blocks_;
@@ -441,6 +489,7 @@ class Guarded final : public Policy {
   size_t old_count_ = 0;
   BlockVector<uint32_t> stamp_;
   std::vector<NodeId> request_path_;
+  std::vector<NodeId> pos_node_;  // the current request's node at each position this tier saw
   // The deviations of this phase: each evicted block's key, and its recency key then.
   std::unordered_map<BlockKey, uint64_t> evicted_;
   uint64_t induced_in_phase_ = 0;
@@ -449,6 +498,9 @@ class Guarded final : public Policy {
   ShadowLru shadow_;
   size_t shadow_pos_ = 0;
   int64_t both_ = 0;  // blocks both this tier and the shadow hold
+  // Per block of this tier: whether the shadow holds its key (kept at each change of either, so
+  // removals and the budget need no shadow lookup).
+  BlockVector<uint8_t> in_shadow_;
   bool hbm_tier_ = true;
   uint64_t misses_ = 0;
 

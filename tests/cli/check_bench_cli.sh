@@ -26,5 +26,9 @@ assert abs(sieve["one_copy_block_hit_rate"] - one_copy["block_hit_rate"]) < 1e-6
 assert sieve["block_hit_rate"] < one_copy["block_hit_rate"] - 0.01, (sieve, one_copy)
 median_rate = mooncake["block_accesses"] / sieve["median_cpu_seconds"]
 assert abs(sieve["accesses_per_second"] - median_rate) <= 1e-3 * median_rate, sieve
+assert json.load(open(sys.argv[1]))["repeat"] == 1  # --quick: one round by default
 print("CliBench: ok")
 PY
+# An explicit --repeat holds with --quick (the cost tables quote three-round medians).
+"$K" bench --quick --repeat 2 -p sieve --data "$DATA" --json "$work/bench2.json" > /dev/null
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["repeat"] == 2' "$work/bench2.json"
