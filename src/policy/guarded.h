@@ -197,8 +197,8 @@ class Guarded final : public Policy {
 
   void on_request_begin(const RequestView& r) override {
     inner_->on_request_begin(r);
-    first_key_ = end_key_;
-    end_key_ += r.blocks.size();
+    fresh_key_ += kKeyStride;  // this request's demotions: above every key before it
+    first_key_ = fresh_key_;
     demotions_ = 0;
     blocks_ = r.blocks;
     next_pos_ = 0;
@@ -213,9 +213,12 @@ class Guarded final : public Policy {
     inner_->on_access(n, info);
     if (order_.contains(n)) order_.erase(n);  // (it is pinned: never a member here)
     bool dram = info.kind == AccessKind::kDemoted;
-    // LRU's order, as lru.cc keeps it: a request's blocks are newer than everything before it,
-    // the deeper older; blocks demoted into a DRAM tier in the order HBM evicted them.
-    order_.set_key(n, dram ? first_key_ + demotions_++ : end_key_ - 1 - info.position);
+    // LRU's order, as lru.cc keeps it: a block newer than everything before it, or just below
+    // its parent when the parent was accessed in this request (a request's deeper blocks are
+    // older); blocks demoted into a DRAM tier in the order HBM evicted them, older than the
+    // request's own. Keys come from a counter, not the request's blocks: an owner driving the
+    // cache through PolicyTree may not list them, and a flat cache's blocks are all roots.
+    order_.set_key(n, dram ? first_key_ + demotions_++ : recency_key(n, info));
     if (info.reused() && stamp_[n] < phase_) --old_count_;  // requested: no longer old
     stamp_[n] = phase_;
     request_path_.push_back(n);
@@ -478,7 +481,17 @@ class Guarded final : public Policy {
   double ratio_, slack_, allowance_;
 
   GuardRecency order_;  // evictable leaves by recency key (LRU's order); keys of all blocks
-  uint64_t first_key_ = 0, end_key_ = 0;
+  // Keys: each request's demotions count up from first_key_, each fresh block takes the next
+  // multiple of the stride and its descendants in the request count down from it (a request's
+  // demotions and depths stay below half the stride: 2^19).
+  static constexpr uint64_t kKeyStride = uint64_t{1} << 20;
+  uint64_t recency_key(NodeId n, const AccessInfo& info) {
+    NodeId parent = tree_.parent(n);
+    if (info.position > 0 && parent != kNoNode && order_.key(parent) > first_key_ + kKeyStride / 2)
+      return order_.key(parent) - 1;
+    return fresh_key_ += kKeyStride;
+  }
+  uint64_t first_key_ = 0, fresh_key_ = 0;
   uint32_t demotions_ = 0;
   std::span<const BlockKey> blocks_;
   size_t next_pos_ = 0, accessed_ = 0;

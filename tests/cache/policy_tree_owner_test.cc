@@ -303,6 +303,47 @@ TEST_P(OwnerCalls, RandomOwnerCallsKeepTheContract) {
   }
 }
 
+// The guard's LRU order is lru.cc's under an owner's calls too, where a request lists no blocks
+// and (flat) every block is a root: guarded around LRU evicts as LRU does (its keys once came from
+// the request's block count, so there all blocks tied). Each request hits a random earlier
+// chain's cached prefix, inserts a new chain under it (or alone), and sometimes evicts a batch.
+TEST(PolicyTreeGuard, GuardedAroundLruEvictsAsLruWithoutTheRequestsBlocks) {
+  for (TreeShape shape : {TreeShape::kPrefix, TreeShape::kFlat}) {
+    PolicyTree lru({"lru", ""}, 48, 16, 3, shape);
+    PolicyTree guarded({"guarded", ""}, 48, 16, 3, shape);
+    std::mt19937_64 rng(7);
+    BlockKey next = 1;
+    std::vector<std::vector<BlockKey>> chains;
+    for (int r = 0; r < 400; ++r) {
+      std::vector<BlockKey> hit;
+      if (!chains.empty()) {
+        const auto& c = chains[rng() % chains.size()];
+        for (BlockKey k : c) {
+          if (!lru.contains(k)) break;
+          hit.push_back(k);
+        }
+      }
+      std::vector<BlockKey> fresh = chain(next, 1 + rng() % 6);
+      next += fresh.size();
+      std::optional<BlockKey> parent;
+      if (!hit.empty()) parent = hit.back();
+      for (PolicyTree* t : {&lru, &guarded}) {
+        t->begin_request(request(Time(r)));
+        ASSERT_EQ(t->hits(hit), hit.size());
+        t->insert_chain(fresh, parent, true);
+        t->end_request();
+      }
+      std::vector<BlockKey> whole = hit;
+      whole.insert(whole.end(), fresh.begin(), fresh.end());
+      chains.push_back(whole);
+      if (rng() % 5 == 0) {
+        size_t n = 1 + rng() % 8;
+        ASSERT_EQ(guarded.evict(n), lru.evict(n)) << "request " << r;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryOnlinePolicy, OwnerCalls,
                          ::testing::ValuesIn(online_policies_and_variants()),
                          [](const ::testing::TestParamInfo<PolicySpec>& info) {
