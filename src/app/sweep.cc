@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
 #include "kvpolicy/app/progress.h"
+#include "kvpolicy/core/atomic_file.h"
 
 namespace kvpolicy::app {
 
@@ -60,7 +62,9 @@ std::vector<size_t> run_on_ranks(const SweepRows& rows, const SweepSettings& s) 
   return all;
 }
 
-// The cells `mine` on threads, resuming from and appending to the results file.
+// The cells `mine` on threads, resuming from and appending to the results file; at the end the
+// file is rewritten in configuration order (the rows of other configurations a resumed file
+// held after them), so -j does not change it and a shard's files concatenate into the whole's.
 void run_here(const SweepRows& rows, const std::vector<size_t>& mine, const SweepSettings& s) {
   Progress progress(s.what);
   // Rows already in the file, by key (a later repeat wins).
@@ -71,10 +75,13 @@ void run_here(const SweepRows& rows, const std::vector<size_t>& mine, const Swee
   ResultsFile out;
   if (!s.json_path.empty()) out = ResultsFile(s.json_path, !s.resume);
   std::vector<size_t> todo;
+  std::vector<std::string> texts(rows.cells.keys.size());  // each cell's row, by index
   for (size_t i : mine) {
     auto it = finished.find(rows.cells.keys[i]);
     if (it != finished.end()) {
       rows.read(i, it->second, s.json_path);
+      texts[i] = it->second.text;
+      finished.erase(it);
     } else {
       todo.push_back(i);
     }
@@ -89,9 +96,16 @@ void run_here(const SweepRows& rows, const std::vector<size_t>& mine, const Swee
     });
     std::lock_guard lock(mu);
     if (out.is_open()) out.append(row);
+    texts[todo[k]] = std::move(row);
     ++completed;
   });
   out.finish();
+  std::error_code ec;
+  if (s.json_path.empty() || !std::filesystem::is_regular_file(s.json_path, ec)) return;
+  std::string ordered;
+  for (size_t i : mine) ordered += texts[i] + '\n';
+  for (auto& [key, line] : finished) ordered += line.text + '\n';
+  write_file_atomically(s.json_path, ordered);
 }
 
 }  // namespace
@@ -105,13 +119,6 @@ std::vector<size_t> sweep_rows(const SweepRows& rows, const SweepSettings& s) {
     for (size_t i = 0; i < rows.cells.keys.size(); ++i) mine.push_back(i);
   }
   run_here(rows, mine, s);
-  // The file in configuration order, whatever order the threads finished in (so -j does not
-  // change it) and so a shard's files concatenate into the whole's.
-  if (!s.json_path.empty()) {
-    std::vector<std::string> keys;
-    for (size_t i : mine) keys.push_back(rows.cells.keys[i]);
-    order_results_file(s.json_path, keys, rows.cells.key_of);
-  }
   return mine;
 }
 
