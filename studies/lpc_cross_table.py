@@ -30,6 +30,25 @@ def eval_tables(paths):
               f"| {m['n']} | {fmt(m['mcc'])} | {fmt(m['auc'])} | {turns} |")
 
 
+def print_hit_table(name, labels, caps, hit):
+    """Block hit % per (label, capacity fraction), each with its margin over the "lru" row."""
+    caps = sorted(caps)
+    print(f"\n{name}: block hit % (margin over lru, points)")
+    print("| policy | " + " | ".join(f"{c * 100:g} %" for c in caps) + " |")
+    print("|---|" + "---|" * len(caps))
+    for label in labels:
+        cells = []
+        for c in caps:
+            h, l = hit.get((label, c)), hit.get(("lru", c))
+            if h is None:
+                cells.append("-")
+            elif label == "lru" or l is None:
+                cells.append(f"{h:.2f}")
+            else:
+                cells.append(f"{h:.2f} ({h - l:+.2f})")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
 def hit_tables(name, paths):
     rows = []
     for p in paths:
@@ -53,21 +72,7 @@ def hit_tables(name, paths):
         if cap not in caps:
             caps.append(cap)
         hit[(label, cap)] = r["block_hit_rate"] * 100
-    caps.sort()
-    print(f"\n{name}: block hit % (margin over lru, points)")
-    print("| policy | " + " | ".join(f"{c * 100:g} %" for c in caps) + " |")
-    print("|---|" + "---|" * len(caps))
-    for pol in policies:
-        cells = []
-        for c in caps:
-            h, l = hit.get((pol, c)), hit.get(("lru", c))
-            if h is None:
-                cells.append("-")
-            elif pol == "lru" or l is None:
-                cells.append(f"{h:.2f}")
-            else:
-                cells.append(f"{h:.2f} ({h - l:+.2f})")
-        print(f"| {pol} | " + " | ".join(cells) + " |")
+    print_hit_table(name, policies, caps, hit)
     for pol, t in trust.items():
         print(f"{pol}: drift trust at the end {min(t):.2f}-{max(t):.2f}")
 

@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+from lpc_cross_table import print_hit_table
+
 TRAINERS = ["arena", "sharegpt", "mix"]
 VARIANTS = ["base", "no-turn", "answer", "tq", "tq-no-turn", "all", "all-no-turn"]
 
@@ -67,17 +69,7 @@ def hit_table(name, paths):
             if cap not in caps:
                 caps.append(cap)
             hit[(label, cap)] = r["block_hit_rate"] * 100
-    caps.sort()
-    print(f"\n{name}: block hit % (margin over lru, points)")
-    print("| policy | " + " | ".join(f"{c * 100:g} %" for c in caps) + " |")
-    print("|---|" + "---|" * len(caps))
-    for label in rows:
-        cells = []
-        for c in caps:
-            h, l = hit.get((label, c)), hit.get(("lru", c))
-            cells.append("-" if h is None else f"{h:.2f}" if label == "lru" or l is None
-                         else f"{h:.2f} ({h - l:+.2f})")
-        print(f"| {label} | " + " | ".join(cells) + " |")
+    print_hit_table(name, rows, caps, hit)
 
 
 if __name__ == "__main__":
