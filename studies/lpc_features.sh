@@ -18,19 +18,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: lpc_features.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-K=${KVPOLICY:-$src/build/kvpolicy}
-[[ $K = /* ]] || K=$src/$K
-D=${KVPOLICY_DATA:-$src/../shared/traces}
-A=$D/chatbot-arena/chatbot_arena_conversations_raw.jsonl
-S=$D/sharegpt-sample/sharegpt_sample_slim.jsonl
+source "$src/studies/lpc_env.sh"
 cd "$out"
-run() { echo "\$ ${*/#$K/kvpolicy}"; "$@"; }
-ARENA=(--source chatbot-arena --input "$A")
-SHARE=(--source sharegpt --input "$S" --skip-bad-lines)
-HALF=(--test-share 0.5)
-VAL=(--validation-share 0.2)
-JOBS=${JOBS:-1}
-chosen() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['chosen_scale_s'])" "$1"; }
 VARIANTS=(base: no-turn:--no-turn-token answer:--answer-length tq:--turn-quantile
           tq-no-turn:--turn-quantile,--no-turn-token all:--answer-length,--turn-quantile
           all-no-turn:--answer-length,--turn-quantile,--no-turn-token)

@@ -16,13 +16,8 @@ out=$(cd "$out" && pwd)
 fig=${2:-$out}
 mkdir -p "$fig"
 fig=$(cd "$fig" && pwd)
-K=${KVPOLICY:-$src/build/kvpolicy}
-[[ $K = /* ]] || K=$src/$K
-D=${KVPOLICY_DATA:-$src/../shared/traces}
-A=$D/chatbot-arena/chatbot_arena_conversations_raw.jsonl
-S=$D/sharegpt-sample/sharegpt_sample_slim.jsonl
+source "$src/studies/lpc_env.sh"
 cd "$out"
-run() { echo "\$ ${*/#$K/kvpolicy}"; "$@"; }
 
 echo "## 1. classifier, test split of 20 % of the conversations"
 run "$K" classifier train --source chatbot-arena --input "$A" --out arena.bin --json arena-test.json

@@ -11,20 +11,8 @@ source "$(dirname "$0")/lib.sh"
 [[ $("$K" classifier train --help 2>&1) == *--validation-share* ]] ||
   fail "train --help lacks --validation-share"
 
-# 400 conversations of 1 to 6 turns: a conversation that will go on says "more" in its prompt
-# (most of the time), so the classifier has something to learn.
-words=(alpha bravo charlie delta echo foxtrot golf hotel india juliet)
-for ((c = 0; c < 400; ++c)); do
-  turns=$((c % 6 + 1))
-  msgs=""
-  for ((t = 1; t <= turns; ++t)); do
-    w=${words[$(((c * 7 + t * 3) % 10))]}
-    if ((t < turns && (c + t) % 5 != 0)); then hint="tell me more about"; else hint="thanks for"; fi
-    msgs+="{\"role\":\"user\",\"content\":\"$hint $w number $c turn $t\"},"
-    msgs+="{\"role\":\"assistant\",\"content\":\"an answer about $w\"},"
-  done
-  echo "{\"id\":\"conv-$c\",\"messages\":[${msgs%,}]}"
-done > arena.jsonl
+# 400 conversations of 1 to 6 turns (lib.sh).
+chat_conversations 400 6 > arena.jsonl
 A=(--source chatbot-arena --input arena.jsonl)
 
 "$K" classifier train "${A[@]}" --test-share 0.3 --validation-share 0.3 --epochs 5 \

@@ -11,19 +11,8 @@ help=$("$K" classifier train --help 2>&1)
 [[ $help == *--turn-quantile* && $help == *--calibration* ]] ||
   fail "train --help lacks --turn-quantile or --calibration"
 
-# 300 conversations of 1 to 5 turns; a conversation that goes on says "more" most of the time.
-words=(alpha bravo charlie delta echo foxtrot golf hotel india juliet)
-for ((c = 0; c < 300; ++c)); do
-  turns=$((c % 5 + 1))
-  msgs=""
-  for ((t = 1; t <= turns; ++t)); do
-    w=${words[$(((c * 7 + t * 3) % 10))]}
-    if ((t < turns && (c + t) % 5 != 0)); then hint="tell me more about"; else hint="thanks for"; fi
-    msgs+="{\"role\":\"user\",\"content\":\"$hint $w number $c turn $t\"},"
-    msgs+="{\"role\":\"assistant\",\"content\":\"an answer about $w\"},"
-  done
-  echo "{\"id\":\"conv-$c\",\"messages\":[${msgs%,}]}"
-done > arena.jsonl
+# 300 conversations of 1 to 5 turns (lib.sh).
+chat_conversations 300 5 > arena.jsonl
 A=(--source chatbot-arena --input arena.jsonl)
 
 "$K" classifier train "${A[@]}" --test-share 0.3 --validation-share 0.3 --calibration isotonic \

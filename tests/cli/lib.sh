@@ -68,3 +68,21 @@ no_temporaries() {
   left=$(find . -name '.*.tmp.*')
   [[ -z $left ]] || fail "$1 left temporaries: $left"
 }
+# chat_conversations COUNT MAX_TURNS: Chatbot Arena JSONL on stdout, conversation c of
+# c % MAX_TURNS + 1 turns; a turn whose conversation goes on says "more" most of the time, so a
+# continuation classifier has something to learn.
+chat_conversations() {
+  local count=$1 max_turns=$2 words=(alpha bravo charlie delta echo foxtrot golf hotel india juliet)
+  local c t turns w hint msgs
+  for ((c = 0; c < count; ++c)); do
+    turns=$((c % max_turns + 1))
+    msgs=""
+    for ((t = 1; t <= turns; ++t)); do
+      w=${words[$(((c * 7 + t * 3) % 10))]}
+      if ((t < turns && (c + t) % 5 != 0)); then hint="tell me more about"; else hint="thanks for"; fi
+      msgs+="{\"role\":\"user\",\"content\":\"$hint $w number $c turn $t\"},"
+      msgs+="{\"role\":\"assistant\",\"content\":\"an answer about $w\"},"
+    done
+    echo "{\"id\":\"conv-$c\",\"messages\":[${msgs%,}]}"
+  done
+}

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "../src/policy/guarded.h"
-#include "kvpolicy/cache/cache.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/trace.h"
@@ -71,23 +70,16 @@ TEST(GuardRecency, ListAnswersAsTheTreap) {
 // same victims in the same order and the same statistics, on random workloads and capacities.
 std::vector<BlockKey> victims_of(const Trace& trace, const Oracle& oracle, const std::string& inner,
                                  const GuardOptions& g, size_t cap, PolicyStats& stats) {
-  auto tree = std::make_unique<PrefixTree>();
-  PolicyContext ctx;
-  ctx.tree = tree.get();
-  ctx.capacity_blocks = cap;
-  ctx.block_tokens = trace.block_tokens;
-  ctx.future = oracle.view(trace);
-  std::vector<BlockKey> victims;
-  auto guarded = std::make_unique<Guarded>(ctx, make_policy(parse_policy_spec(inner), ctx), g);
-  Guarded* raw = guarded.get();
-  auto policy = std::make_unique<testing::VictimKeyRecorder>(std::move(guarded), *tree, &victims);
-  PrefixCache cache(cap, std::move(policy), std::move(tree));
-  cache.set_checking(true);
-  for (size_t r = 0; r < trace.size(); ++r) cache.access(request_view(trace, r));
-  stats.clear();  // the guard's own (the inner's include timings)
-  for (auto& kv : raw->stats())
-    if (kv.first.rfind("guard_", 0) == 0) stats.push_back(kv);
-  return victims;
+  stats.clear();
+  return testing::victim_keys(
+      trace, oracle, cap,
+      [&](const PolicyContext& ctx) {
+        return std::make_unique<Guarded>(ctx, make_policy(parse_policy_spec(inner), ctx), g);
+      },
+      [&](const Policy& p) {
+        for (auto& kv : p.stats())  // the guard's own (the inner's include timings)
+          if (kv.first.rfind("guard_", 0) == 0) stats.push_back(kv);
+      });
 }
 
 TEST(GuardRecency, GuardedListAndTreapChooseTheSameVictims) {

@@ -123,19 +123,9 @@ TEST(Hf, OneCandidateIsExactlyLru) {
 
 std::vector<BlockKey> victims_of(const Trace& trace, const Oracle& oracle, const std::string& spec,
                                  size_t cap) {
-  auto tree = std::make_unique<PrefixTree>(cap);
-  PolicyContext ctx;
-  ctx.tree = tree.get();
-  ctx.capacity_blocks = cap;
-  ctx.block_tokens = trace.block_tokens;
-  ctx.future = oracle.view(trace);
-  std::vector<BlockKey> victims;
-  auto policy = std::make_unique<testing::VictimKeyRecorder>(
-      make_policy(parse_policy_spec(spec), ctx), *tree, &victims);
-  PrefixCache cache(cap, std::move(policy), std::move(tree));
-  cache.set_checking(true);
-  for (size_t r = 0; r < trace.size(); ++r) cache.access(testing::request_view(trace, r));
-  return victims;
+  return testing::victim_keys(trace, oracle, cap, [&](const PolicyContext& ctx) {
+    return make_policy(parse_policy_spec(spec), ctx);
+  });
 }
 
 // HF's recency list (c <= list_max) must pick exactly the treap's victims (list_max = 0), with

@@ -1,15 +1,21 @@
 // Helpers the learned policies' and the guards' tests share: a replay's misses with its victims
-// checked, one named counter of a policy's stats, and a trace of single-block prompts.
+// checked, the keys of a replay's victims in order, one named counter of a policy's stats, and a
+// trace of single-block prompts.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "kvpolicy/cache/cache.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/trace.h"
+#include "support/random_workload.h"
 
 namespace kvpolicy::testing {
 
@@ -21,6 +27,28 @@ inline uint64_t misses(const Trace& trace, const Oracle& oracle, const std::stri
   ReplayResult r = replay(trace, &oracle, parse_policy_spec(spec), cap, opts);
   EXPECT_EQ(r.uncached_blocks, 0u) << spec;
   return r.block_accesses - r.block_hits;
+}
+
+// The keys of the victims, in order, of the policy `make` builds, replayed (victims checked) on
+// `trace` at `cap` blocks with the trace's future in its context; `at_end` sees the policy (its
+// stats) before it goes.
+inline std::vector<BlockKey> victim_keys(
+    const Trace& trace, const Oracle& oracle, size_t cap,
+    const std::function<std::unique_ptr<Policy>(const PolicyContext&)>& make,
+    const std::function<void(const Policy&)>& at_end = {}) {
+  auto tree = std::make_unique<PrefixTree>(cap);
+  PolicyContext ctx;
+  ctx.tree = tree.get();
+  ctx.capacity_blocks = cap;
+  ctx.block_tokens = trace.block_tokens;
+  ctx.future = oracle.view(trace);
+  std::vector<BlockKey> victims;
+  auto policy = std::make_unique<VictimKeyRecorder>(make(ctx), *tree, &victims);
+  PrefixCache cache(cap, std::move(policy), std::move(tree));
+  cache.set_checking(true);
+  for (size_t r = 0; r < trace.size(); ++r) cache.access(request_view(trace, r));
+  if (at_end) at_end(cache.policy());
+  return victims;
 }
 
 inline double stat(const PolicyStats& s, const std::string& name) {
