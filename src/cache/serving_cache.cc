@@ -94,6 +94,27 @@ uint32_t ServingCache::admit(const RequestView& r, size_t private_blocks,
   return hits;
 }
 
+uint32_t ServingCache::place_prefix(const RequestView& prompt, uint32_t blocks,
+                                    std::vector<NodeId>& path) {
+  uint32_t hits = path.empty() ? computed_prefix(prompt.blocks) : 0;
+  RequestView r = prompt;
+  r.blocks = prompt.blocks.first(std::min<size_t>(blocks, prompt.blocks.size()));
+  policy_->on_request_begin(r);
+  AccessInfo info = AccessInfo::of_request(r);
+  info.kind = AccessKind::kInserted;
+  NodeId parent = path.empty() ? kNoNode : path.back();
+  for (uint32_t i = static_cast<uint32_t>(path.size()); i < r.blocks.size(); ++i) {
+    info.position = i;
+    info.access = r.first_access + i;
+    if (tree_->find(r.blocks[i]) == kNoNode && free_blocks() == 0 && !evict_one(r.time))
+      throw Error("serve: placed a chunk that does not fit (a bug: fits() said it did)");
+    parent = place(r.blocks[i], parent, info);
+    path.push_back(parent);
+  }
+  policy_->on_request_end(r, path);
+  return hits;
+}
+
 void ServingCache::mark_computed(std::span<const NodeId> path, uint32_t blocks) {
   for (uint32_t i = 0; i < std::min<size_t>(blocks, path.size()); ++i) computed_[path[i]] = 1;
 }

@@ -27,6 +27,7 @@ struct RequestState {
   uint32_t hit_blocks = 0;  // computed prefix found at its (last) admission
   uint32_t completions = 0;
   bool prefilling = false;
+  bool transferred = false;  // P/D: its KV came from a prefill worker (docs/serve.md)
   std::vector<NodeId> path;  // its pinned prompt nodes while admitted
 };
 
@@ -36,6 +37,9 @@ class Worker {
     uint32_t max_batch_tokens;
     uint32_t max_running;
     bool check_victims;
+    // Chunked allocation and prefill/decode roles (issue 37, docs/serve.md).
+    bool chunked = false;
+    enum class Role : uint8_t { kBoth, kPrefill, kDecode } role = Role::kBoth;
   };
   // `done(request, now, rejected)` is called when a request leaves the worker.
   Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
@@ -43,6 +47,10 @@ class Worker {
          std::vector<RequestState>& requests, std::function<void(uint32_t, double, bool)> done);
 
   void enqueue(uint32_t request);
+  // P/D: a prefill worker calls `handoff(request, now)` when a request's prefill is done and it
+  // has more tokens to produce; a decode worker receives its KV with receive_kv.
+  void set_handoff(std::function<void(uint32_t, double)> handoff) { handoff_ = std::move(handoff); }
+  void receive_kv(uint32_t request);
   // Plans the next iteration at `now`; returns its duration, or a negative number when there
   // is nothing to run (the worker goes idle).
   double start_iteration(double now);
@@ -69,6 +77,18 @@ class Worker {
   bool admit(uint32_t r, double now);
   void preempt(uint32_t r);
   void complete(uint32_t r, double now);
+  // Chunked allocation (worker_chunked.cc): prompt blocks and private blocks a request holds
+  // once `end` tokens of its sequence are computed; admission with the cached prefix and the
+  // first chunk's blocks; a running prefill's chunk ending at token `end`, preempting the newest
+  // running requests (appended to `preempted`) while memory is short, false when it is itself.
+  std::pair<uint32_t, uint32_t> blocks_through(uint32_t r, uint64_t end) const;
+  bool admit_chunked(uint32_t r, double now, uint32_t budget);
+  bool allocate_chunk(uint32_t r, uint64_t end, double now, std::vector<uint32_t>& preempted);
+  // Whether request r (prompt + tokens produced) can never fit this worker's memory.
+  bool never_fits(uint32_t r) const;
+  // P/D (worker_pd.cc): admits transferred KV while it fits; hands a prefilled request off.
+  void admit_transferred(double now);
+  void hand_off(uint32_t r, double now);
   // Gives every decoding request room for its next token, preempting the newest if need be.
   void make_room_for_decodes(double now);
 
@@ -80,6 +100,8 @@ class Worker {
   std::vector<RequestState>& requests_;
   std::function<void(uint32_t, double, bool)> done_;
   std::deque<uint32_t> waiting_;
+  std::deque<uint32_t> kv_waiting_;  // P/D decode worker: KV arrived, blocks not yet allocated
+  std::function<void(uint32_t, double)> handoff_;
   std::vector<uint32_t> running_;  // in admission order
   std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks
   std::vector<uint32_t> decodes_;  // and its decodes

@@ -45,6 +45,15 @@ class ServingCache {
   // then every node is unpinned. Frees private blocks beyond what the sequence needs.
   void complete(const RequestView& sequence, std::vector<NodeId>& path, size_t private_blocks);
 
+  // Chunked allocation (docs/serve.md, "Allocation"): a request's prompt blocks are placed as
+  // its prefill reaches them. Extends `path` (empty at admission) to the first `blocks` blocks of
+  // the prompt, in one request cycle over those blocks (the view's blocks cut to them): each
+  // block after `path` is found (told as reused) or inserted, and pinned; fits(prompt's first
+  // `blocks`, 0) must hold. With an empty path this is admit() without private blocks when
+  // `blocks` is the whole prompt. Returns the computed prefix of the whole prompt, found before
+  // anything changed, when `path` was empty (0 otherwise).
+  uint32_t place_prefix(const RequestView& prompt, uint32_t blocks, std::vector<NodeId>& path);
+
   size_t capacity() const { return capacity_; }
   size_t cached_blocks() const { return tree_->size(); }
   size_t private_blocks() const { return private_; }
