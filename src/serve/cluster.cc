@@ -297,6 +297,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     uint32_t blocks = serve_detail::sequence_blocks(workload.prompt_blocks[r], s.context, B);
     double at = links.send(s.worker, double(blocks) * cost.kv_bytes_per_block(), now);
     requests[r].worker = prefill_pool + d;
+    workers[prefill_pool + d]->expect_kv();
     events.push({at, 2, r, prefill_pool + d});
   };
   if (pd)

@@ -207,7 +207,7 @@ void Worker::end_iteration(double now) {
 }
 
 const WorkerLoad& Worker::load() {
-  load_.waiting = static_cast<uint32_t>(waiting_.size() + kv_waiting_.size());
+  load_.waiting = static_cast<uint32_t>(waiting_.size() + kv_waiting_.size() + incoming_kv_);
   load_.running = static_cast<uint32_t>(running_.size());
   load_.in_flight = load_.waiting + load_.running;
   load_.queued_prefill_tokens = queued_prefill_;

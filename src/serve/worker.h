@@ -51,6 +51,8 @@ class Worker {
   // has more tokens to produce; a decode worker receives its KV with receive_kv.
   void set_handoff(std::function<void(uint32_t, double)> handoff) { handoff_ = std::move(handoff); }
   void receive_kv(uint32_t request);
+  // A request routed here whose KV is still on the link: it counts as waiting for routers.
+  void expect_kv() { ++incoming_kv_; }
   // Plans the next iteration at `now`; returns its duration, or a negative number when there
   // is nothing to run (the worker goes idle).
   double start_iteration(double now);
@@ -101,6 +103,7 @@ class Worker {
   std::function<void(uint32_t, double, bool)> done_;
   std::deque<uint32_t> waiting_;
   std::deque<uint32_t> kv_waiting_;  // P/D decode worker: KV arrived, blocks not yet allocated
+  uint32_t incoming_kv_ = 0;         // and routed here, KV still on the link
   std::function<void(uint32_t, double)> handoff_;
   std::vector<uint32_t> running_;  // in admission order
   std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks

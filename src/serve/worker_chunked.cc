@@ -57,9 +57,12 @@ bool Worker::allocate_chunk(uint32_t r, uint64_t end, double now,
   const uint32_t p = workload_.prompt_blocks[r];
   std::span<const BlockKey> prompt = workload_.sequences.prompt(r).first(p);
   auto [path_blocks, private_blocks] = blocks_through(r, end);
-  path_blocks = std::max<uint32_t>(path_blocks, static_cast<uint32_t>(s.path.size()));
+  const uint32_t held = static_cast<uint32_t>(s.path.size());
+  path_blocks = std::max(path_blocks, held);
   uint32_t more = private_blocks > s.private_blocks ? private_blocks - s.private_blocks : 0;
-  while (!cache_.fits(prompt.first(path_blocks), more)) {
+  if (path_blocks == held && more == 0) return true;  // the chunk's blocks are there already
+  // The held blocks are pinned by this request: fits() need only see the new ones.
+  while (!cache_.fits(prompt.subspan(held, path_blocks - held), more)) {
     // vLLM v1: the most recently admitted running request is preempted and recomputed.
     uint32_t victim = running_.back();
     preempt(victim);

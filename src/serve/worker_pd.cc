@@ -11,6 +11,7 @@ namespace kvpolicy::serve_detail {
 
 void Worker::receive_kv(uint32_t r) {
   requests_[r].worker = id_;
+  --incoming_kv_;
   kv_waiting_.push_back(r);
 }
 
