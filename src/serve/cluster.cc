@@ -362,7 +362,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     if ((s.first_token - s.arrival) * 1e3 > o.slo_ms) ++slo_violations;
     res.output_tokens += s.generated;
     res.prompt_tokens += trace.prompt_tokens[r];
-    res.token_hits += std::min<uint64_t>(uint64_t{s.hit_blocks} * B, trace.prompt_tokens[r]);
+    res.token_hits += std::min<uint64_t>(uint64_t{s.counted_hits} * B, trace.prompt_tokens[r]);
   }
   res.queue_wait_ms = summarize(wait);
   res.ttft_ms = summarize(ttft);

@@ -66,7 +66,7 @@ void Worker::complete(uint32_t r, double now) {
   ++result_.requests;
   if (config_.role != Config::Role::kDecode) {  // P/D: the prefill worker counted its hits
     result_.block_accesses += workload_.prompt_blocks[r];
-    result_.block_hits += s.hit_blocks;
+    result_.block_hits += s.counted_hits;
   }
   if (s.transferred) {  // P/D: a decode worker caches nothing of transferred KV
     cache_.release(s.path, s.private_blocks);
@@ -156,6 +156,10 @@ double Worker::start_iteration(double now) {
       queued_prefill_ -= prompt_tokens(r) + requests_[r].generated;
       done_(r, now, true);
       continue;
+    }
+    if (!requests_[r].counted) {  // the hits the metrics count: its first admission's
+      requests_[r].counted = true;
+      requests_[r].counted_hits = requests_[r].hit_blocks;
     }
     waiting_.pop_front();
     schedule_prefill(r);

@@ -25,6 +25,10 @@ struct RequestState {
   uint64_t context = 0;       // tokens whose KV it holds (cached prefix included)
   uint32_t private_blocks = 0;
   uint32_t hit_blocks = 0;  // computed prefix found at its (last) admission
+  // What the metrics count: hit_blocks at its first admission (after a preemption a request
+  // finds its own computed blocks again; docs/serve.md, "Allocation").
+  uint32_t counted_hits = 0;
+  bool counted = false;
   uint32_t completions = 0;
   bool prefilling = false;
   bool transferred = false;  // P/D: its KV came from a prefill worker (docs/serve.md)

@@ -35,9 +35,7 @@ bool Worker::admit_chunked(uint32_t r, double now, uint32_t budget) {
   auto [path_blocks, private_blocks] = blocks_through(r, cached + chunk);
   if (!cache_.fits(prompt.first(path_blocks), private_blocks)) return false;
   s.path.clear();
-  uint32_t hits = cache_.place_prefix(workload_.view(r, now, false), path_blocks, s.path);
-  // P/D: a decode worker's recompute keeps the prefill worker's hits (its reported hit rate).
-  if (config_.role != Config::Role::kDecode) s.hit_blocks = hits;
+  s.hit_blocks = cache_.place_prefix(workload_.view(r, now, false), path_blocks, s.path);
   for (uint32_t k = 0; k < private_blocks; ++k)
     if (!cache_.grow(static_cast<Time>(now * kMicrosPerSecond)))
       throw Error("serve: a chunk's private blocks did not fit (a bug: fits() said they did)");

@@ -45,7 +45,7 @@ void Worker::hand_off(uint32_t r, double now) {
   RequestState& s = requests_[r];
   ++result_.requests;
   result_.block_accesses += workload_.prompt_blocks[r];
-  result_.block_hits += s.hit_blocks;
+  result_.block_hits += s.counted_hits;
   // The prompt's blocks stay in this worker's prefix cache, computed, for later prompts.
   cache_.release(s.path, s.private_blocks);
   s.path.clear();
