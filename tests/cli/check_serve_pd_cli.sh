@@ -42,6 +42,8 @@ cp alloc-chunked.jsonl both.jsonl
 expect_error "--decode-workers" serve -t t.kvtrace -c 400 --prefill-workers 2 --json bad.jsonl
 [[ -e bad.jsonl ]] && fail "a refused configuration wrote bad.jsonl"
 expect_error "must equal" serve -t t.kvtrace -w 3 -c 400 --prefill-workers 2 --decode-workers 2
+expect_error "give one worker count" serve -t t.kvtrace -w 1,4 -c 400 --prefill-workers 1 \
+  --decode-workers 3
 expect_error "unknown router" serve -t t.kvtrace -c 400 --prefill-workers 1 --decode-workers 1 \
   --decode-router nope
 finish "serve allocation and P/D CLI: ok"
