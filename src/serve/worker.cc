@@ -140,9 +140,9 @@ double Worker::start_iteration(double now) {
   };
   for (size_t i = 0; i < running_.size(); ++i)  // a chunk may preempt requests after it
     if (requests_[running_[i]].prefilling) schedule_prefill(running_[i]);
-  // Chunked allocation (and a P/D decode worker's recomputes) admit as vLLM v1 does: nothing
-  // in an iteration that preempted, and a request that fits memory alone waits its turn.
-  const bool chunked = config_.chunked || config_.role == Config::Role::kDecode;
+  // Chunked allocation admits as vLLM v1 does: nothing in an iteration that preempted, and a
+  // request that fits memory alone waits its turn.
+  const bool chunked = config_.chunked;
   while (budget > 0 && !waiting_.empty() && running_.size() < config_.max_running) {
     // (An iteration left empty by preemptions admits at once: vLLM's next step would.)
     if (chunked && result_.preemptions != preemptions_before &&
@@ -167,6 +167,11 @@ double Worker::start_iteration(double now) {
   if (!decodes_.empty())
     cost_.add_decode(work, static_cast<uint32_t>(decodes_.size()), decode_context);
   if (chunks_.empty() && decodes_.empty()) {
+    // P/D: preemptions here may have freed the memory transferred KV waits for.
+    if (config_.role == Config::Role::kDecode && running_.empty() && !kv_waiting_.empty()) {
+      admit_transferred(now);
+      if (!running_.empty()) return start_iteration(now);
+    }
     busy_ = false;
     return -1;
   }
