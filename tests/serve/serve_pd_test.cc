@@ -239,6 +239,40 @@ TEST(ServePd, LittlesLawAndCompletionOnceWithPoolsOn) {
   EXPECT_GT(decode_preemptions, 0u);
 }
 
+TEST(ServePd, EveryRequestLeavesUnderMemoryPressure) {
+  // Long answers in little memory: decode workers preempt and recompute, transferred KV waits
+  // for memory; no worker may idle with work queued (serve() throws if a request never leaves).
+  ConversationParams cp;
+  cp.sessions = 80;
+  cp.session_rate = 20;
+  cp.answer_tokens_mean = 1500;
+  Trace trace = generate_conversation(cp, 11);
+  uint64_t preemptions = 0;
+  for (auto [p, d] : {std::pair{1u, 1u}, {2u, 1u}, {1u, 3u}}) {
+    for (size_t capacity : {size_t{200}, size_t{500}}) {
+      for (const char* allocation : {"chunked", "whole"}) {
+        for (uint32_t clients : {0u, 4u}) {
+          ServeOptions o;
+          o.prefill_workers = p;
+          o.decode_workers = d;
+          o.capacity_blocks = capacity;
+          o.allocation = allocation;
+          o.clients = clients;
+          o.check_victims = true;
+          RequestTimeline t;
+          ServeResult r = serve(trace, o, &t);
+          SCOPED_TRACE(std::to_string(p) + "P+" + std::to_string(d) + "D at " +
+                       std::to_string(capacity) + " " + allocation + " clients " +
+                       std::to_string(clients));
+          expect_sound(r, t);
+          preemptions += r.preemptions;
+        }
+      }
+    }
+  }
+  EXPECT_GT(preemptions, 0u);
+}
+
 TEST(ServePd, BadConfigurationsGetOneClearError) {
   Trace trace = fresh_requests({{0.0, 2, 1}});
   auto fails = [&](auto edit, const std::string& needle) {
