@@ -39,6 +39,10 @@ cp alloc-chunked.jsonl both.jsonl
   --json both.jsonl --resume > /dev/null 2> err.txt || fail "--resume exited $?: $(cat err.txt)"
 [[ $(wc -l < both.jsonl) == 2 ]] || fail "--resume did not add the P/D row: $(wc -l < both.jsonl) rows"
 
+"$K" serve -t t.kvtrace -c 400 --decode-router random --jobs 1 > /dev/null 2> err.txt ||
+  fail "--decode-router alone exited $?"
+grep -q -- "--decode-router has no effect without --prefill-workers and --decode-workers" err.txt ||
+  fail "--decode-router without pools was silent: $(cat err.txt)"
 expect_error "--decode-workers" serve -t t.kvtrace -c 400 --prefill-workers 2 --json bad.jsonl
 [[ -e bad.jsonl ]] && fail "a refused configuration wrote bad.jsonl"
 expect_error "must equal" serve -t t.kvtrace -w 3 -c 400 --prefill-workers 2 --decode-workers 2
