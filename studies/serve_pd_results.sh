@@ -30,14 +30,16 @@ for a in whole chunked; do
   done
 done
 
-# (f) P/D with the same 8 GPUs (40 GB of KV each), least_loaded in front of both pools, at
-# the trace's rate and at half of it.
-for ts in 1 2; do
-  log "$K" serve "${common[@]}" -w 8 -r least_loaded -c 40GB --time-scale $ts --json "f-ts$ts-8.json"
-  for pd in 2:6 4:4 6:2; do
-    p=${pd%:*} d=${pd#*:}
-    log "$K" serve "${common[@]}" -w 8 -r least_loaded -c 40GB --time-scale $ts \
-      --prefill-workers "$p" --decode-workers "$d" --json "f-ts$ts-${p}p${d}d.json"
+# (f) P/D with the same 8 GPUs (40 GB of KV each), least_loaded or cache_aware in front of the
+# prefill pool (least_loaded in front of the decode pool), at the trace's rate and at half of it.
+for r in least_loaded cache_aware; do
+  for ts in 1 2; do
+    log "$K" serve "${common[@]}" -w 8 -r $r -c 40GB --time-scale $ts --json "f-$r-ts$ts-8.json"
+    for pd in 2:6 4:4 6:2; do
+      p=${pd%:*} d=${pd#*:}
+      log "$K" serve "${common[@]}" -w 8 -r $r -c 40GB --time-scale $ts \
+        --prefill-workers "$p" --decode-workers "$d" --json "f-$r-ts$ts-${p}p${d}d.json"
+    done
   done
 done
 

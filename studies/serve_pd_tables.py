@@ -30,11 +30,11 @@ def allocation_table(out):
 
 def pd_table(out):
     runs = rows(os.path.join(out, "f-*.json"))
-    runs.sort(key=lambda r: (r["time_scale"], r["prefill_workers"]))
-    print("| load (time scale) | deployment | hit % | TTFT mean ms | TTFT p50 | TTFT p99 | "
+    runs.sort(key=lambda r: (r["router"] != "least_loaded", r["time_scale"], r["prefill_workers"]))
+    print("| router | load (time scale) | deployment | hit % | TTFT mean ms | TTFT p50 | TTFT p99 | "
           "TPOT mean ms | TPOT p99 | e2e p99 ms | req/s | output tok/s | prefill / decode busy % | "
           "KV GB sent | mean transfer ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         if r["prefill_workers"]:
             dep = f"{r['prefill_workers']}P+{r['decode_workers']}D"
@@ -46,7 +46,7 @@ def pd_table(out):
             util = [w["utilisation"] for w in r["per_worker"]]
             busy = f"{100 * sum(util) / len(util):.1f} (both)"
             sent, ms = "–", "–"
-        print(f"| {r['time_scale']:g} | {dep} | {100 * r['block_hit_rate']:.2f} | "
+        print(f"| {r['router']} | {r['time_scale']:g} | {dep} | {100 * r['block_hit_rate']:.2f} | "
               f"{r['ttft_mean_ms']:.1f} | {r['ttft_p50_ms']:.1f} | {r['ttft_p99_ms']:.1f} | "
               f"{r['tpot_mean_ms']:.2f} | {r['tpot_p99_ms']:.2f} | {r['e2e_p99_ms']:.1f} | "
               f"{r['throughput_rps']:.3f} | {r['output_tokens_per_s']:.0f} | {busy} | {sent} | {ms} |")
