@@ -33,12 +33,9 @@ bool Worker::admit_chunked(uint32_t r, double now, uint32_t budget) {
   cached = std::min(cached, tokens - 1);
   uint64_t chunk = std::min<uint64_t>(tokens - cached, budget);
   auto [path_blocks, private_blocks] = blocks_through(r, cached + chunk);
-  if (!cache_.fits(prompt.first(path_blocks), private_blocks)) return false;
-  s.path.clear();
-  s.hit_blocks = cache_.place_prefix(workload_.view(r, now, false), path_blocks, s.path);
-  for (uint32_t k = 0; k < private_blocks; ++k)
-    if (!cache_.grow(static_cast<Time>(now * kMicrosPerSecond)))
-      throw Error("serve: a chunk's private blocks did not fit (a bug: fits() said they did)");
+  if (!cache_.fits_chunked(prompt, path_blocks, private_blocks)) return false;
+  s.hit_blocks =
+      cache_.admit_chunked(workload_.view(r, now, false), path_blocks, private_blocks, s.path);
   s.private_blocks = private_blocks;
   s.context = cached;
   s.prefill_left = tokens - cached;
@@ -52,26 +49,22 @@ bool Worker::admit_chunked(uint32_t r, double now, uint32_t budget) {
 bool Worker::allocate_chunk(uint32_t r, uint64_t end, double now,
                             std::vector<uint32_t>& preempted) {
   RequestState& s = requests_[r];
-  const uint32_t p = workload_.prompt_blocks[r];
-  std::span<const BlockKey> prompt = workload_.sequences.prompt(r).first(p);
   auto [path_blocks, private_blocks] = blocks_through(r, end);
-  const uint32_t held = static_cast<uint32_t>(s.path.size());
-  path_blocks = std::max(path_blocks, held);
   uint32_t more = private_blocks > s.private_blocks ? private_blocks - s.private_blocks : 0;
-  if (path_blocks == held && more == 0) return true;  // the chunk's blocks are there already
-  // The held blocks are pinned by this request: fits() need only see the new ones.
-  while (!cache_.fits(prompt.subspan(held, path_blocks - held), more)) {
+  auto need = [&] { return cache_.unallocated(s.path, path_blocks) + more; };
+  if (need() == 0) return true;  // the chunk's blocks are there already
+  while (cache_.reclaimable() < need()) {
     // vLLM v1: the most recently admitted running request is preempted and recomputed.
     uint32_t victim = running_.back();
     preempt(victim);
     preempted.push_back(victim);
     if (victim == r) return false;
   }
-  if (path_blocks > s.path.size())
-    cache_.place_prefix(workload_.view(r, now, false), path_blocks, s.path);
+  Time t = static_cast<Time>(now * kMicrosPerSecond);
+  cache_.allocate(s.path, path_blocks, t);
   for (; more > 0; --more, ++s.private_blocks)
-    if (!cache_.grow(static_cast<Time>(now * kMicrosPerSecond)))
-      throw Error("serve: a chunk's private blocks did not fit (a bug: fits() said they did)");
+    if (!cache_.grow(t))
+      throw Error("serve: a chunk's private blocks did not fit (a bug: reclaimable() said so)");
   return true;
 }
 

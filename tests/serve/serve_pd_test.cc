@@ -9,7 +9,9 @@
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/serve/serve.h"
+#include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/generators.h"
+#include "support/random_workload.h"
 
 namespace kvpolicy {
 namespace {
@@ -136,6 +138,51 @@ TEST(ServeAllocation, PreemptionNeverLosesARequestEitherWay) {
       if (t.completions[i]) output += std::max(1u, trace.output_tokens[i]);
     EXPECT_EQ(r.output_tokens, output);
   }
+}
+
+TEST(ServeAllocation, EveryPolicyHearsOneCycleAPromptInChunks) {
+  // Prompts of up to 45 blocks in chunks of 4 blocks, one at a time, answers not cached: the
+  // policy hears each prompt in one request cycle at admission, as in replay, so with memory to
+  // spare every policy makes replay's hits; in little memory (blocks placed at admission take
+  // memory only as chunks reach them, and are dropped if never reached) every victim is
+  // checked and every request leaves once.
+  testing::RandomWorkloadOptions wo;
+  wo.requests = 300;
+  Trace trace = testing::random_workload(wo);
+  for (size_t r = 0; r < trace.size(); ++r) {
+    trace.output_tokens[r] = 1;
+    trace.time[r] *= 10000;
+  }
+  Oracle oracle = compute_oracle(trace);
+  Trace long_answers = trace;
+  for (auto& tokens : long_answers.output_tokens) tokens = 80;
+  uint64_t preemptions = 0, evictions = 0, policies = 0;
+  for (const std::string& policy : PolicyRegistry::instance().names()) {
+    ++policies;
+    ServeOptions o;
+    o.policy = parse_policy_spec(policy);
+    o.max_batch_tokens = 64;
+    o.cache_outputs = false;
+    o.check_victims = true;
+    o.capacity_blocks = 100000;
+    ServeResult served = serve(trace, o);
+    ReplayResult replayed = replay(trace, &oracle, o.policy, o.capacity_blocks);
+    SCOPED_TRACE(policy);
+    EXPECT_EQ(served.block_hits, replayed.block_hits);
+    for (size_t capacity : {size_t{50}, size_t{120}}) {
+      o.capacity_blocks = capacity;
+      o.time_scale = 1e-9;  // everything at once, long answers: chunks compete with decodes
+      RequestTimeline t;
+      ServeResult r = serve(long_answers, o, &t);
+      expect_sound(r, t);
+      preemptions += r.preemptions;
+      evictions += r.evictions;
+      o.time_scale = 1;
+    }
+  }
+  EXPECT_GT(policies, 20u);
+  EXPECT_GT(preemptions, policies);
+  EXPECT_GT(evictions, 0u);
 }
 
 TEST(ServePd, OneRequestIsPrefillPlusTransferPlusDecodes) {
