@@ -283,6 +283,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   };
   // P/D: a prefilled request leaves its prefill worker (its router hears it as done there), a
   // decode worker is chosen and the request's KV (its whole context) crosses the link to it.
+  std::vector<uint32_t> sent_from(pd ? n : 0);  // P/D: each request's prefill worker
   auto hand_off = [&](uint32_t r, double now) {
     RequestState& s = requests[r];
     Completion c;
@@ -296,6 +297,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
                   std::to_string(d) + " of " + std::to_string(o.decode_workers));
     uint32_t blocks = serve_detail::sequence_blocks(workload.prompt_blocks[r], s.context, B);
     double at = links.send(s.worker, double(blocks) * cost.kv_bytes_per_block(), now);
+    sent_from[r] = s.worker;
     requests[r].worker = prefill_pool + d;
     workers[prefill_pool + d]->expect_kv();
     events.push({at, 2, r, prefill_pool + d});
@@ -326,6 +328,10 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     if (e.kind == 1) {
       arrive(e.request, e.time);
     } else if (e.kind == 2) {
+      // The prefill worker frees the blocks it held for the transfer; the decode worker has KV.
+      uint32_t from = sent_from[e.request];
+      workers[from]->kv_sent(e.request);
+      if (!workers[from]->busy()) kick(from, e.time);
       workers[e.worker]->receive_kv(e.request);
       if (!workers[e.worker]->busy()) kick(e.worker, e.time);
     } else {

@@ -150,7 +150,8 @@ double Worker::start_iteration(double now) {
       break;
     uint32_t r = waiting_.front();
     if (chunked ? !admit_chunked(r, now, budget) : !admit(r, now)) {
-      if (chunked ? !never_fits(r) : !running_.empty()) break;  // memory frees up later
+      // Memory frees up later (as running requests finish, or P/D's KV leaves the link).
+      if (chunked ? !never_fits(r) : !running_.empty() || !sending_.empty()) break;
       // Larger than the whole memory even with nothing else running: it can never run.
       waiting_.pop_front();
       queued_prefill_ -= prompt_tokens(r) + requests_[r].generated;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <unordered_map>
 #include <vector>
 
 #include "kvpolicy/cache/serving_cache.h"
@@ -55,6 +56,8 @@ class Worker {
   // has more tokens to produce; a decode worker receives its KV with receive_kv.
   void set_handoff(std::function<void(uint32_t, double)> handoff) { handoff_ = std::move(handoff); }
   void receive_kv(uint32_t request);
+  // A prefill worker's KV of `request` has left over the link: its blocks are released.
+  void kv_sent(uint32_t request);
   // A request routed here whose KV is still on the link: it counts as waiting for routers.
   void expect_kv() { ++incoming_kv_; }
   // Plans the next iteration at `now`; returns its duration, or a negative number when there
@@ -108,6 +111,11 @@ class Worker {
   std::deque<uint32_t> waiting_;
   std::deque<uint32_t> kv_waiting_;  // P/D decode worker: KV arrived, blocks not yet allocated
   uint32_t incoming_kv_ = 0;         // and routed here, KV still on the link
+  struct Sending {
+    std::vector<NodeId> path;
+    uint32_t private_blocks;
+  };
+  std::unordered_map<uint32_t, Sending> sending_;  // P/D prefill worker: KV on the link
   std::function<void(uint32_t, double)> handoff_;
   std::vector<uint32_t> running_;  // in admission order
   std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks

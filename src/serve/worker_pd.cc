@@ -41,13 +41,20 @@ void Worker::admit_transferred(double now) {
   }
 }
 
+void Worker::kv_sent(uint32_t r) {
+  auto it = sending_.find(r);
+  cache_.release(it->second.path, it->second.private_blocks);
+  sending_.erase(it);
+}
+
 void Worker::hand_off(uint32_t r, double now) {
   RequestState& s = requests_[r];
   ++result_.requests;
   result_.block_accesses += workload_.prompt_blocks[r];
   result_.block_hits += s.counted_hits;
-  // The prompt's blocks stay in this worker's prefix cache, computed, for later prompts.
-  cache_.release(s.path, s.private_blocks);
+  // Its blocks stay held until the KV has left (kv_sent); then the prompt's stay in this
+  // worker's prefix cache, computed, for later prompts.
+  sending_.emplace(r, Sending{std::move(s.path), s.private_blocks});
   s.path.clear();
   s.private_blocks = 0;
   running_.erase(std::find(running_.begin(), running_.end(), r));

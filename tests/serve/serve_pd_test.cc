@@ -218,6 +218,35 @@ TEST(ServePd, OneRequestIsPrefillPlusTransferPlusDecodes) {
   EXPECT_NEAR(t.finish[0], 16e-3, 1e-12);
 }
 
+TEST(ServePd, APrefillWorkerHoldsTheKvUntilItHasLeft) {
+  // Two prompts of 6 blocks at 0 on one prefill worker of 10 blocks, one prefill an iteration:
+  // the first's blocks stay held while its KV crosses the link, so the second is admitted only
+  // when the transfer ends (its 6 blocks do not fit beside them).
+  Trace trace = fresh_requests({{0.0, 6, 3}, {0.0, 6, 3}});
+  CostModel cost = linear_model(0.1, 1.0);
+  for (const char* allocation : {"chunked", "whole"}) {
+    ServeOptions o;
+    o.capacity_blocks = 10;
+    o.cost_model = &cost;
+    o.max_batch_tokens = 96;
+    o.allocation = allocation;
+    o.prefill_workers = 1;
+    o.decode_workers = 1;
+    o.kv_link_bytes_per_s = 1e9;
+    o.kv_link_latency_s = 0;
+    o.check_victims = true;
+    RequestTimeline t;
+    ServeResult r = serve(trace, o, &t);
+    SCOPED_TRACE(allocation);
+    double transfer = 6 * cost.kv_bytes_per_block() / 1e9;
+    EXPECT_NEAR(t.first_token[0], 9.6e-3, 1e-12);
+    EXPECT_NEAR(t.admitted[1], 9.6e-3 + transfer, 1e-12);
+    EXPECT_NEAR(t.first_token[1], 9.6e-3 + transfer + 9.6e-3, 1e-12);
+    EXPECT_EQ(r.rejected, 0u);
+    expect_sound(r, t);
+  }
+}
+
 TEST(ServePd, TransfersFromOneWorkerShareItsLink) {
   // Two requests prefilled back to back on one prefill worker: the second's KV waits for the
   // first's to leave the link.
