@@ -349,6 +349,30 @@ TEST(ServePd, EveryRequestLeavesUnderMemoryPressure) {
   EXPECT_GT(preemptions, 0u);
 }
 
+TEST(ServePd, SameSeedSameResultAndTheJsonReadsBack) {
+  ConversationParams cp;
+  cp.sessions = 60;
+  cp.session_rate = 10;
+  Trace trace = generate_conversation(cp, 4);
+  ServeOptions o;
+  o.prefill_workers = 2;
+  o.decode_workers = 2;
+  o.router = {"random", ""};
+  o.decode_router = {"random", ""};
+  o.capacity_blocks = 800;
+  ServeResult a = serve(trace, o), b = serve(trace, o);
+  a.sim_seconds = b.sim_seconds = 0;
+  EXPECT_EQ(a.to_json(), b.to_json());
+  ServeResult back = parse_serve_result(a.to_json(), "a.jsonl", 1);
+  EXPECT_EQ(back.to_json(), a.to_json());
+  EXPECT_EQ(back.key(), a.key());
+  EXPECT_NE(a.key().find("pd=2+2"), std::string::npos) << a.key();
+  o.seed = 2;
+  ServeResult c = serve(trace, o);
+  c.sim_seconds = 0;
+  EXPECT_NE(a.to_json(), c.to_json());
+}
+
 TEST(ServePd, BadConfigurationsGetOneClearError) {
   Trace trace = fresh_requests({{0.0, 2, 1}});
   auto fails = [&](auto edit, const std::string& needle) {
