@@ -112,6 +112,13 @@ std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::s
   spec.base.slo_ms = options["slo_ms"].cast<double>();
   spec.base.seed = options["seed"].cast<uint64_t>();
   spec.jobs = options["jobs"].cast<unsigned>();
+  // Allocation and prefill/decode disaggregation (docs/serve.md); serve() checks them.
+  spec.base.allocation = options["allocation"].cast<std::string>();
+  spec.base.prefill_workers = options["prefill_workers"].cast<uint32_t>();
+  spec.base.decode_workers = options["decode_workers"].cast<uint32_t>();
+  spec.base.decode_router = parse_router_spec(options["decode_router"].cast<std::string>());
+  spec.base.kv_link_bytes_per_s = options["kv_link_gb_per_s"].cast<double>() * 1e9;
+  spec.base.kv_link_latency_s = options["kv_link_latency_us"].cast<double>() * 1e-6;
   if (spec.tp < 1 || spec.tp > 64) throw ConfigError("tp must be in [1, 64]");
   for (double v : {spec.base.rate, spec.base.think_time_s, spec.base.slo_ms})
     if (!std::isfinite(v) || v < 0) throw ConfigError("rate, think_time_s and slo_ms must be >= 0");

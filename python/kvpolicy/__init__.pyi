@@ -93,6 +93,12 @@ def serve(
     slo_ms: float = 200.0,
     seed: int = 1,
     jobs: int = 0,
+    allocation: str = "chunked",
+    prefill_workers: int = 0,
+    decode_workers: int = 0,
+    decode_router: str = "least_loaded",
+    kv_link_gb_per_s: float = 50.0,
+    kv_link_latency_us: float = 10.0,
 ) -> list[dict[str, Any]]: ...
 def size(
     trace: Union[Trace, str],

@@ -60,6 +60,19 @@ def test_serve_rows_equal_the_cli(trace_path, tmp_path):
 
 
 @needs_cli
+def test_serve_allocation_and_pd_equal_the_cli(trace_path, tmp_path):
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-w", 3, "-c", "10%",
+                    "--allocation", "whole", "--prefill-workers", 1, "--decode-workers", 2,
+                    "--decode-router", "round_robin", "--kv-link-bandwidth", 25,
+                    "--kv-link-latency", 20)
+    got = kvpolicy.serve(str(trace_path), capacities=["10%"], workers=3, allocation="whole",
+                         prefill_workers=1, decode_workers=2, decode_router="round_robin",
+                         kv_link_gb_per_s=25, kv_link_latency_us=20)
+    assert len(got) == 1 and untimed(got) == untimed(want)
+    assert got[0]["kv_transfers"] > 0 and got[0]["allocation"] == "whole"
+
+
+@needs_cli
 def test_serve_on_a_generated_workload_equals_the_cli(tmp_path):
     want = cli_rows(tmp_path, "serve", "--generate", "gsp:groups=4,prompts=8", "--generate-seed", 2,
                     "-r", "cache_aware", "-w", 2, "-c", "20%")

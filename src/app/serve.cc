@@ -29,6 +29,11 @@ std::vector<uint32_t> ServeSpec::validate() const {
         static_cast<uint32_t>(checked_uint(w, 1, 4096, "--workers (a worker count)")));
   }
   if (worker_counts.empty()) throw ConfigError("--workers: no worker count given");
+  // P/D pools fix the worker count: one run, whatever --workers lists (serve() checks the rest).
+  if ((base.prefill_workers || base.decode_workers) && worker_counts.size() > 1)
+    throw ConfigError(
+        "--workers: with --prefill-workers and --decode-workers the cluster has their sum; "
+        "give one worker count (or none)");
   return worker_counts;
 }
 

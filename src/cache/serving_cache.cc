@@ -16,7 +16,10 @@ ServingCache::ServingCache(size_t capacity_blocks, const PolicySpec& spec, Polic
   reserve_ids();
 }
 
-void ServingCache::reserve_ids() { computed_.resize(driver_->ids(), 0); }
+void ServingCache::reserve_ids() {
+  computed_.resize(driver_->ids(), 0);
+  unallocated_node_.resize(driver_->ids(), 0);
+}
 
 void ServingCache::pin(NodeId n) { driver_->hold(n); }
 
@@ -67,6 +70,7 @@ NodeId ServingCache::place(BlockKey key, NodeId parent, const AccessInfo& info) 
   n = driver_->insert_held(key, parent);
   reserve_ids();
   computed_[n] = 0;
+  unallocated_node_[n] = 0;
   policy_->on_access(n, info);
   return n;
 }
@@ -94,6 +98,74 @@ uint32_t ServingCache::admit(const RequestView& r, size_t private_blocks,
   return hits;
 }
 
+bool ServingCache::fits_chunked(std::span<const BlockKey> prompt, uint32_t allocate,
+                                size_t private_blocks) const {
+  // As fits(), but only the first `allocate` blocks need memory (an unallocated block another
+  // request placed too); every cached block of the prompt gets pinned.
+  size_t need = 0, unpinned_on_path = 0;
+  for (uint32_t i = 0; i < prompt.size(); ++i) {
+    NodeId n = tree_->find(prompt[i]);
+    if (n == kNoNode) {
+      need += i < allocate;
+    } else if (driver_->holders(n) == 0) {
+      ++unpinned_on_path;  // unpinned blocks are allocated
+    } else if (unallocated_node_[n]) {
+      need += i < allocate;
+    }
+  }
+  return need + private_blocks <= reclaimable() - unpinned_on_path;
+}
+
+uint32_t ServingCache::admit_chunked(const RequestView& r, uint32_t allocate, size_t private_blocks,
+                                     std::vector<NodeId>& path) {
+  uint32_t hits = computed_prefix(r.blocks);
+  path.clear();
+  policy_->on_request_begin(r);
+  AccessInfo info = AccessInfo::of_request(r);
+  info.kind = AccessKind::kInserted;
+  NodeId parent = kNoNode;
+  for (uint32_t i = 0; i < r.blocks.size(); ++i) {
+    info.position = i;
+    info.access = r.first_access + i;
+    NodeId found = tree_->find(r.blocks[i]);
+    bool take = i < allocate && (found == kNoNode || unallocated_node_[found]);
+    if (take && free_blocks() == 0 && !evict_one(r.time))
+      throw Error("serve: admitted a chunk that does not fit (a bug: fits_chunked() said it did)");
+    parent = place(r.blocks[i], parent, info);
+    if (found == kNoNode && i >= allocate) {
+      unallocated_node_[parent] = 1;
+      ++unallocated_;
+    } else if (take && found != kNoNode) {
+      unallocated_node_[parent] = 0;
+      --unallocated_;
+    }
+    path.push_back(parent);
+  }
+  for (size_t k = 0; k < private_blocks; ++k)
+    if (!grow(r.time))
+      throw Error("serve: admitted a chunk that does not fit (a bug: fits_chunked() said it did)");
+  policy_->on_request_end(r, path);
+  return hits;
+}
+
+size_t ServingCache::unallocated(std::span<const NodeId> path, uint32_t upto) const {
+  size_t k = 0;
+  for (uint32_t i = 0; i < std::min<size_t>(upto, path.size()); ++i)
+    k += unallocated_node_[path[i]];
+  return k;
+}
+
+void ServingCache::allocate(std::span<const NodeId> path, uint32_t upto, Time now) {
+  for (uint32_t i = 0; i < std::min<size_t>(upto, path.size()); ++i) {
+    NodeId n = path[i];
+    if (!unallocated_node_[n]) continue;
+    if (free_blocks() == 0 && !evict_one(now))
+      throw Error("serve: a chunk's blocks did not fit (a bug: reclaimable() said they did)");
+    unallocated_node_[n] = 0;
+    --unallocated_;
+  }
+}
+
 void ServingCache::mark_computed(std::span<const NodeId> path, uint32_t blocks) {
   for (uint32_t i = 0; i < std::min<size_t>(blocks, path.size()); ++i) computed_[path[i]] = 1;
 }
@@ -105,7 +177,17 @@ bool ServingCache::grow(Time now) {
 }
 
 void ServingCache::release(std::span<const NodeId> path, size_t private_blocks) {
-  for (size_t j = path.size(); j-- > 0;) unpin(path[j]);
+  for (size_t j = path.size(); j-- > 0;) {
+    NodeId n = path[j];
+    if (unallocated_node_[n] && driver_->holders(n) == 1) {
+      // Chunked allocation: placed, never reached by a prefill: no KV to keep cached.
+      unallocated_node_[n] = 0;
+      --unallocated_;
+      driver_->drop(n);
+      continue;
+    }
+    unpin(n);
+  }
   private_ -= private_blocks;
 }
 

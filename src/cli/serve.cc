@@ -53,6 +53,34 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_option("--slo", base.slo_ms, "TTFT SLO for the violation rate, ms")
       ->check(finite_in(0, 1e9))
       ->capture_default_str();
+  // Allocation and prefill/decode disaggregation (issue 37; docs/serve.md).
+  cmd->add_option("--allocation", base.allocation,
+                  "chunked: a prompt's blocks are allocated chunk by chunk as its prefill "
+                  "proceeds (vLLM v1); whole: all at admission (vLLM v0)")
+      ->check(CLI::IsMember({"chunked", "whole"}))
+      ->capture_default_str();
+  cmd->add_option("--prefill-workers", base.prefill_workers,
+                  "prefill/decode disaggregation: workers of the prefill pool (with "
+                  "--decode-workers; 0 and 0 = every worker does both)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  cmd->add_option("--decode-workers", base.decode_workers,
+                  "prefill/decode disaggregation: workers of the decode pool")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--decode-router",
+         [this](const std::string& s) { base.decode_router = parse_router_spec(s); },
+         "router of the decode pool (--router routes to the prefill pool); default least_loaded")
+      ->type_name("ROUTER");
+  cmd->add_option_function<double>(
+         "--kv-link-bandwidth", [this](double gb) { base.kv_link_bytes_per_s = gb * 1e9; },
+         "P/D: GB/s of each prefill worker's KV link (default 50: RDMA at 400 Gb/s)")
+      ->check(finite_in(1e-9, 1e9));
+  cmd->add_option_function<double>(
+         "--kv-link-latency", [this](double us) { base.kv_link_latency_s = us * 1e-6; },
+         "P/D: microseconds added to each KV transfer (default 10)")
+      ->check(finite_in(0, 1e9));
   cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();
@@ -72,6 +100,9 @@ void say_ignored_flag(const CLI::App& cmd, const std::string& flag, const std::s
 }  // namespace
 
 void ServeArgs::say_ignored(const CLI::App& cmd) const {
+  if (base.prefill_workers == 0 && base.decode_workers == 0)  // P/D's own flags without pools
+    for (const char* flag : {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency"})
+      say_ignored_flag(cmd, flag, "without --prefill-workers and --decode-workers");
   if (base.clients > 0) {
     for (const char* flag : {"--rate", "--time-scale"})
       say_ignored_flag(cmd, flag,
@@ -108,6 +139,13 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
         r.e2e_ms.p50, r.e2e_ms.p99, r.throughput_rps, r.preemptions, r.slo_violation_rate * 100);
     if (r.rejected)
       fmt::print("  {} request(s) never fit in a worker's memory and were rejected\n", r.rejected);
+    if (r.prefill_workers)
+      fmt::print(
+          "  P/D {}P+{}D (decode router {}): {} KV transfers, {:.2f} GB, {:.3f} s summed; "
+          "prefill pool {:.1f} % busy, decode pool {:.1f} %\n",
+          r.prefill_workers, r.decode_workers, r.decode_router, r.kv_transfers,
+          r.kv_bytes_transferred / 1e9, r.kv_transfer_seconds, r.prefill_utilisation * 100,
+          r.decode_utilisation * 100);
   }
 }
 

@@ -19,7 +19,8 @@ struct ServeArgs : app::ServeSpec {
 
   void add(CLI::App* cmd);
   // Says on stderr, one line each, which flags given on `cmd` these settings ignore (--rate in a
-  // closed loop, --think-time in an open one, --time-scale under --rate).
+  // closed loop, --think-time in an open one, --time-scale under --rate, P/D's link and decode
+  // router without pools).
   void say_ignored(const CLI::App& cmd) const;
 };
 

@@ -7,6 +7,7 @@
 #include <queue>
 #include <string>
 
+#include "disagg.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/serve/serve.h"
@@ -70,14 +71,17 @@ LatencyStats summarize(std::vector<double>& seconds) {
   return s;
 }
 
+// A pool of workers [first, first + count) as its router sees it (P/D: the prefill or the
+// decode pool; otherwise every worker).
 class Cluster final : public ClusterView {
  public:
-  Cluster(std::vector<std::unique_ptr<Worker>>& workers, uint32_t block_tokens)
-      : workers_(workers), block_tokens_(block_tokens) {}
-  uint32_t workers() const override { return static_cast<uint32_t>(workers_.size()); }
-  const WorkerLoad& load(WorkerId w) const override { return workers_[w]->load(); }
+  Cluster(std::vector<std::unique_ptr<Worker>>& workers, uint32_t block_tokens, uint32_t first,
+          uint32_t count)
+      : workers_(workers), block_tokens_(block_tokens), first_(first), count_(count) {}
+  uint32_t workers() const override { return count_; }
+  const WorkerLoad& load(WorkerId w) const override { return workers_[first_ + w]->load(); }
   uint32_t cached_prefix_blocks(WorkerId w, const RequestView& r) const override {
-    return workers_[w]->computed_prefix(r.blocks);
+    return workers_[first_ + w]->computed_prefix(r.blocks);
   }
   Time now() const override { return static_cast<Time>(now_ * kMicrosPerSecond); }
   uint32_t block_tokens() const override { return block_tokens_; }
@@ -86,6 +90,7 @@ class Cluster final : public ClusterView {
  private:
   std::vector<std::unique_ptr<Worker>>& workers_;
   uint32_t block_tokens_;
+  uint32_t first_, count_;
   double now_ = 0;
 };
 
@@ -93,7 +98,7 @@ class Cluster final : public ClusterView {
 // before arrivals, so a router sees the loads they leave.
 struct Event {
   double time;
-  uint8_t kind;  // 0 = an iteration ends, 1 = a request arrives
+  uint8_t kind;  // 0 = an iteration ends, 1 = a request arrives, 2 = its KV reaches decode
   uint32_t request;
   uint32_t worker;
   bool operator>(const Event& e) const {
@@ -122,7 +127,7 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   res.cost_model = cost.label();
   res.router = o.router.name;
   res.router_params = o.router.params;
-  res.workers = o.workers;
+  res.workers = serve_detail::total_workers(o);
   res.tensor_parallel = cost.tensor_parallel();
   res.max_batch_tokens = o.max_batch_tokens;
   res.max_running = o.max_running;
@@ -132,6 +137,14 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   res.think_time_s = o.think_time_s;
   res.cache_outputs = o.cache_outputs;
   res.slo_ms = o.slo_ms;
+  res.allocation = o.allocation;
+  if (o.prefill_workers && o.decode_workers) {
+    res.prefill_workers = o.prefill_workers;
+    res.decode_workers = o.decode_workers;
+    res.decode_router = o.decode_router.label();
+    res.kv_link_bytes_per_s = o.kv_link_bytes_per_s;
+    res.kv_link_latency_s = o.kv_link_latency_s;
+  }
   return res;
 }
 
@@ -139,6 +152,9 @@ ServeResult serve(const Trace& trace, const ServeOptions& o) { return serve(trac
 
 ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* timeline) {
   check_options(trace, o);
+  const bool pd = serve_detail::check_disaggregation(o);
+  const uint32_t nw = serve_detail::total_workers(o);
+  const uint32_t prefill_pool = pd ? o.prefill_workers : nw;  // what `router` routes to
   auto wall_start = std::chrono::steady_clock::now();
   const size_t n = trace.size();
   const uint32_t B = trace.block_tokens;
@@ -154,15 +170,22 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   Workload workload = serve_detail::make_workload(trace, arrival_us, o.cache_outputs, need_oracle);
 
   RouterContext rctx;
-  rctx.workers = o.workers;
+  rctx.workers = prefill_pool;
   rctx.block_tokens = B;
   rctx.seed = o.seed;
   rctx.prefill_seconds_per_token = cost.linear_fit().slope_ms_per_token * 1e-3;
   std::unique_ptr<Router> router = make_router(o.router, rctx);
+  std::unique_ptr<Router> decode_router;
+  if (pd) {
+    rctx.workers = o.decode_workers;
+    decode_router = make_router(o.decode_router, rctx);
+  }
 
   std::vector<RequestState> requests(n);
   std::vector<std::unique_ptr<Worker>> workers;
-  Cluster cluster(workers, B);
+  Cluster cluster(workers, B, 0, prefill_pool);
+  Cluster decode_pool(workers, B, prefill_pool, pd ? o.decode_workers : 0);
+  serve_detail::KvLinks links(prefill_pool, o.kv_link_bytes_per_s, o.kv_link_latency_s);
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
 
   // Closed loop: each client runs one session's turns in order, then takes the next session.
@@ -209,7 +232,12 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     c.first_token = static_cast<Time>((s.first_token < 0 ? now : s.first_token) * 1e6);
     c.finish = static_cast<Time>(now * kMicrosPerSecond);
     c.cached_blocks = s.hit_blocks;
-    router->on_complete(workload.view(r, now, false), s.worker, c, cluster);
+    if (s.worker >= prefill_pool) {  // P/D: it left the decode pool
+      decode_router->on_complete(workload.view(r, now, false), s.worker - prefill_pool, c,
+                                 decode_pool);
+    } else {
+      router->on_complete(workload.view(r, now, false), s.worker, c, cluster);
+    }
     if (closed) {
       const auto& turns = sessions[session_of[r]];
       uint32_t next_turn = turn_of[r] + 1;
@@ -227,8 +255,11 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   pctx.cost_model = &cost;
   if (workload.has_oracle) pctx.future = workload.oracle.view(workload.sequences);
   Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims};
-  for (uint32_t w = 0; w < o.workers; ++w) {
+  wcfg.chunked = o.allocation == "chunked";
+  for (uint32_t w = 0; w < nw; ++w) {
     pctx.seed = o.seed + w;  // workers draw apart
+    if (pd)
+      wcfg.role = w < prefill_pool ? Worker::Config::Role::kPrefill : Worker::Config::Role::kDecode;
     workers.push_back(std::make_unique<Worker>(w, o.capacity_blocks, o.policy, pctx, cost, wcfg,
                                                workload, requests, done));
   }
@@ -244,12 +275,35 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     requests[r].arrival = now;
     ++in_system;
     WorkerId w = router->route(workload.view(r, now, false), cluster);
-    if (w >= o.workers)
+    if (w >= prefill_pool)
       throw Error("router " + o.router.label() + " chose worker " + std::to_string(w) + " of " +
-                  std::to_string(o.workers));
+                  std::to_string(prefill_pool));
     workers[w]->enqueue(r);
     if (!workers[w]->busy()) kick(w, now);
   };
+  // P/D: a prefilled request leaves its prefill worker (its router hears it as done there), a
+  // decode worker is chosen and the request's KV (its whole context) crosses the link to it.
+  std::vector<uint32_t> sent_from(pd ? n : 0);  // P/D: each request's prefill worker
+  auto hand_off = [&](uint32_t r, double now) {
+    RequestState& s = requests[r];
+    Completion c;
+    c.arrival = static_cast<Time>(s.arrival * kMicrosPerSecond);
+    c.first_token = c.finish = static_cast<Time>(now * kMicrosPerSecond);
+    c.cached_blocks = s.hit_blocks;
+    router->on_complete(workload.view(r, now, false), s.worker, c, cluster);
+    WorkerId d = decode_router->route(workload.view(r, now, false), decode_pool);
+    if (d >= o.decode_workers)
+      throw Error("router " + o.decode_router.label() + " chose decode worker " +
+                  std::to_string(d) + " of " + std::to_string(o.decode_workers));
+    uint32_t blocks = serve_detail::sequence_blocks(workload.prompt_blocks[r], s.context, B);
+    double at = links.send(s.worker, double(blocks) * cost.kv_bytes_per_block(), now);
+    sent_from[r] = s.worker;
+    requests[r].worker = prefill_pool + d;
+    workers[prefill_pool + d]->expect_kv();
+    events.push({at, 2, r, prefill_pool + d});
+  };
+  if (pd)
+    for (uint32_t w = 0; w < prefill_pool; ++w) workers[w]->set_handoff(hand_off);
 
   size_t next_arrival = 0;
   double first_arrival = closed ? 0.0 : (n ? arrival[0] : 0.0);
@@ -273,6 +327,13 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     ++res.events;
     if (e.kind == 1) {
       arrive(e.request, e.time);
+    } else if (e.kind == 2) {
+      // The prefill worker frees the blocks it held for the transfer; the decode worker has KV.
+      uint32_t from = sent_from[e.request];
+      workers[from]->kv_sent(e.request);
+      if (!workers[from]->busy()) kick(from, e.time);
+      workers[e.worker]->receive_kv(e.request);
+      if (!workers[e.worker]->busy()) kick(e.worker, e.time);
     } else {
       workers[e.worker]->end_iteration(e.time);
       kick(e.worker, e.time);
@@ -280,13 +341,16 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   }
   if (left != n)
     throw Error("serve: " + std::to_string(n - left) + " requests never completed (a bug)");
-  for (uint32_t w = 0; w < o.workers; ++w) {
+  for (uint32_t w = 0; w < nw; ++w) {
     const WorkerLoad& l = workers[w]->load();
     if (l.in_flight != 0 || l.active_blocks != 0 || l.queued_prefill_tokens != 0)
       throw Error("serve: worker " + std::to_string(w) + " still holds load after the run (a bug)");
   }
   if (router->in_flight_state() > 1e-9)
     throw Error("serve: router " + o.router.label() + " still holds in-flight state (a bug)");
+  if (decode_router && decode_router->in_flight_state() > 1e-9)
+    throw Error("serve: decode router " + o.decode_router.label() +
+                " still holds in-flight state (a bug)");
 
   // Metrics over completed requests.
   std::vector<double> wait, ttft, tpot, e2e;
@@ -304,7 +368,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     if ((s.first_token - s.arrival) * 1e3 > o.slo_ms) ++slo_violations;
     res.output_tokens += s.generated;
     res.prompt_tokens += trace.prompt_tokens[r];
-    res.token_hits += std::min<uint64_t>(uint64_t{s.hit_blocks} * B, trace.prompt_tokens[r]);
+    res.token_hits += std::min<uint64_t>(uint64_t{s.counted_hits} * B, trace.prompt_tokens[r]);
   }
   res.queue_wait_ms = summarize(wait);
   res.ttft_ms = summarize(ttft);
@@ -338,6 +402,18 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   }
   res.block_hit_rate = res.block_accesses ? double(res.block_hits) / double(res.block_accesses) : 0;
   res.router_stats = router->stats();
+  if (pd) {  // P/D: the link's totals and each pool's mean utilisation
+    res.kv_transfers = links.transfers;
+    res.kv_bytes_transferred = links.bytes;
+    res.kv_transfer_seconds = links.seconds;
+    double busy_p = 0, busy_d = 0;
+    for (uint32_t w = 0; w < nw; ++w)
+      (w < prefill_pool ? busy_p : busy_d) += res.per_worker[w].busy_seconds;
+    if (res.makespan_s > 0) {
+      res.prefill_utilisation = busy_p / res.makespan_s / prefill_pool;
+      res.decode_utilisation = busy_d / res.makespan_s / o.decode_workers;
+    }
+  }
   res.total_sojourn_s = sojourn;
   res.sim_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

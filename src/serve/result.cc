@@ -10,10 +10,17 @@
 namespace kvpolicy {
 
 std::string ServeResult::key() const {
-  return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}",
-                     trace_identity(trace), trace_fingerprint, policy, params, router,
-                     router_params, workers, capacity_blocks, seed, cost_model, time_scale, rate,
-                     clients, think_time_s, cache_outputs, max_batch_tokens, max_running, slo_ms);
+  std::string key =
+      fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}",
+                  trace_identity(trace), trace_fingerprint, policy, params, router, router_params,
+                  workers, capacity_blocks, seed, cost_model, time_scale, rate, clients,
+                  think_time_s, cache_outputs, max_batch_tokens, max_running, slo_ms);
+  // Allocation and P/D (issue 37): whole allocation without pools keeps the older key.
+  if (allocation != "whole") key += "|alloc=" + allocation;
+  if (prefill_workers || decode_workers)
+    key += fmt::format("|pd={}+{}|{}|{:g}|{:g}", prefill_workers, decode_workers, decode_router,
+                       kv_link_bytes_per_s, kv_link_latency_s);
+  return key;
 }
 
 std::string ServeResult::to_json() const {

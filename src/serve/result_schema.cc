@@ -89,6 +89,46 @@ ServeResultField per_worker() {
           }};
 }
 
+// A count that older results lack (read as 0); not a CSV column.
+template <typename T>
+ServeResultField count_or_zero(std::string name, T R::*m, std::string unit, std::string desc) {
+  std::string key = name;
+  return {name,
+          "int",
+          std::move(unit),
+          std::move(desc),
+          [key, m](const R& r, JsonObject& o) { o.add(key, r.*m); },
+          [key, m](const JsonRecord& j, R& r) { r.*m = static_cast<T>(j.num_or(key.c_str(), 0)); }};
+}
+
+// Allocation and prefill/decode disaggregation (issue 37; docs/serve.md).
+void add_allocation_and_pools(std::vector<ServeResultField>& f) {
+  f.push_back(text("allocation", &R::allocation,
+                   "`chunked` (blocks per prefill chunk, vLLM v1) or `whole` (the prompt's "
+                   "blocks at admission, vLLM v0); older results read as `whole`",
+                   std::string("whole")));
+  f.push_back(count_or_zero("prefill_workers", &R::prefill_workers, "",
+                            "P/D: workers of the prefill pool (0: colocated)"));
+  f.push_back(count_or_zero("decode_workers", &R::decode_workers, "",
+                            "P/D: workers of the decode pool (0: colocated)"));
+  f.push_back(optional_text("decode_router", &R::decode_router, "P/D: the decode pool's router"));
+  f.push_back(number("kv_link_bytes_per_s", &R::kv_link_bytes_per_s, 0, -1, "bytes/s",
+                     "P/D: the KV link's bandwidth (0: colocated)", 0.0));
+  f.push_back(number("kv_link_latency_s", &R::kv_link_latency_s, 9, -1, "s",
+                     "P/D: the KV link's latency per transfer", 0.0));
+  f.push_back(count_or_zero("kv_transfers", &R::kv_transfers, "",
+                            "P/D: requests whose KV crossed from prefill to decode"));
+  f.push_back(number("kv_bytes_transferred", &R::kv_bytes_transferred, 0, -1, "bytes",
+                     "P/D: KV bytes sent over the link", 0.0));
+  f.push_back(number("kv_transfer_seconds", &R::kv_transfer_seconds, 6, -1, "s",
+                     "P/D: summed send-to-arrival time of the transfers, link queueing included",
+                     0.0));
+  f.push_back(number("prefill_utilisation", &R::prefill_utilisation, 6, -1, "",
+                     "P/D: the prefill pool's mean time in iterations / makespan", 0.0));
+  f.push_back(number("decode_utilisation", &R::decode_utilisation, 6, -1, "",
+                     "P/D: the decode pool's mean time in iterations / makespan", 0.0));
+}
+
 std::vector<ServeResultField> make_fields() {
   std::vector<ServeResultField> f;
   f.push_back({"mode", "string", "", "`\"serve\"` (replay results have no `mode`)",
@@ -169,6 +209,7 @@ std::vector<ServeResultField> make_fields() {
   add_latency(f, "queue_wait", &R::queue_wait_ms, "first admission − arrival");
   add_latency(f, "tpot", &R::tpot_ms, "time per output token");
   add_latency(f, "e2e", &R::e2e_ms, "completion − arrival");
+  add_allocation_and_pools(f);
   f.push_back(per_worker());
   f.push_back(stats("router_stats", &R::router_stats, "the router's counters"));
   f.push_back(number("sim_seconds", &R::sim_seconds, 3, -1, "s", "wall time of the simulation"));

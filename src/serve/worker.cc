@@ -53,6 +53,7 @@ void Worker::preempt(uint32_t r) {
   if (s.prefilling) queued_prefill_ -= s.prefill_left;
   s.prefilling = false;
   queued_prefill_ += prompt_tokens(r) + s.generated;
+  s.transferred = false;  // P/D: a decode worker recomputes what it loses
   running_.erase(std::find(running_.begin(), running_.end(), r));
   waiting_.push_front(r);  // recompute: first in line again
   ++result_.preemptions;
@@ -63,9 +64,16 @@ void Worker::complete(uint32_t r, double now) {
   s.finish = now;
   ++s.completions;
   ++result_.requests;
-  result_.block_accesses += workload_.prompt_blocks[r];
-  result_.block_hits += s.hit_blocks;
-  cache_.complete(workload_.view(r, now, true), s.path, s.private_blocks);
+  if (config_.role != Config::Role::kDecode) {  // P/D: the prefill worker counted its hits
+    result_.block_accesses += workload_.prompt_blocks[r];
+    result_.block_hits += s.counted_hits;
+  }
+  if (s.transferred) {  // P/D: a decode worker caches nothing of transferred KV
+    cache_.release(s.path, s.private_blocks);
+    s.path.clear();
+  } else {
+    cache_.complete(workload_.view(r, now, true), s.path, s.private_blocks);
+  }
   s.private_blocks = 0;
   running_.erase(std::find(running_.begin(), running_.end(), r));
   done_(r, now, false);
@@ -78,7 +86,8 @@ void Worker::make_room_for_decodes(double now) {
     RequestState& s = requests_[r];
     if (s.prefilling) continue;
     const uint32_t p = workload_.prompt_blocks[r];
-    uint32_t need = sequence_blocks(p, s.context + 1, b) - p;
+    // (P/D: a decode worker holds transferred KV as private blocks, prompt's included.)
+    uint32_t need = sequence_blocks(p, s.context + 1, b) - (s.transferred ? 0 : p);
     while (s.private_blocks < need) {
       if (cache_.grow(now)) {
         ++s.private_blocks;
@@ -95,6 +104,8 @@ void Worker::make_room_for_decodes(double now) {
 double Worker::start_iteration(double now) {
   chunks_.clear();
   decodes_.clear();
+  if (config_.role == Config::Role::kDecode) admit_transferred(now);
+  const uint64_t preemptions_before = result_.preemptions;
   make_room_for_decodes(now);
   uint32_t budget = config_.max_batch_tokens;
   IterationWork work;
@@ -110,21 +121,46 @@ double Worker::start_iteration(double now) {
     RequestState& s = requests_[r];
     uint32_t tokens = static_cast<uint32_t>(std::min<uint64_t>(s.prefill_left, budget));
     if (tokens == 0) return;
+    if (config_.chunked) {
+      // The chunk's blocks now; a request preempted for them leaves this iteration's decodes.
+      std::vector<uint32_t> preempted;
+      bool ok = allocate_chunk(r, s.context + tokens, now, preempted);
+      for (uint32_t v : preempted) {
+        auto it = std::find(decodes_.begin(), decodes_.end(), v);
+        if (it == decodes_.end()) continue;
+        decodes_.erase(it);
+        decode_context -= requests_[v].context;
+        ++budget;
+      }
+      if (!ok) return;
+    }
     chunks_.push_back({r, tokens});
     cost_.add_prefill_chunk(work, tokens, s.context);
     budget -= tokens;
   };
-  for (uint32_t r : running_)
-    if (requests_[r].prefilling) schedule_prefill(r);
+  for (size_t i = 0; i < running_.size(); ++i)  // a chunk may preempt requests after it
+    if (requests_[running_[i]].prefilling) schedule_prefill(running_[i]);
+  // Chunked allocation admits as vLLM v1 does: nothing in an iteration that preempted, and a
+  // request that fits memory alone waits its turn.
+  const bool chunked = config_.chunked;
   while (budget > 0 && !waiting_.empty() && running_.size() < config_.max_running) {
+    // (An iteration left empty by preemptions admits at once: vLLM's next step would.)
+    if (chunked && result_.preemptions != preemptions_before &&
+        !(chunks_.empty() && decodes_.empty()))
+      break;
     uint32_t r = waiting_.front();
-    if (!admit(r, now)) {
-      if (!running_.empty()) break;  // memory frees up as running requests finish
+    if (chunked ? !admit_chunked(r, now, budget) : !admit(r, now)) {
+      // Memory frees up later (as running requests finish, or P/D's KV leaves the link).
+      if (chunked ? !never_fits(r) : !running_.empty() || !sending_.empty()) break;
       // Larger than the whole memory even with nothing else running: it can never run.
       waiting_.pop_front();
       queued_prefill_ -= prompt_tokens(r) + requests_[r].generated;
       done_(r, now, true);
       continue;
+    }
+    if (!requests_[r].counted) {  // the hits the metrics count: its first admission's
+      requests_[r].counted = true;
+      requests_[r].counted_hits = requests_[r].hit_blocks;
     }
     waiting_.pop_front();
     schedule_prefill(r);
@@ -132,6 +168,11 @@ double Worker::start_iteration(double now) {
   if (!decodes_.empty())
     cost_.add_decode(work, static_cast<uint32_t>(decodes_.size()), decode_context);
   if (chunks_.empty() && decodes_.empty()) {
+    // P/D: preemptions here may have freed the memory transferred KV waits for.
+    if (config_.role == Config::Role::kDecode && running_.empty() && !kv_waiting_.empty()) {
+      admit_transferred(now);
+      if (!running_.empty()) return start_iteration(now);
+    }
     busy_ = false;
     return -1;
   }
@@ -161,7 +202,11 @@ void Worker::end_iteration(double now) {
     s.prefilling = false;
     ++s.generated;
     if (s.first_token < 0) s.first_token = now;
-    if (s.generated >= target_tokens(c.request)) complete(c.request, now);
+    if (s.generated >= target_tokens(c.request)) {
+      complete(c.request, now);
+    } else if (config_.role == Config::Role::kPrefill) {
+      hand_off(c.request, now);  // P/D: the decode pool produces the rest
+    }
   }
   for (uint32_t r : decodes_) {
     RequestState& s = requests_[r];
@@ -172,7 +217,7 @@ void Worker::end_iteration(double now) {
 }
 
 const WorkerLoad& Worker::load() {
-  load_.waiting = static_cast<uint32_t>(waiting_.size());
+  load_.waiting = static_cast<uint32_t>(waiting_.size() + kv_waiting_.size() + incoming_kv_);
   load_.running = static_cast<uint32_t>(running_.size());
   load_.in_flight = load_.waiting + load_.running;
   load_.queued_prefill_tokens = queued_prefill_;

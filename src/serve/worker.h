@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <unordered_map>
 #include <vector>
 
 #include "kvpolicy/cache/serving_cache.h"
@@ -25,8 +26,13 @@ struct RequestState {
   uint64_t context = 0;       // tokens whose KV it holds (cached prefix included)
   uint32_t private_blocks = 0;
   uint32_t hit_blocks = 0;  // computed prefix found at its (last) admission
+  // What the metrics count: hit_blocks at its first admission (after a preemption a request
+  // finds its own computed blocks again; docs/serve.md, "Allocation").
+  uint32_t counted_hits = 0;
+  bool counted = false;
   uint32_t completions = 0;
   bool prefilling = false;
+  bool transferred = false;  // P/D: its KV came from a prefill worker (docs/serve.md)
   std::vector<NodeId> path;  // its pinned prompt nodes while admitted
 };
 
@@ -36,6 +42,9 @@ class Worker {
     uint32_t max_batch_tokens;
     uint32_t max_running;
     bool check_victims;
+    // Chunked allocation and prefill/decode roles (issue 37, docs/serve.md).
+    bool chunked = false;
+    enum class Role : uint8_t { kBoth, kPrefill, kDecode } role = Role::kBoth;
   };
   // `done(request, now, rejected)` is called when a request leaves the worker.
   Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
@@ -43,6 +52,14 @@ class Worker {
          std::vector<RequestState>& requests, std::function<void(uint32_t, double, bool)> done);
 
   void enqueue(uint32_t request);
+  // P/D: a prefill worker calls `handoff(request, now)` when a request's prefill is done and it
+  // has more tokens to produce; a decode worker receives its KV with receive_kv.
+  void set_handoff(std::function<void(uint32_t, double)> handoff) { handoff_ = std::move(handoff); }
+  void receive_kv(uint32_t request);
+  // A prefill worker's KV of `request` has left over the link: its blocks are released.
+  void kv_sent(uint32_t request);
+  // A request routed here whose KV is still on the link: it counts as waiting for routers.
+  void expect_kv() { ++incoming_kv_; }
   // Plans the next iteration at `now`; returns its duration, or a negative number when there
   // is nothing to run (the worker goes idle).
   double start_iteration(double now);
@@ -69,6 +86,18 @@ class Worker {
   bool admit(uint32_t r, double now);
   void preempt(uint32_t r);
   void complete(uint32_t r, double now);
+  // Chunked allocation (worker_chunked.cc): prompt blocks and private blocks a request holds
+  // once `end` tokens of its sequence are computed; admission with the cached prefix and the
+  // first chunk's blocks; a running prefill's chunk ending at token `end`, preempting the newest
+  // running requests (appended to `preempted`) while memory is short, false when it is itself.
+  std::pair<uint32_t, uint32_t> blocks_through(uint32_t r, uint64_t end) const;
+  bool admit_chunked(uint32_t r, double now, uint32_t budget);
+  bool allocate_chunk(uint32_t r, uint64_t end, double now, std::vector<uint32_t>& preempted);
+  // Whether request r (prompt + tokens produced) can never fit this worker's memory.
+  bool never_fits(uint32_t r) const;
+  // P/D (worker_pd.cc): admits transferred KV while it fits; hands a prefilled request off.
+  void admit_transferred(double now);
+  void hand_off(uint32_t r, double now);
   // Gives every decoding request room for its next token, preempting the newest if need be.
   void make_room_for_decodes(double now);
 
@@ -80,6 +109,14 @@ class Worker {
   std::vector<RequestState>& requests_;
   std::function<void(uint32_t, double, bool)> done_;
   std::deque<uint32_t> waiting_;
+  std::deque<uint32_t> kv_waiting_;  // P/D decode worker: KV arrived, blocks not yet allocated
+  uint32_t incoming_kv_ = 0;         // and routed here, KV still on the link
+  struct Sending {
+    std::vector<NodeId> path;
+    uint32_t private_blocks;
+  };
+  std::unordered_map<uint32_t, Sending> sending_;  // P/D prefill worker: KV on the link
+  std::function<void(uint32_t, double)> handoff_;
   std::vector<uint32_t> running_;  // in admission order
   std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks
   std::vector<uint32_t> decodes_;  // and its decodes

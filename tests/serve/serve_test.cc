@@ -167,16 +167,20 @@ TEST(Serve, OneWorkerWithoutInterferenceEqualsReplay) {
   Oracle oracle = compute_oracle(trace);
   for (const std::string& policy : PolicyRegistry::instance().names()) {
     for (size_t capacity : {size_t{60}, size_t{120}, size_t{100000}}) {
-      ServeOptions o;
-      o.policy = parse_policy_spec(policy);
-      o.capacity_blocks = capacity;
-      o.cache_outputs = false;
-      o.check_victims = true;
-      ReplayResult replayed = replay(trace, &oracle, o.policy, capacity);
-      ServeResult served = serve(trace, o);
-      SCOPED_TRACE(policy + " at " + std::to_string(capacity));
-      EXPECT_EQ(served.block_hits, replayed.block_hits);
-      EXPECT_EQ(served.block_accesses, replayed.block_accesses);
+      ReplayResult replayed = replay(trace, &oracle, parse_policy_spec(policy), capacity);
+      // Every prompt fits one chunk: chunked allocation places it in one cycle, as whole does.
+      for (const char* allocation : {"chunked", "whole"}) {
+        ServeOptions o;
+        o.policy = parse_policy_spec(policy);
+        o.capacity_blocks = capacity;
+        o.cache_outputs = false;
+        o.check_victims = true;
+        o.allocation = allocation;
+        ServeResult served = serve(trace, o);
+        SCOPED_TRACE(policy + " at " + std::to_string(capacity) + ", " + allocation);
+        EXPECT_EQ(served.block_hits, replayed.block_hits);
+        EXPECT_EQ(served.block_accesses, replayed.block_accesses);
+      }
     }
   }
 }

@@ -45,11 +45,33 @@ class ServingCache {
   // then every node is unpinned. Frees private blocks beyond what the sequence needs.
   void complete(const RequestView& sequence, std::vector<NodeId>& path, size_t private_blocks);
 
+  // Chunked allocation (docs/serve.md, "Allocation"): the policy hears a prompt in one request
+  // cycle at admission, as with admit(), but its blocks take memory only as the prefill reaches
+  // them. A block placed and not yet reached is *unallocated*: a tree node without KV, pinned by
+  // the requests holding it, taking no memory; it is dropped (Removal::kDropped) when its last
+  // holder releases it.
+  //
+  // Whether admit_chunked(prompt, allocate, private_blocks) fits: the first `allocate` prompt
+  // blocks (and the private blocks) need memory, after evicting every unpinned block if need
+  // be. No side effects.
+  bool fits_chunked(std::span<const BlockKey> prompt, uint32_t allocate,
+                    size_t private_blocks) const;
+  // admit() whose blocks from `allocate` on are placed unallocated (fits_chunked must hold).
+  // With allocate = the prompt's length it makes exactly admit()'s calls.
+  uint32_t admit_chunked(const RequestView& prompt, uint32_t allocate, size_t private_blocks,
+                         std::vector<NodeId>& path);
+  // Unallocated blocks among path[0..upto).
+  size_t unallocated(std::span<const NodeId> path, uint32_t upto) const;
+  // Gives path[0..upto) memory, evicting as needed (reclaimable() must cover unallocated()).
+  void allocate(std::span<const NodeId> path, uint32_t upto, Time now);
+  // Blocks that free memory and eviction could provide now.
+  size_t reclaimable() const { return free_blocks() + (tree_->size() - driver_->pinned()); }
+
   size_t capacity() const { return capacity_; }
-  size_t cached_blocks() const { return tree_->size(); }
+  size_t cached_blocks() const { return tree_->size() - unallocated_; }
   size_t private_blocks() const { return private_; }
   size_t pinned_blocks() const { return driver_->pinned(); }
-  size_t free_blocks() const { return capacity_ - tree_->size() - private_; }
+  size_t free_blocks() const { return capacity_ - (tree_->size() - unallocated_) - private_; }
   uint64_t evictions() const { return evictions_; }
   const PrefixTree& tree() const { return *tree_; }
   Policy& policy() { return *policy_; }
@@ -69,7 +91,9 @@ class ServingCache {
   Policy* policy_ = nullptr;              // driver_'s
   size_t capacity_;
   size_t private_ = 0;
-  std::vector<uint8_t> computed_;  // per node: its KV has been computed
+  std::vector<uint8_t> computed_;          // per node: its KV has been computed
+  std::vector<uint8_t> unallocated_node_;  // per node: placed by chunked admission, no memory yet
+  size_t unallocated_ = 0;
   uint64_t evictions_ = 0;
   bool checking_ = false;
 };

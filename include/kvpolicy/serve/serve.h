@@ -40,6 +40,18 @@ struct ServeOptions {
   // The cost model of one worker, tensor parallelism included (null: the default model).
   const CostModel* cost_model = nullptr;
   bool check_victims = false;  // verify each victim (tests)
+  // Allocation (issue 37): "chunked" (vLLM v1) allocates a prompt's blocks chunk by chunk as
+  // its prefill proceeds; "whole" (vLLM v0) needs the whole prompt's blocks at admission.
+  std::string allocation = "chunked";
+  // Prefill/decode disaggregation (issue 37): prefill_workers + decode_workers workers in two
+  // pools (0 and 0: every worker does both). `router` routes to the prefill pool,
+  // decode_router to the decode pool; a request's KV crosses the link (bytes/s, latency s)
+  // from its prefill worker to its decode worker.
+  uint32_t prefill_workers = 0;
+  uint32_t decode_workers = 0;
+  RouterSpec decode_router{"least_loaded", ""};
+  double kv_link_bytes_per_s = 50e9;  // RDMA, 400 Gb/s
+  double kv_link_latency_s = 10e-6;
   // Called now and then with the share of requests completed; may be empty.
   std::function<void(double)> progress;
 };
@@ -106,6 +118,15 @@ struct ServeResult {
   double total_sojourn_s = 0;  // summed time in the system (Little: = mean_in_system x makespan)
   LatencyStats queue_wait_ms, ttft_ms, tpot_ms, e2e_ms;
   std::vector<WorkerResult> per_worker;
+  // Allocation and prefill/decode disaggregation (issue 37).
+  std::string allocation = "whole";  // results without the field predate chunked allocation
+  uint32_t prefill_workers = 0, decode_workers = 0;
+  std::string decode_router;
+  double kv_link_bytes_per_s = 0, kv_link_latency_s = 0;
+  uint64_t kv_transfers = 0;
+  double kv_bytes_transferred = 0;
+  double kv_transfer_seconds = 0;                          // summed, link queueing included
+  double prefill_utilisation = 0, decode_utilisation = 0;  // mean busy share of each pool
   PolicyStats router_stats;
   double sim_seconds = 0;  // wall time of the simulation
 
