@@ -100,7 +100,7 @@ def _trace(trace):
 def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robin",), workers=(1,),
           model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto", cost_params="", tp=1, rate=0.0,
           time_scale=1.0, clients=0, think_time_s=0.0, max_batch_tokens=8192, max_running=256,
-          cache_outputs=True, slo_ms=200.0, seed=1, jobs=0):
+          cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, tiers=None):
     """Runs `trace` (a Trace, or a path for load_trace) through a simulated serving cluster for
     every (capacity, workers, router, policy), as `kvpolicy serve` does, with the GIL released.
 
@@ -109,6 +109,9 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
     (the sets online, offline, all expand). The other keywords are serve's flags (rate for
     --rate, clients for --clients, cache_outputs=False for --no-cache-outputs, ...). Returns one
     dict per configuration with the fields of `kvpolicy serve --json` (docs/formats.md).
+    tiers: memory tiers as serve's flags with underscores, e.g. dict(dram="2",
+    dram_policy="s3fifo", ssd="64GB", ssd_admit="seen>=2", placement="exclusive",
+    overlap_transfers=True) (docs/serve.md, "Memory tiers").
     """
     lines = _serve(_trace(trace), [str(r) for r in _as_list(routers)],
                    [str(p) for p in _as_list(policies)], [str(w) for w in _as_list(workers)],
@@ -118,7 +121,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
                         clients=int(clients), think_time_s=float(think_time_s),
                         max_batch_tokens=int(max_batch_tokens), max_running=int(max_running),
                         cache_outputs=bool(cache_outputs), slo_ms=float(slo_ms), seed=int(seed),
-                        jobs=int(jobs)))
+                        jobs=int(jobs), tiers=dict(tiers or {})))
     return [json.loads(line) for line in lines]
 
 

@@ -11,6 +11,7 @@
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/serve/serve.h"
 #include "kvpolicy/trace/fingerprint.h"
+#include "tiers.h"
 #include "worker.h"
 #include "workload.h"
 
@@ -36,6 +37,7 @@ void check_options(const Trace& trace, const ServeOptions& o) {
     throw ConfigError("serve: --rate must be a positive number of requests per second");
   if (!(o.think_time_s >= 0) || !std::isfinite(o.think_time_s))
     throw ConfigError("serve: --think-time must be >= 0");
+  serve_detail::check_tiers(o);
 }
 
 // Open-loop arrival times, seconds from the first request.
@@ -132,6 +134,7 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   res.think_time_s = o.think_time_s;
   res.cache_outputs = o.cache_outputs;
   res.slo_ms = o.slo_ms;
+  serve_detail::echo_tiers(o, res);
   return res;
 }
 
@@ -150,7 +153,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   for (size_t r = 0; r < n; ++r)
     arrival_us[r] = closed ? trace.time[r] - trace.time[0]
                            : static_cast<Time>(std::llround(arrival[r] * kMicrosPerSecond));
-  const bool need_oracle = needs_future(o.policy);
+  bool need_oracle = needs_future(o.policy);
+  for (const TierSpec& t : o.tiers) need_oracle = need_oracle || needs_future(t.policy);
   Workload workload = serve_detail::make_workload(trace, arrival_us, o.cache_outputs, need_oracle);
 
   RouterContext rctx;
@@ -161,6 +165,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   std::unique_ptr<Router> router = make_router(o.router, rctx);
 
   std::vector<RequestState> requests(n);
+  std::unique_ptr<TierStore> remote_pool;  // memory tiers: the cluster's shared pool
   std::vector<std::unique_ptr<Worker>> workers;
   Cluster cluster(workers, B);
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
@@ -226,12 +231,13 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   pctx.block_tokens = B;
   pctx.cost_model = &cost;
   if (workload.has_oracle) pctx.future = workload.oracle.view(workload.sequences);
-  Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims};
+  Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims, o.overlap_transfers};
   for (uint32_t w = 0; w < o.workers; ++w) {
     pctx.seed = o.seed + w;  // workers draw apart
     workers.push_back(std::make_unique<Worker>(w, o.capacity_blocks, o.policy, pctx, cost, wcfg,
                                                workload, requests, done));
   }
+  serve_detail::attach_tiers(workers, o, pctx, remote_pool);
 
   auto kick = [&](uint32_t w, double now) {
     double seconds = workers[w]->start_iteration(now);
@@ -337,6 +343,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     }
   }
   res.block_hit_rate = res.block_accesses ? double(res.block_hits) / double(res.block_accesses) : 0;
+  serve_detail::collect_tiers(workers, o, cost, res);
   res.router_stats = router->stats();
   res.total_sojourn_s = sojourn;
   res.sim_seconds =

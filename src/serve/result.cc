@@ -13,7 +13,16 @@ std::string ServeResult::key() const {
   return fmt::format("serve|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}|{}|{:g}|{}|{}|{}|{:g}",
                      trace_identity(trace), trace_fingerprint, policy, params, router,
                      router_params, workers, capacity_blocks, seed, cost_model, time_scale, rate,
-                     clients, think_time_s, cache_outputs, max_batch_tokens, max_running, slo_ms);
+                     clients, think_time_s, cache_outputs, max_batch_tokens, max_running, slo_ms) +
+         tiers_key();
+}
+
+std::string ServeResult::tiers_key() const {
+  if (tiers.empty()) return "";  // the keys of results without tiers stay as they were
+  std::string k = fmt::format("|tiers:{}:{}:{}", tier_placement, tier_write, overlap_transfers);
+  for (const TierResult& t : tiers)
+    k += fmt::format("|{}:{}:{}:{}:{}", t.tier, t.capacity_blocks, t.policy, t.admission, t.link);
+  return k;
 }
 
 std::string ServeResult::to_json() const {

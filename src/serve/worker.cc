@@ -33,6 +33,12 @@ bool Worker::admit(uint32_t r, double now) {
   if (!cache_.fits(workload_.sequences.prompt(r).first(p), extra)) return false;
   s.hit_blocks = cache_.admit(workload_.view(r, now, false), extra, s.path);
   s.private_blocks = extra;
+  if (const LowerTiers* tiers = cache_.tiers()) {  // memory tiers: the hits' reads
+    auto hits = cache_.last_tier_hits();
+    std::copy(hits.begin(), hits.end(), s.tier_hits.begin());
+    pending_transfer_s_ +=
+        tiers->read_seconds(hits, cost_.kv_bytes_per_block(), cost_.tensor_parallel());
+  }
   // At least one token is computed, for the logits of the next one.
   uint64_t cached = std::min<uint64_t>(uint64_t{s.hit_blocks} * b, prompt_tokens(r));
   cached = std::min(cached, tokens - 1);
@@ -65,6 +71,7 @@ void Worker::complete(uint32_t r, double now) {
   ++result_.requests;
   result_.block_accesses += workload_.prompt_blocks[r];
   result_.block_hits += s.hit_blocks;
+  for (size_t t = 0; t < tier_hits_.size(); ++t) tier_hits_[t] += s.tier_hits[t];
   cache_.complete(workload_.view(r, now, true), s.path, s.private_blocks);
   s.private_blocks = 0;
   running_.erase(std::find(running_.begin(), running_.end(), r));
@@ -136,6 +143,12 @@ double Worker::start_iteration(double now) {
     return -1;
   }
   double seconds = cost_.iteration_time(work);
+  if (pending_transfer_s_ > 0) {  // memory tiers: loaded before the pass, or alongside it
+    seconds = config_.overlap_transfers ? std::max(seconds, pending_transfer_s_)
+                                        : seconds + pending_transfer_s_;
+    transfer_seconds_ += pending_transfer_s_;
+    pending_transfer_s_ = 0;
+  }
   busy_ = true;
   result_.busy_seconds += seconds;
   return seconds;

@@ -3,6 +3,7 @@
 // and applies it when it ends.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -28,6 +29,8 @@ struct RequestState {
   uint32_t completions = 0;
   bool prefilling = false;
   std::vector<NodeId> path;  // its pinned prompt nodes while admitted
+  // Memory tiers: the part of hit_blocks read from each lower tier at its (last) admission.
+  std::array<uint32_t, LowerTiers::kMaxTiers> tier_hits{};
 };
 
 class Worker {
@@ -36,6 +39,7 @@ class Worker {
     uint32_t max_batch_tokens;
     uint32_t max_running;
     bool check_victims;
+    bool overlap_transfers = false;  // memory tiers: transfers overlap compute
   };
   // `done(request, now, rejected)` is called when a request leaves the worker.
   Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
@@ -56,6 +60,10 @@ class Worker {
   }
   const WorkerResult& result() const { return result_; }
   ServingCache& cache() { return cache_; }
+  // Memory tiers: blocks of completed requests read from each lower tier, and the seconds of
+  // lower-tier reads charged to iterations.
+  const std::array<uint64_t, LowerTiers::kMaxTiers>& tier_hits() const { return tier_hits_; }
+  double transfer_seconds() const { return transfer_seconds_; }
 
  private:
   struct Chunk {
@@ -87,6 +95,10 @@ class Worker {
   uint64_t queued_prefill_ = 0;
   WorkerLoad load_;
   WorkerResult result_;
+  // Memory tiers.
+  std::array<uint64_t, LowerTiers::kMaxTiers> tier_hits_{};
+  double pending_transfer_s_ = 0;  // reads of the requests admitted in the iteration being planned
+  double transfer_seconds_ = 0;
 };
 
 }  // namespace kvpolicy::serve_detail
