@@ -55,9 +55,17 @@ void LowerTiers::read(size_t t, BlockKey key, const AccessInfo& info) {
   ++s.counters.blocks_read;
   if (placement_ == Placement::kExclusive && !is_remote(t)) {
     s.remove(key, Removal::kPromoted);
-  } else {
-    s.touch(key, info);
+    return;
   }
+  s.touch(key, info);
+  if (placement_ != Placement::kInclusive) return;
+  // Inclusive: the copy moving up passes through the local tiers above t (each through its
+  // filter), so each keeps a superset of what is above it.
+  TierStore::Block b = s.block(key);
+  AccessInfo up = info;
+  up.kind = AccessKind::kPromoted;
+  size_t local = tiers_.size() - (remote_ ? 1 : 0);
+  for (size_t u = 0; u < std::min(t, local); ++u) place(u, b, up, false);
 }
 
 bool LowerTiers::present_above(size_t t, BlockKey key) const {

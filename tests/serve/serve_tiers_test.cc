@@ -41,8 +41,9 @@ void space_out(Trace& trace, Time gap_us) {
   }
 }
 
-void expect_equals_replay(const Trace& trace, const Oracle* oracle, const std::string& policy,
-                          const std::string& dram_policy, size_t hbm, size_t dram) {
+// Returns the DRAM hits.
+uint64_t expect_equals_replay(const Trace& trace, const Oracle* oracle, const std::string& policy,
+                              const std::string& dram_policy, size_t hbm, size_t dram) {
   ServeOptions o;
   o.policy = parse_policy_spec(policy);
   o.capacity_blocks = hbm;
@@ -57,11 +58,15 @@ void expect_equals_replay(const Trace& trace, const Oracle* oracle, const std::s
   ServeResult served = serve(trace, o);
   SCOPED_TRACE(policy + " / dram " + dram_policy + " at " + std::to_string(hbm) + " + " +
                std::to_string(dram));
-  ASSERT_EQ(served.tiers.size(), 1u);
+  if (served.tiers.size() != 1) {
+    ADD_FAILURE() << "no DRAM tier in the result";
+    return 0;
+  }
   EXPECT_EQ(served.block_accesses, replayed.block_accesses);
   EXPECT_EQ(served.hbm_hits, replayed.block_hits - replayed.dram_hits);
   EXPECT_EQ(served.tiers[0].hits, replayed.dram_hits);
   EXPECT_EQ(served.block_hits, replayed.block_hits);
+  return served.tiers.empty() ? 0 : served.tiers[0].hits;
 }
 
 TEST(ServeTiers, TwoTiersWithoutInterferenceEqualReplay) {
@@ -72,7 +77,9 @@ TEST(ServeTiers, TwoTiersWithoutInterferenceEqualReplay) {
   Oracle oracle = compute_oracle(trace);
   size_t dram_hits = 0;
   for (const char* policy : {"lru", "fifo", "s3fifo", "sieve", "lfu"})
-    for (const char* dram_policy : {"lru", "fifo", "s3fifo"})
+    // DRAM policies that order by the calls alone: FIFO's and LFU's tie-breaks and GDSF's
+    // cost read the tree's depth, which a flat store does not have (docs/serve.md).
+    for (const char* dram_policy : {"lru", "s3fifo", "sieve"})
       for (size_t hbm : {size_t{60}, size_t{120}})
         for (size_t dram : {size_t{30}, size_t{150}}) {
           expect_equals_replay(trace, &oracle, policy, dram_policy, hbm, dram);
@@ -93,11 +100,13 @@ TEST(ServeTiers, TwoTiersOnMooncakeEqualReplay) {
   infer_sessions(trace);
   space_out(trace, 3'600'000'000);  // an hour apart: the longest prefill is done long before
   size_t unique = count_unique_blocks(trace);
+  uint64_t dram_hits = 0;
   for (const char* policy : {"lru", "s3fifo"})
     for (double share : {0.02, 0.1}) {
       size_t hbm = static_cast<size_t>(share * double(unique));
-      expect_equals_replay(trace, nullptr, policy, "lru", hbm, 2 * hbm);
+      dram_hits += expect_equals_replay(trace, nullptr, policy, "lru", hbm, 2 * hbm);
     }
+  EXPECT_GT(dram_hits, 0u);
 }
 
 TEST(ServeTiers, ALowerTierHitCostsItsTransfer) {
@@ -146,7 +155,7 @@ TEST(ServeTiers, BlocksMovedBetweenTiersAddUp) {
     o.capacity_blocks = 50;
     o.cache_outputs = false;
     o.check_victims = true;
-    o.tiers = {tier("dram", 40, "lru", "seen>=2"), tier("ssd", 60, "fifo", ssd_admit, "nvme")};
+    o.tiers = {tier("dram", 40, "lru"), tier("ssd", 60, "fifo", ssd_admit, "nvme")};
     ServeResult r = serve(trace, o);
     SCOPED_TRACE(ssd_admit);
     const TierResult &dram = r.tiers[0], &ssd = r.tiers[1];
@@ -154,10 +163,12 @@ TEST(ServeTiers, BlocksMovedBetweenTiersAddUp) {
     // DRAM victim to the SSD, each written, refused by the filter or dropped for want of room.
     EXPECT_EQ(dram.blocks_written + dram.rejected + dram.full, r.evictions);
     EXPECT_EQ(ssd.blocks_written + ssd.rejected + ssd.full, dram.evictions);
-    // What a tier holds at the end: written in, less evicted and read out (exclusive).
+    // What a tier holds at the end: written in, less evicted and read out (exclusive), at most
+    // its capacity. DRAM admits all, so no block of it is ever orphaned and dropped as a stale
+    // copy; the SSD's filters may orphan blocks (tests/cache/tier_store_test.cc counts those).
     EXPECT_LE(dram.evictions + dram.blocks_read, dram.blocks_written);
     EXPECT_LE(dram.blocks_written - dram.evictions - dram.blocks_read, 40u);
-    EXPECT_LE(ssd.blocks_written - ssd.evictions - ssd.blocks_read, 60u);
+    EXPECT_LE(ssd.evictions + ssd.blocks_read, ssd.blocks_written);
     EXPECT_EQ(r.hbm_hits + dram.hits + ssd.hits, r.block_hits);
     EXPECT_EQ(dram.hits, dram.blocks_read);  // no request was preempted and read twice
     EXPECT_DOUBLE_EQ(ssd.bytes_written,

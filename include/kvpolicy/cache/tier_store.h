@@ -70,6 +70,8 @@ class TierStore {
   };
 
   bool contains(BlockKey key) const { return driver_->tree().find(key) != kNoNode; }
+  // A present block as stored (its parent, position and last access).
+  const Block& block(BlockKey key) const { return block_[driver_->tree().find(key)]; }
   // Whether the filter admits `b` (records the offer); `parent_above` is whether b's parent is
   // present in this tier or a tier above it (the presence filter).
   bool admits(const Block& b, bool parent_above);
