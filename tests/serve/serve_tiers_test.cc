@@ -126,6 +126,7 @@ TEST(ServeTiers, ALowerTierHitCostsItsTransfer) {
   EXPECT_DOUBLE_EQ(link_read_time(link, 8, 16 * 131072.0, 1), read);
   EXPECT_DOUBLE_EQ(link_read_time(link, 8, 16 * 131072.0, 2), 10e-6 + (read - 10e-6) / 2);
   EXPECT_EQ(link_read_time(link, 0, 16 * 131072.0, 1), 0);
+  EXPECT_DOUBLE_EQ(cost.transfer_time(8, link), read);
   for (bool overlap : {false, true}) {
     ServeOptions o;
     o.capacity_blocks = 8;
