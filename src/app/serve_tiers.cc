@@ -59,7 +59,7 @@ std::vector<TierSpec> ServeSpec::tier_specs(size_t hbm_blocks, uint32_t workers,
       {"remote", remote, remote_policy, remote_admit, remote_link, hbm_blocks * workers},
   };
   for (const Given& g : given) {
-    if (g.size.empty()) continue;
+    if (g.size.empty() || g.size == "0") continue;  // as simulate's --dram 0: no such tier
     const std::string flag = std::string("--") + g.name;
     TierSpec t;
     t.name = g.name;

@@ -69,12 +69,12 @@ void ServeArgs::add_tier_options(CLI::App* cmd) {
   // Memory tiers (docs/serve.md, "Memory tiers").
   const char* size_help =
       "a multiple of the worker's HBM (2, 0.5x) or a capacity (100000b blocks, 2000000t "
-      "tokens, 64GB, 1TiB); empty = none";
+      "tokens, 64GB, 1TiB); empty or 0 = none";
   cmd->add_option("--dram", dram, std::string("host DRAM tier of each worker: ") + size_help);
   cmd->add_option("--ssd", ssd, std::string("local SSD tier of each worker: ") + size_help);
   cmd->add_option("--remote", remote,
                   "remote KV pool the cluster shares: a multiple of all workers' HBM or a "
-                  "capacity; empty = none");
+                  "capacity; empty or 0 = none");
   for (auto [tier, policy, admit, link] :
        {std::tuple{"dram", &dram_policy, &dram_admit, &dram_link},
         std::tuple{"ssd", &ssd_policy, &ssd_admit, &ssd_link},

@@ -30,6 +30,9 @@ assert abs(ssd["bytes_written"] - ssd["blocks_written"] * 16 * 131072) < 1, ssd
 assert r["block_hits"] > h["block_hits"], (r["block_hits"], h["block_hits"])
 assert "tiers" not in h and "hbm_hits" not in h, h
 PY
+# --dram 0, as simulate's: no tier.
+"$K" serve -t t.kvtrace -c 400 --dram 0 --json zero.jsonl > /dev/null 2>&1 || fail "--dram 0 exited $?"
+grep -q '"tiers"' zero.jsonl && fail "--dram 0 made a tier: $(head -c 300 zero.jsonl)"
 # Bad tier flags: one clear error each, before any work.
 expect_error "--dram-admit" serve -t t.kvtrace -c 400 --dram 2 --dram-admit sometimes
 expect_error "unknown link" serve -t t.kvtrace -c 400 --dram 2 --dram-link pcie9
