@@ -145,6 +145,33 @@ TEST(ServeTiers, ALowerTierHitCostsItsTransfer) {
   }
 }
 
+TEST(ServeTiers, TheRemotePoolIsShared) {
+  // Round robin over two workers of 8 blocks: X on worker 0, Z on 1, Y on 0 (X goes to the
+  // pool), X again on worker 1, which never held it: all 8 blocks come from the pool.
+  Trace t;
+  t.name = "pool";
+  t.block_tokens = 16;
+  std::vector<uint64_t> x{1, 2, 3, 4, 5, 6, 7, 8}, y{21, 22, 23, 24, 25, 26, 27, 28},
+      z{11, 12, 13, 14, 15, 16, 17, 18};
+  t.add_request(0, x, 128, 1);
+  t.add_request(10'000'000, z, 128, 1);
+  t.add_request(20'000'000, y, 128, 1);
+  t.add_request(30'000'000, x, 128, 1);
+  ServeOptions o;
+  o.workers = 2;
+  o.capacity_blocks = 8;
+  o.cache_outputs = false;
+  o.check_victims = true;
+  o.tiers = {tier("remote", 64, "lru", "all", "rdma-400")};
+  RequestTimeline tl;
+  ServeResult r = serve(t, o, &tl);
+  ASSERT_EQ(tl.worker[3], 1u);
+  EXPECT_EQ(r.tiers[0].hits, 8u);
+  // X's blocks written by worker 0 for Y, then Z's by worker 1 for X.
+  EXPECT_EQ(r.tiers[0].blocks_written, 16u);
+  EXPECT_EQ(r.hbm_hits, 0u);
+}
+
 TEST(ServeTiers, BlocksMovedBetweenTiersAddUp) {
   testing::RandomWorkloadOptions wo;
   wo.requests = 500;
