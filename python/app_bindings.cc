@@ -86,6 +86,41 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// Memory tiers (docs/serve.md, "Memory tiers"): serve's tier flags as one dict, keyed by the
+// flags' names with underscores (dram, dram_policy, ..., placement, write, overlap_transfers).
+void set_serve_tiers(app::ServeSpec& spec, const py::dict& tiers) {
+  std::pair<const char*, std::string*> text[] = {{"dram", &spec.dram},
+                                                 {"ssd", &spec.ssd},
+                                                 {"remote", &spec.remote},
+                                                 {"dram_policy", &spec.dram_policy},
+                                                 {"ssd_policy", &spec.ssd_policy},
+                                                 {"remote_policy", &spec.remote_policy},
+                                                 {"dram_admit", &spec.dram_admit},
+                                                 {"ssd_admit", &spec.ssd_admit},
+                                                 {"remote_admit", &spec.remote_admit},
+                                                 {"dram_link", &spec.dram_link},
+                                                 {"ssd_link", &spec.ssd_link},
+                                                 {"remote_link", &spec.remote_link},
+                                                 {"placement", &spec.placement},
+                                                 {"write", &spec.write}};
+  for (auto [key, value] : tiers) {
+    std::string k = key.cast<std::string>();
+    if (k == "overlap_transfers") {
+      spec.overlap_transfers = value.cast<bool>();
+      continue;
+    }
+    bool known = false;
+    for (auto& [name, field] : text)
+      if (k == name) {
+        *field = py::str(value).cast<std::string>();
+        known = true;
+      }
+    if (!known)
+      throw ConfigError("tiers: unknown key '" + k +
+                        "' (the tier flags of `kvpolicy serve`, with underscores)");
+  }
+}
+
 // A serve sweep (app::serve_sweep); each result as the JSON line `kvpolicy serve --json` writes.
 std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::string>& routers,
                                     const std::vector<std::string>& policies,
@@ -119,6 +154,7 @@ std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::s
   spec.base.decode_router = parse_router_spec(options["decode_router"].cast<std::string>());
   spec.base.kv_link_bytes_per_s = options["kv_link_gb_per_s"].cast<double>() * 1e9;
   spec.base.kv_link_latency_s = options["kv_link_latency_us"].cast<double>() * 1e-6;
+  set_serve_tiers(spec, options["tiers"].cast<py::dict>());
   if (spec.tp < 1 || spec.tp > 64) throw ConfigError("tp must be in [1, 64]");
   for (double v : {spec.base.rate, spec.base.think_time_s, spec.base.slo_ms})
     if (!std::isfinite(v) || v < 0) throw ConfigError("rate, think_time_s and slo_ms must be >= 0");

@@ -99,6 +99,7 @@ def serve(
     decode_router: str = "least_loaded",
     kv_link_gb_per_s: float = 50.0,
     kv_link_latency_us: float = 10.0,
+    tiers: Optional[dict[str, Union[str, bool]]] = None,
 ) -> list[dict[str, Any]]: ...
 def size(
     trace: Union[Trace, str],

@@ -73,6 +73,20 @@ def test_serve_allocation_and_pd_equal_the_cli(trace_path, tmp_path):
 
 
 @needs_cli
+def test_serve_with_tiers_equals_the_cli(trace_path, tmp_path):
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-c", "5%", "-w", 2, "--dram", 2,
+                    "--dram-policy", "s3fifo", "--ssd", "4GB", "--ssd-admit", "seen>=2",
+                    "--remote", 1, "--remote-link", "rdma-400", "--overlap-transfers")
+    got = kvpolicy.serve(str(trace_path), capacities=["5%"], workers=2, tiers=dict(
+        dram="2", dram_policy="s3fifo", ssd="4GB", ssd_admit="seen>=2", remote=1,
+        remote_link="rdma-400", overlap_transfers=True))
+    assert len(got) == 1 and [t["tier"] for t in got[0]["tiers"]] == ["dram", "ssd", "remote"]
+    assert untimed(got) == untimed(want)
+    with pytest.raises(Exception, match="unknown key"):
+        kvpolicy.serve(str(trace_path), capacities=["5%"], tiers=dict(hdd="2"))
+
+
+@needs_cli
 def test_serve_on_a_generated_workload_equals_the_cli(tmp_path):
     want = cli_rows(tmp_path, "serve", "--generate", "gsp:groups=4,prompts=8", "--generate-seed", 2,
                     "-r", "cache_aware", "-w", 2, "-c", "20%")

@@ -34,6 +34,10 @@ std::vector<uint32_t> ServeSpec::validate() const {
     throw ConfigError(
         "--workers: with --prefill-workers and --decode-workers the cluster has their sum; "
         "give one worker count (or none)");
+  // Memory tiers: flags checked before a long load (sizes need the trace).
+  tier_specs(size_t{1} << 20, 1, size_t{1} << 20, 1, 1.0);
+  parse_placement(placement);
+  parse_write_mode(write);
   return worker_counts;
 }
 
@@ -56,6 +60,13 @@ std::vector<ServeOptions> ServeSpec::configs(const Trace& trace, const CostModel
           o.capacity_blocks = per_gpu * cost.tensor_parallel();
           o.capacity_fraction = cap.fraction();
           o.cache_outputs = !no_cache_outputs;
+          o.tiers = tier_specs(o.capacity_blocks, w, unique, trace.block_tokens,
+                               at_trace.kv_bytes_per_block());
+          if (!o.tiers.empty()) {
+            o.placement = parse_placement(placement);
+            o.write_mode = parse_write_mode(write);
+            o.overlap_transfers = overlap_transfers;
+          }
           out.push_back(o);
         }
   }

@@ -57,7 +57,8 @@ PolicyDriver::Evicted PolicyDriver::evict(Time now, bool check, bool ask_twice) 
       throw Error("policy '" + label_ + "' named node " + std::to_string(v) +
                   " as its victim, and another when asked again (a policy bug)");
   }
-  Evicted e{v, tree_->key(v)};
+  Evicted e{v, tree_->key(v), tree_->parent(v), 0, tree_->depth(v)};
+  if (e.parent != kNoNode) e.parent_key = tree_->key(e.parent);
   policy_->on_removed(v, Removal::kEvicted);
   NodeId parent = tree_->remove(v);
   if (parent != kNoNode) policy_->on_evictable(parent);

@@ -19,6 +19,7 @@ ServingCache::ServingCache(size_t capacity_blocks, const PolicySpec& spec, Polic
 void ServingCache::reserve_ids() {
   computed_.resize(driver_->ids(), 0);
   unallocated_node_.resize(driver_->ids(), 0);
+  if (tiers_) last_access_.resize(driver_->ids(), 0);
 }
 
 void ServingCache::pin(NodeId n) { driver_->hold(n); }
@@ -51,8 +52,10 @@ bool ServingCache::fits(std::span<const BlockKey> prompt, size_t private_blocks)
 }
 
 bool ServingCache::evict_one(Time now) {
-  NodeId v = driver_->evict(now, checking_, /*ask_twice=*/true).node;
+  PolicyDriver::Evicted e = driver_->evict(now, checking_, /*ask_twice=*/true);
+  NodeId v = e.node;
   if (v == kNoNode) return false;
+  if (tiers_) demote_victim(e, now);
   computed_[v] = 0;
   ++evictions_;
   return true;
@@ -72,11 +75,13 @@ NodeId ServingCache::place(BlockKey key, NodeId parent, const AccessInfo& info) 
   computed_[n] = 0;
   unallocated_node_[n] = 0;
   policy_->on_access(n, info);
+  if (tiers_) tiers_->hbm_added(key);
   return n;
 }
 
 uint32_t ServingCache::admit(const RequestView& r, size_t private_blocks,
                              std::vector<NodeId>& path) {
+  if (tiers_) return admit_tiered(r, private_blocks, path);
   uint32_t hits = computed_prefix(r.blocks);
   path.clear();
   policy_->on_request_begin(r);
@@ -118,6 +123,7 @@ bool ServingCache::fits_chunked(std::span<const BlockKey> prompt, uint32_t alloc
 
 uint32_t ServingCache::admit_chunked(const RequestView& r, uint32_t allocate, size_t private_blocks,
                                      std::vector<NodeId>& path) {
+  if (tiers_) return admit_tiered(r, private_blocks, path, allocate);
   uint32_t hits = computed_prefix(r.blocks);
   path.clear();
   policy_->on_request_begin(r);
@@ -167,7 +173,10 @@ void ServingCache::allocate(std::span<const NodeId> path, uint32_t upto, Time no
 }
 
 void ServingCache::mark_computed(std::span<const NodeId> path, uint32_t blocks) {
-  for (uint32_t i = 0; i < std::min<size_t>(blocks, path.size()); ++i) computed_[path[i]] = 1;
+  for (uint32_t i = 0; i < std::min<size_t>(blocks, path.size()); ++i) {
+    if (tiers_ && !computed_[path[i]]) write_through(path[i]);
+    computed_[path[i]] = 1;
+  }
 }
 
 bool ServingCache::grow(Time now) {
@@ -202,7 +211,10 @@ void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
   policy_->on_request_begin(r);
   AccessInfo info = AccessInfo::of_request(r);
   info.kind = AccessKind::kInserted;
-  info.kind = AccessKind::kInserted;
+  if (tiers_) {
+    cycle_info_ = info;
+    tiers_->begin(r);
+  }
   NodeId parent = path.empty() ? kNoNode : path.back();
   size_t used = 0;
   for (size_t i = path.size(); i < r.blocks.size() && used < private_blocks; ++i, ++used) {
@@ -210,11 +222,16 @@ void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
     info.access = r.first_access + i;
     --private_;  // the block moves from the request into the tree (or is dropped as a copy)
     parent = place(r.blocks[i], parent, info);
+    if (tiers_ && !computed_[parent]) {
+      last_access_[parent] = info.access;
+      write_through(parent);
+    }
     computed_[parent] = 1;
     path.push_back(parent);
   }
   private_ -= private_blocks - used;
   policy_->on_request_end(r, path);
+  if (tiers_) tiers_->end(r);
   for (size_t j = path.size(); j-- > 0;) unpin(path[j]);
   path.clear();
 }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
@@ -88,6 +90,48 @@ void ServeArgs::add(CLI::App* cmd) {
       cmd->add_option("--json", json_path, "write one JSON object per result to this file"));
   cmd->add_flag("--resume", resume,
                 "keep the results already in --json and run only the missing configurations");
+  add_tier_options(cmd);
+}
+
+void ServeArgs::add_tier_options(CLI::App* cmd) {
+  // Memory tiers (docs/serve.md, "Memory tiers").
+  const char* size_help =
+      "a multiple of the worker's HBM (2, 0.5x) or a capacity (100000b blocks, 2000000t "
+      "tokens, 64GB, 1TiB); empty or 0 = none";
+  cmd->add_option("--dram", dram, std::string("host DRAM tier of each worker: ") + size_help);
+  cmd->add_option("--ssd", ssd, std::string("local SSD tier of each worker: ") + size_help);
+  cmd->add_option("--remote", remote,
+                  "remote KV pool the cluster shares: a multiple of all workers' HBM or a "
+                  "capacity; empty or 0 = none");
+  for (auto [tier, policy, admit, link] :
+       {std::tuple{"dram", &dram_policy, &dram_admit, &dram_link},
+        std::tuple{"ssd", &ssd_policy, &ssd_admit, &ssd_link},
+        std::tuple{"remote", &remote_policy, &remote_admit, &remote_link}}) {
+    std::string t = tier;
+    cmd->add_option("--" + t + "-policy", *policy, "eviction policy of the " + t + " tier")
+        ->capture_default_str();
+    cmd->add_option("--" + t + "-admit", *admit,
+                    "admission filter of the " + t +
+                        " tier: all, presence (its parent block is in this tier or above), "
+                        "seen>=K or seen>=K@W (offered K times within its last W offers; W "
+                        "defaults to the tier's blocks)")
+        ->capture_default_str();
+    cmd->add_option("--" + t + "-link", *link,
+                    "link of the " + t +
+                        " tier per GPU: pcie4, pcie5, nvme, rdma-200, rdma-400 or "
+                        "custom:GBps[:latency_us]")
+        ->capture_default_str();
+  }
+  cmd->add_option("--placement", placement,
+                  "exclusive (a hit moves up) or inclusive (lower tiers keep copies)")
+      ->capture_default_str();
+  cmd->add_option("--write", write,
+                  "write-back (written down when evicted) or write-through (when computed; "
+                  "needs --placement inclusive)")
+      ->capture_default_str();
+  cmd->add_flag("--overlap-transfers", overlap_transfers,
+                "lower-tier reads overlap the forward pass (max of the two) instead of "
+                "preceding it");
 }
 
 namespace {
@@ -115,6 +159,15 @@ void ServeArgs::say_ignored(const CLI::App& cmd) const {
   if (base.rate > 0)
     say_ignored_flag(cmd, "--time-scale",
                      "with --rate (the arrivals are rescaled to that mean rate instead)");
+}
+
+// Memory tiers: one line under a result's row (docs/serve.md, "Memory tiers").
+void print_tier_line(const ServeResult& r) {
+  std::string line = fmt::format("  hits by tier: HBM {:.2f} %", r.hbm_hit_rate * 100);
+  for (const TierResult& t : r.tiers)
+    line += fmt::format(", {} {:.2f} % (written {:.1f} GB, read {:.1f} GB)", t.tier,
+                        t.hit_rate * 100, t.bytes_written / 1e9, t.bytes_read / 1e9);
+  fmt::print("{}; transfers {:.2f} s\n", line, r.transfer_seconds);
 }
 
 void print_serve_table(const Trace& trace, const std::vector<ServeResult>& results,
@@ -146,6 +199,7 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
           r.prefill_workers, r.decode_workers, r.decode_router, r.kv_transfers,
           r.kv_bytes_transferred / 1e9, r.kv_transfer_seconds, r.prefill_utilisation * 100,
           r.decode_utilisation * 100);
+    if (!r.tiers.empty()) print_tier_line(r);
   }
 }
 

@@ -18,6 +18,7 @@ struct ServeArgs : app::ServeSpec {
   std::string shard;  // --shard i/n (serve only)
 
   void add(CLI::App* cmd);
+  void add_tier_options(CLI::App* cmd);  // memory tiers
   // Says on stderr, one line each, which flags given on `cmd` these settings ignore (--rate in a
   // closed loop, --think-time in an open one, --time-scale under --rate, P/D's link and decode
   // router without pools).

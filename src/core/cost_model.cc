@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/links.h"
 
 namespace kvpolicy {
 
@@ -314,6 +315,10 @@ double CostModel::iteration_time(const IterationWork& w) const {
 double CostModel::transfer_time(uint64_t blocks, Tier from) const {
   if (from == Tier::kHbm || blocks == 0) return 0;
   return double(blocks) * kv_bytes_per_block() / options_.pcie_bytes_per_s;
+}
+
+double CostModel::transfer_time(uint64_t blocks, const LinkSpec& link) const {
+  return link_read_time(link, blocks, kv_bytes_per_block(), options_.tensor_parallel);
 }
 
 size_t CostModel::blocks_for_bytes(double bytes) const {

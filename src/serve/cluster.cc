@@ -12,6 +12,7 @@
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/serve/serve.h"
 #include "kvpolicy/trace/fingerprint.h"
+#include "tiers.h"
 #include "worker.h"
 #include "workload.h"
 
@@ -37,6 +38,7 @@ void check_options(const Trace& trace, const ServeOptions& o) {
     throw ConfigError("serve: --rate must be a positive number of requests per second");
   if (!(o.think_time_s >= 0) || !std::isfinite(o.think_time_s))
     throw ConfigError("serve: --think-time must be >= 0");
+  serve_detail::check_tiers(o);
 }
 
 // Open-loop arrival times, seconds from the first request.
@@ -145,6 +147,7 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
     res.kv_link_bytes_per_s = o.kv_link_bytes_per_s;
     res.kv_link_latency_s = o.kv_link_latency_s;
   }
+  serve_detail::echo_tiers(o, res);
   return res;
 }
 
@@ -166,7 +169,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   for (size_t r = 0; r < n; ++r)
     arrival_us[r] = closed ? trace.time[r] - trace.time[0]
                            : static_cast<Time>(std::llround(arrival[r] * kMicrosPerSecond));
-  const bool need_oracle = needs_future(o.policy);
+  bool need_oracle = needs_future(o.policy);
+  for (const TierSpec& t : o.tiers) need_oracle = need_oracle || needs_future(t.policy);
   Workload workload = serve_detail::make_workload(trace, arrival_us, o.cache_outputs, need_oracle);
 
   RouterContext rctx;
@@ -182,6 +186,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   }
 
   std::vector<RequestState> requests(n);
+  std::unique_ptr<TierStore> remote_pool;  // memory tiers: the cluster's shared pool
   std::vector<std::unique_ptr<Worker>> workers;
   Cluster cluster(workers, B, 0, prefill_pool);
   Cluster decode_pool(workers, B, prefill_pool, pd ? o.decode_workers : 0);
@@ -256,6 +261,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   if (workload.has_oracle) pctx.future = workload.oracle.view(workload.sequences);
   Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims};
   wcfg.chunked = o.allocation == "chunked";
+  wcfg.overlap_transfers = o.overlap_transfers;
   for (uint32_t w = 0; w < nw; ++w) {
     pctx.seed = o.seed + w;  // workers draw apart
     if (pd)
@@ -263,6 +269,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     workers.push_back(std::make_unique<Worker>(w, o.capacity_blocks, o.policy, pctx, cost, wcfg,
                                                workload, requests, done));
   }
+  serve_detail::attach_tiers(workers, o, pctx, remote_pool);
 
   auto kick = [&](uint32_t w, double now) {
     double seconds = workers[w]->start_iteration(now);
@@ -401,6 +408,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     }
   }
   res.block_hit_rate = res.block_accesses ? double(res.block_hits) / double(res.block_accesses) : 0;
+  serve_detail::collect_tiers(workers, o, cost, res);
   res.router_stats = router->stats();
   if (pd) {  // P/D: the link's totals and each pool's mean utilisation
     res.kv_transfers = links.transfers;

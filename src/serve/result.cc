@@ -20,7 +20,15 @@ std::string ServeResult::key() const {
   if (prefill_workers || decode_workers)
     key += fmt::format("|pd={}+{}|{}|{:g}|{:g}", prefill_workers, decode_workers, decode_router,
                        kv_link_bytes_per_s, kv_link_latency_s);
-  return key;
+  return key + tiers_key();
+}
+
+std::string ServeResult::tiers_key() const {
+  if (tiers.empty()) return "";  // the keys of results without tiers stay as they were
+  std::string k = fmt::format("|tiers:{}:{}:{}", tier_placement, tier_write, overlap_transfers);
+  for (const TierResult& t : tiers)
+    k += fmt::format("|{}:{}:{}:{}:{}", t.tier, t.capacity_blocks, t.policy, t.admission, t.link);
+  return k;
 }
 
 std::string ServeResult::to_json() const {

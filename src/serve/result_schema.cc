@@ -5,6 +5,9 @@
 #include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
+namespace serve_detail {
+void add_tier_fields(std::vector<ServeResultField>& f);  // result_schema_tiers.cc
+}
 namespace {
 
 using namespace result_fields;
@@ -213,6 +216,7 @@ std::vector<ServeResultField> make_fields() {
   f.push_back(per_worker());
   f.push_back(stats("router_stats", &R::router_stats, "the router's counters"));
   f.push_back(number("sim_seconds", &R::sim_seconds, 3, -1, "s", "wall time of the simulation"));
+  serve_detail::add_tier_fields(f);  // memory tiers
   return f;
 }
 

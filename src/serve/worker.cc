@@ -33,6 +33,7 @@ bool Worker::admit(uint32_t r, double now) {
   if (!cache_.fits(workload_.sequences.prompt(r).first(p), extra)) return false;
   s.hit_blocks = cache_.admit(workload_.view(r, now, false), extra, s.path);
   s.private_blocks = extra;
+  charge_tier_reads(s);
   // At least one token is computed, for the logits of the next one.
   uint64_t cached = std::min<uint64_t>(uint64_t{s.hit_blocks} * b, prompt_tokens(r));
   cached = std::min(cached, tokens - 1);
@@ -43,6 +44,15 @@ bool Worker::admit(uint32_t r, double now) {
   queued_prefill_ -= cached;
   running_.push_back(r);
   return true;
+}
+
+void Worker::charge_tier_reads(RequestState& s) {
+  const LowerTiers* tiers = cache_.tiers();
+  if (!tiers) return;
+  auto hits = cache_.last_tier_hits();
+  std::copy(hits.begin(), hits.end(), s.tier_hits.begin());
+  pending_transfer_s_ +=
+      tiers->read_seconds(hits, cost_.kv_bytes_per_block(), cost_.tensor_parallel());
 }
 
 void Worker::preempt(uint32_t r) {
@@ -67,6 +77,7 @@ void Worker::complete(uint32_t r, double now) {
   if (config_.role != Config::Role::kDecode) {  // P/D: the prefill worker counted its hits
     result_.block_accesses += workload_.prompt_blocks[r];
     result_.block_hits += s.counted_hits;
+    for (size_t t = 0; t < tier_hits_.size(); ++t) tier_hits_[t] += s.counted_tier_hits[t];
   }
   if (s.transferred) {  // P/D: a decode worker caches nothing of transferred KV
     cache_.release(s.path, s.private_blocks);
@@ -161,6 +172,7 @@ double Worker::start_iteration(double now) {
     if (!requests_[r].counted) {  // the hits the metrics count: its first admission's
       requests_[r].counted = true;
       requests_[r].counted_hits = requests_[r].hit_blocks;
+      requests_[r].counted_tier_hits = requests_[r].tier_hits;
     }
     waiting_.pop_front();
     schedule_prefill(r);
@@ -177,6 +189,12 @@ double Worker::start_iteration(double now) {
     return -1;
   }
   double seconds = cost_.iteration_time(work);
+  if (pending_transfer_s_ > 0) {  // memory tiers: loaded before the pass, or alongside it
+    seconds = config_.overlap_transfers ? std::max(seconds, pending_transfer_s_)
+                                        : seconds + pending_transfer_s_;
+    transfer_seconds_ += pending_transfer_s_;
+    pending_transfer_s_ = 0;
+  }
   busy_ = true;
   result_.busy_seconds += seconds;
   return seconds;

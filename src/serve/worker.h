@@ -3,6 +3,7 @@
 // and applies it when it ends.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -34,6 +35,9 @@ struct RequestState {
   bool prefilling = false;
   bool transferred = false;  // P/D: its KV came from a prefill worker (docs/serve.md)
   std::vector<NodeId> path;  // its pinned prompt nodes while admitted
+  // Memory tiers: the part of hit_blocks read from each lower tier at its (last) admission, and
+  // at its first (what the metrics count, as counted_hits).
+  std::array<uint32_t, LowerTiers::kMaxTiers> tier_hits{}, counted_tier_hits{};
 };
 
 class Worker {
@@ -45,6 +49,7 @@ class Worker {
     // Chunked allocation and prefill/decode roles (issue 37, docs/serve.md).
     bool chunked = false;
     enum class Role : uint8_t { kBoth, kPrefill, kDecode } role = Role::kBoth;
+    bool overlap_transfers = false;  // memory tiers: transfers overlap compute
   };
   // `done(request, now, rejected)` is called when a request leaves the worker.
   Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
@@ -73,6 +78,10 @@ class Worker {
   }
   const WorkerResult& result() const { return result_; }
   ServingCache& cache() { return cache_; }
+  // Memory tiers: blocks of completed requests read from each lower tier, and the seconds of
+  // lower-tier reads charged to iterations.
+  const std::array<uint64_t, LowerTiers::kMaxTiers>& tier_hits() const { return tier_hits_; }
+  double transfer_seconds() const { return transfer_seconds_; }
 
  private:
   struct Chunk {
@@ -85,6 +94,8 @@ class Worker {
   }
   bool admit(uint32_t r, double now);
   void preempt(uint32_t r);
+  // Memory tiers: records the last admission's lower-tier hits and charges their reads.
+  void charge_tier_reads(RequestState& s);
   void complete(uint32_t r, double now);
   // Chunked allocation (worker_chunked.cc): prompt blocks and private blocks a request holds
   // once `end` tokens of its sequence are computed; admission with the cached prefix and the
@@ -124,6 +135,10 @@ class Worker {
   uint64_t queued_prefill_ = 0;
   WorkerLoad load_;
   WorkerResult result_;
+  // Memory tiers.
+  std::array<uint64_t, LowerTiers::kMaxTiers> tier_hits_{};
+  double pending_transfer_s_ = 0;  // reads of the requests admitted in the iteration being planned
+  double transfer_seconds_ = 0;
 };
 
 }  // namespace kvpolicy::serve_detail

@@ -29,7 +29,7 @@ bool Worker::admit_chunked(uint32_t r, double now, uint32_t budget) {
   uint64_t tokens = prompt_tokens(r) + s.generated;
   // As admit(): at least one token is computed, for the logits of the next one.
   uint64_t cached =
-      std::min<uint64_t>(uint64_t{cache_.computed_prefix(prompt)} * b, prompt_tokens(r));
+      std::min<uint64_t>(uint64_t{cache_.reusable_prefix(prompt)} * b, prompt_tokens(r));
   cached = std::min(cached, tokens - 1);
   uint64_t chunk = std::min<uint64_t>(tokens - cached, budget);
   auto [path_blocks, private_blocks] = blocks_through(r, cached + chunk);
@@ -37,6 +37,7 @@ bool Worker::admit_chunked(uint32_t r, double now, uint32_t budget) {
   s.hit_blocks =
       cache_.admit_chunked(workload_.view(r, now, false), path_blocks, private_blocks, s.path);
   s.private_blocks = private_blocks;
+  charge_tier_reads(s);
   s.context = cached;
   s.prefill_left = tokens - cached;
   s.prefilling = true;

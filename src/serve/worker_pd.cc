@@ -52,6 +52,7 @@ void Worker::hand_off(uint32_t r, double now) {
   ++result_.requests;
   result_.block_accesses += workload_.prompt_blocks[r];
   result_.block_hits += s.counted_hits;
+  for (size_t t = 0; t < tier_hits_.size(); ++t) tier_hits_[t] += s.counted_tier_hits[t];
   // Its blocks stay held until the KV has left (kv_sent); then the prompt's stay in this
   // worker's prefix cache, computed, for later prompts.
   sending_.emplace(r, Sending{std::move(s.path), s.private_blocks});

@@ -26,6 +26,20 @@ struct ServeSpec {
   std::string json_path;  // stream each result here as it finishes
   bool resume = false;    // keep the results already in json_path, run only the missing ones
 
+  // Memory tiers (issue 37, item 1; docs/serve.md, "Memory tiers"): the sizes of each worker's
+  // DRAM and SSD and of the cluster's remote pool, each a multiple of HBM ("2", "0.5x"; the
+  // pool's of all workers' HBM) or a capacity ("64GB", "1TiB", "100000b" blocks, "2000000t"
+  // tokens); "" = no such tier. Each tier's policy, admission filter and link.
+  std::string dram, ssd, remote;
+  std::string dram_policy = "lru", ssd_policy = "lru", remote_policy = "lru";
+  std::string dram_admit = "all", ssd_admit = "all", remote_admit = "all";
+  std::string dram_link = "pcie4", ssd_link = "nvme", remote_link = "rdma-200";
+  std::string placement = "exclusive", write = "write-back";
+  bool overlap_transfers = false;
+  // The lower tiers of a configuration whose workers have `hbm_blocks` each; throws ConfigError.
+  std::vector<TierSpec> tier_specs(size_t hbm_blocks, uint32_t workers, size_t unique_blocks,
+                                   uint32_t block_tokens, double kv_bytes_per_block) const;
+
   // The cost model with `tp` and the KV dtype (always passed: part of the results' key).
   CostModel cost_model() const;
   // Checks the settings that need no trace; returns the worker counts. Throws ConfigError.

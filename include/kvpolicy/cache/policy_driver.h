@@ -65,6 +65,9 @@ class PolicyDriver {
   struct Evicted {
     NodeId node = kNoNode;  // kNoNode: the policy named no victim
     BlockKey key = 0;
+    NodeId parent = kNoNode;  // its parent when it was removed (kNoNode: a first block)
+    BlockKey parent_key = 0;
+    uint32_t depth = 0;
   };
   // Removes the policy's victim. `check`: throws Error when it is not an evictable block, and
   // when asking again names another (`ask_twice`: a victim() with side effects).

@@ -7,11 +7,13 @@
 // chooses what to evict when memory runs short, and only unpinned blocks are ever evicted.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "kvpolicy/cache/lower_tiers.h"
 #include "kvpolicy/cache/policy_driver.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
@@ -76,7 +78,20 @@ class ServingCache {
   const PrefixTree& tree() const { return *tree_; }
   Policy& policy() { return *policy_; }
   // Checks every victim (tests): an evictable node, named again when asked twice.
-  void set_checking(bool on) { checking_ = on; }
+  void set_checking(bool on) {
+    checking_ = on;
+    if (tiers_) tiers_->set_checking(on);
+  }
+
+  // Memory tiers (docs/serve.md, "Memory tiers"): with lower tiers, admit() looks past the HBM
+  // prefix into them and promotes what it finds, and HBM's victims are handed to them.
+  void set_tiers(std::unique_ptr<LowerTiers> tiers);
+  LowerTiers* tiers() { return tiers_.get(); }
+  // Per lower tier, the blocks the last admit() read from it into HBM.
+  std::span<const uint32_t> last_tier_hits() const { return last_tier_hits_; }
+  // Leading blocks of `keys` an admission now would reuse: computed in HBM, then found in the
+  // lower tiers (what admit() returns). No side effects.
+  uint32_t reusable_prefix(std::span<const BlockKey> keys) const;
 
  private:
   void pin(NodeId n);
@@ -96,6 +111,19 @@ class ServingCache {
   size_t unallocated_ = 0;
   uint64_t evictions_ = 0;
   bool checking_ = false;
+
+  // Memory tiers (serving_cache_tiers.cc).
+  // With lower tiers: admit(), or admit_chunked() when `allocate` is below the prompt's length.
+  uint32_t admit_tiered(const RequestView& r, size_t private_blocks, std::vector<NodeId>& path,
+                        uint32_t allocate = UINT32_MAX);
+  void demote_victim(const PolicyDriver::Evicted& e, Time now);
+  void write_through(NodeId n);
+  std::unique_ptr<LowerTiers> tiers_;
+  std::vector<uint64_t> last_access_;  // per node: its last access index (a demotion carries it)
+  std::array<uint32_t, LowerTiers::kMaxTiers> last_tier_hits_{};
+  std::vector<uint8_t> found_;  // the tier of each block past the HBM prefix
+  AccessInfo cycle_info_;       // the request cycle under way: a demotion's fields
+  bool swap_ = false;           // a hit leaves the first lower tier as its victim enters it
 };
 
 }  // namespace kvpolicy

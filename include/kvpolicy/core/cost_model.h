@@ -14,6 +14,8 @@
 
 namespace kvpolicy {
 
+struct LinkSpec;  // links.h
+
 // A decoder-only transformer with grouped-query attention and a gated (SwiGLU) MLP.
 struct ModelShape {
   std::string name;
@@ -133,6 +135,9 @@ class CostModel {
   double iteration_time(const IterationWork& w) const;
   // Seconds to bring `blocks` into HBM from `from` (0 from HBM; PCIe from DRAM).
   double transfer_time(uint64_t blocks, Tier from) const;
+  // Seconds to read `blocks` into HBM over `link` (serve mode's memory tiers, links.h): its
+  // latency + blocks x block bytes / (tp x its read bandwidth), each GPU reading its shard.
+  double transfer_time(uint64_t blocks, const LinkSpec& link) const;
 
   double prefill_flops(uint64_t uncached_tokens, uint64_t cached_tokens) const;
   double weight_bytes() const;  // streamed once per forward pass

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kvpolicy/cache/lower_tiers.h"
 #include "kvpolicy/core/access.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/policy/policy.h"
@@ -54,6 +55,34 @@ struct ServeOptions {
   double kv_link_latency_s = 10e-6;
   // Called now and then with the share of requests completed; may be empty.
   std::function<void(double)> progress;
+
+  // Memory tiers (issue 37, item 1; docs/serve.md, "Memory tiers"): lower tiers under each
+  // worker's HBM in lookup order, capacities in blocks: "dram" and "ssd" per worker, then
+  // "remote", one pool the cluster shares. Empty: HBM only.
+  std::vector<TierSpec> tiers;
+  Placement placement = Placement::kExclusive;
+  WriteMode write_mode = WriteMode::kWriteBack;
+  // A lower-tier hit's transfer overlaps the iteration's compute (max of the two) instead of
+  // preceding it (their sum).
+  bool overlap_transfers = false;
+};
+
+// One lower tier's counters over a run (summed over workers for dram and ssd).
+struct TierResult {
+  std::string tier;  // "dram", "ssd", "remote"
+  std::string policy;
+  std::string admission;
+  std::string link;
+  uint64_t capacity_blocks = 0;  // per worker; the remote pool: the whole pool
+  uint64_t hits = 0;             // prompt blocks of completed requests read from this tier
+  double hit_rate = 0;           // hits / block_accesses
+  uint64_t blocks_read = 0;      // blocks moved up into HBM (every admission, preempted ones too)
+  uint64_t blocks_written = 0;   // blocks stored into the tier
+  uint64_t evictions = 0;
+  uint64_t rejected = 0;  // offered and refused by the admission filter
+  uint64_t full = 0;      // admitted but dropped: every block of the tier was held
+  double bytes_read = 0;
+  double bytes_written = 0;  // the SSD's wear
 };
 
 // Latency summary of one metric over completed requests, ms (nearest-rank percentiles).
@@ -130,9 +159,18 @@ struct ServeResult {
   PolicyStats router_stats;
   double sim_seconds = 0;  // wall time of the simulation
 
+  // Memory tiers (issue 37, item 1): written only when there are lower tiers.
+  std::vector<TierResult> tiers;
+  std::string tier_placement, tier_write;
+  bool overlap_transfers = false;
+  uint64_t hbm_hits = 0;  // prompt blocks found computed in HBM
+  double hbm_hit_rate = 0;
+  double transfer_seconds = 0;  // lower-tier reads, summed over workers
+
   std::string to_json() const;
   // The configuration a result belongs to (for resuming sweeps).
   std::string key() const;
+  std::string tiers_key() const;  // memory tiers' part of key()
 };
 
 // Runs the trace through the cluster. Throws ConfigError on a bad configuration.

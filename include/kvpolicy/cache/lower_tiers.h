@@ -1,0 +1,97 @@
+// The memory tiers below a serve-mode worker's HBM (docs/serve.md, "Memory tiers"): its own
+// host DRAM and local SSD, then the cluster's shared remote pool, each a TierStore with its own
+// policy and admission filter. ServingCache asks them for the blocks after its HBM prefix and
+// hands them its victims (write-back) or its newly computed blocks (write-through).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kvpolicy/cache/tier_store.h"
+#include "kvpolicy/core/links.h"
+#include "kvpolicy/core/tree.h"
+
+namespace kvpolicy {
+
+// exclusive: a block is in one of a worker's tiers (HBM, DRAM, SSD) at a time, a hit moves it
+// up; inclusive: a hit copies it up and a lower tier keeps (holds) every block it admitted
+// while a tier above has it. The remote pool is shared: a read never takes a block out of it.
+enum class Placement : uint8_t { kExclusive, kInclusive };
+// write-back: a block is written down when its tier evicts it (demotion); write-through: when
+// HBM computes it, to every lower tier at once (their victims are then dropped).
+enum class WriteMode : uint8_t { kWriteBack, kWriteThrough };
+
+std::string placement_name(Placement p);
+std::string write_mode_name(WriteMode w);
+Placement parse_placement(const std::string& text);  // throws ConfigError
+WriteMode parse_write_mode(const std::string& text);
+
+// One lower tier as configured.
+struct TierSpec {
+  std::string name;  // "dram", "ssd", "remote"
+  size_t capacity_blocks = 0;
+  PolicySpec policy{"lru", ""};
+  AdmissionFilter admission;
+  LinkSpec link;
+};
+
+class LowerTiers {
+ public:
+  static constexpr size_t kMaxTiers = 3;
+  // `local`: the worker's own tiers in order; `remote`: the shared pool (may be null), which
+  // must outlive this. Throws ConfigError for exclusive write-through.
+  LowerTiers(Placement placement, WriteMode write, std::vector<std::unique_ptr<TierStore>> local,
+             std::vector<LinkSpec> local_links, TierStore* remote, LinkSpec remote_link);
+
+  // HBM's tree, for the presence filter and inclusive holds; set by ServingCache.
+  void attach(const PrefixTree* hbm) { hbm_ = hbm; }
+  size_t count() const { return tiers_.size(); }
+  TierStore& tier(size_t t) { return *tiers_[t]; }
+  const TierStore& tier(size_t t) const { return *tiers_[t]; }
+  const LinkSpec& link(size_t t) const { return links_[t]; }
+  bool is_remote(size_t t) const { return remote_ && t + 1 == tiers_.size(); }
+  Placement placement() const { return placement_; }
+  WriteMode write_mode() const { return write_; }
+
+  // For keys[from..]: the tier holding each (found[j] for keys[from + j]), until the first key
+  // no tier holds.
+  void lookup(std::span<const BlockKey> keys, size_t from, std::vector<uint8_t>& found) const;
+  // A hit read from tier t into HBM: taken out (exclusive, a local tier) or touched.
+  void read(size_t t, BlockKey key, const AccessInfo& info);
+  // HBM dropped a computed block (write-back: it goes down; `swap`: a hit is moving up out of
+  // the first tier, whose place it may take).
+  void demote(const TierStore::Block& b, const AccessInfo& info, bool swap);
+  // HBM computed b (write-through: written to every lower tier that admits it).
+  void computed(const TierStore::Block& b, const AccessInfo& info);
+  // HBM gained / lost `key`: exclusive placement drops a stale lower copy of a block HBM now
+  // holds; inclusive placement holds lower copies while a tier above has the block.
+  void hbm_added(BlockKey key);
+  void hbm_removed(BlockKey key);
+
+  void begin(const RequestView& r);
+  void end(const RequestView& r);
+  // Seconds to read hits[t] blocks from each tier t into a worker of `gpus` GPUs, one tier
+  // after another (docs/serve.md).
+  double read_seconds(std::span<const uint32_t> hits, double block_bytes, uint32_t gpus) const;
+  void set_checking(bool on);
+
+ private:
+  // Offers b to tier t and below (write-back cascades a victim to the next tier).
+  void place(size_t t, const TierStore::Block& b, AccessInfo info, bool swap);
+  bool present_above(size_t t, BlockKey key) const;
+  void refresh_holds(BlockKey key);
+
+  Placement placement_;
+  WriteMode write_;
+  std::vector<std::unique_ptr<TierStore>> owned_;
+  std::vector<TierStore*> tiers_;  // local tiers, then the remote pool
+  std::vector<LinkSpec> links_;
+  TierStore* remote_ = nullptr;
+  const PrefixTree* hbm_ = nullptr;
+};
+
+}  // namespace kvpolicy

@@ -1,0 +1,97 @@
+#include "tiers.h"
+
+#include <fmt/format.h>
+
+#include "kvpolicy/core/error.h"
+
+namespace kvpolicy::serve_detail {
+
+void check_tiers(const ServeOptions& o) {
+  static const char* kOrder[] = {"dram", "ssd", "remote"};
+  size_t next = 0;
+  for (const TierSpec& t : o.tiers) {
+    while (next < 3 && t.name != kOrder[next]) ++next;
+    if (next == 3)
+      throw ConfigError("serve: tier '" + t.name +
+                        "' is not dram, ssd or remote, or comes out of that order or twice");
+    ++next;
+    if (t.capacity_blocks == 0)
+      throw ConfigError("serve: the " + t.name + " tier needs at least one block");
+  }
+  if (!o.tiers.empty() && o.placement == Placement::kExclusive &&
+      o.write_mode == WriteMode::kWriteThrough)
+    throw ConfigError(
+        "serve: exclusive placement writes a block down only when it leaves HBM; write-through "
+        "needs --placement inclusive");
+}
+
+void echo_tiers(const ServeOptions& o, ServeResult& res) {
+  if (o.tiers.empty()) return;
+  for (const TierSpec& t : o.tiers) {
+    TierResult r;
+    r.tier = t.name;
+    r.policy = t.policy.label();
+    r.admission = t.admission.label();
+    r.link = t.link.name;
+    r.capacity_blocks = t.capacity_blocks;
+    res.tiers.push_back(r);
+  }
+  res.tier_placement = placement_name(o.placement);
+  res.tier_write = write_mode_name(o.write_mode);
+  res.overlap_transfers = o.overlap_transfers;
+}
+
+void attach_tiers(std::vector<std::unique_ptr<Worker>>& workers, const ServeOptions& o,
+                  PolicyContext ctx, std::unique_ptr<TierStore>& remote) {
+  if (o.tiers.empty()) return;
+  const TierSpec* pool = o.tiers.back().name == "remote" ? &o.tiers.back() : nullptr;
+  if (pool) {
+    ctx.seed = o.seed + o.workers;  // apart from every worker's
+    remote = std::make_unique<TierStore>("remote", pool->capacity_blocks, pool->policy, ctx,
+                                         pool->admission);
+  }
+  for (uint32_t w = 0; w < workers.size(); ++w) {
+    ctx.seed = o.seed + w;
+    std::vector<std::unique_ptr<TierStore>> local;
+    std::vector<LinkSpec> links;
+    for (const TierSpec& t : o.tiers) {
+      if (&t == pool) continue;
+      local.push_back(
+          std::make_unique<TierStore>(t.name, t.capacity_blocks, t.policy, ctx, t.admission));
+      links.push_back(t.link);
+    }
+    workers[w]->cache().set_tiers(
+        std::make_unique<LowerTiers>(o.placement, o.write_mode, std::move(local), std::move(links),
+                                     remote.get(), pool ? pool->link : LinkSpec{}));
+  }
+}
+
+void collect_tiers(const std::vector<std::unique_ptr<Worker>>& workers, const ServeOptions& o,
+                   const CostModel& cost, ServeResult& res) {
+  if (o.tiers.empty()) return;
+  const double block_bytes = cost.kv_bytes_per_block();
+  uint64_t lower_hits = 0;
+  for (size_t t = 0; t < res.tiers.size(); ++t) {
+    TierResult& r = res.tiers[t];
+    const bool pool = r.tier == "remote";
+    for (size_t w = 0; w < workers.size(); ++w) {
+      r.hits += workers[w]->tier_hits()[t];
+      if (pool && w > 0) continue;  // one pool: its counters once
+      const TierStore& s = workers[w]->cache().tiers()->tier(t);
+      r.blocks_read += s.counters.blocks_read;
+      r.blocks_written += s.counters.blocks_written;
+      r.evictions += s.counters.evictions;
+      r.rejected += s.counters.rejected;
+      r.full += s.counters.full;
+    }
+    r.hit_rate = res.block_accesses ? double(r.hits) / double(res.block_accesses) : 0;
+    r.bytes_read = double(r.blocks_read) * block_bytes;
+    r.bytes_written = double(r.blocks_written) * block_bytes;
+    lower_hits += r.hits;
+  }
+  res.hbm_hits = res.block_hits - lower_hits;
+  res.hbm_hit_rate = res.block_accesses ? double(res.hbm_hits) / double(res.block_accesses) : 0;
+  for (const auto& w : workers) res.transfer_seconds += w->transfer_seconds();
+}
+
+}  // namespace kvpolicy::serve_detail
