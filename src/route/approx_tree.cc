@@ -24,9 +24,12 @@ void ApproxTree::match(std::span<const BlockKey> blocks, Time now, std::vector<u
   uint64_t alive = lists_.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << lists_.size()) - 1;
   // Each worker's set is prefix-closed: its match ends where its bit first drops out.
   uint32_t depth = 0;
+  constexpr size_t kAhead = 4;  // keys prefetched ahead of the lookup
+  for (size_t i = 0; i < std::min(blocks.size(), kAhead); ++i) index_.prefetch(blocks[i]);
   for (; depth < blocks.size() && alive; ++depth) {
-    auto it = index_.find(blocks[depth]);
-    uint64_t holders = it == index_.end() ? 0 : nodes_[it->second].holders;
+    if (depth + kAhead < blocks.size()) index_.prefetch(blocks[depth + kAhead]);
+    uint32_t n = index_.find(blocks[depth]);
+    uint64_t holders = n == KeyIndex::kNone ? 0 : nodes_[n].holders;
     for (uint64_t dropped = alive & ~holders; dropped; dropped &= dropped - 1)
       out[std::countr_zero(dropped)] = depth;
     alive &= holders;
@@ -38,18 +41,20 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
   expire(now);
   // Deepest first, so that within this touch a child sits before its parent in w's list.
   for (size_t i = blocks.size(); i-- > 0;) {
-    auto [it, fresh] = index_.try_emplace(blocks[i], kNil);
+    if (i >= 4) index_.prefetch(blocks[i - 4]);
+    bool fresh;
+    uint32_t& slot = index_.find_or_insert(blocks[i], fresh);
     if (fresh) {
       if (free_nodes_.empty()) {
-        it->second = static_cast<uint32_t>(nodes_.size());
+        slot = static_cast<uint32_t>(nodes_.size());
         nodes_.emplace_back();
       } else {
-        it->second = free_nodes_.back();
+        slot = free_nodes_.back();
         free_nodes_.pop_back();
       }
-      nodes_[it->second] = Node{.key = blocks[i]};
+      nodes_[slot] = Node{.key = blocks[i]};
     }
-    uint32_t n = it->second;
+    uint32_t n = slot;
     uint32_t e = find_entry(nodes_[n], w);
     if (e != kNil) {
       unlink(e);
@@ -142,11 +147,13 @@ std::string ApproxTree::check_invariants() const {
     held += count;
   }
   size_t holders = 0;
-  for (auto& [key, n] : index_) {
-    if (nodes_[n].key != key) return "index points at another node";
-    if (nodes_[n].holders == 0) return "a node nobody holds is kept";
+  std::string broken;
+  index_.for_each([&](BlockKey key, uint32_t n) {
+    if (nodes_[n].key != key) broken = "index points at another node";
+    if (nodes_[n].holders == 0) broken = "a node nobody holds is kept";
     holders += std::popcount(nodes_[n].holders);
-  }
+  });
+  if (!broken.empty()) return broken;
   if (holders != held) return "holder bits and list entries disagree";
   return "";
 }

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "key_index.h"
 #include "kvpolicy/core/types.h"
 #include "kvpolicy/route/router.h"
 
@@ -73,7 +73,7 @@ class ApproxTree {
   std::vector<Node> nodes_;
   std::vector<Entry> entries_;
   std::vector<uint32_t> free_nodes_, free_entries_;
-  std::unordered_map<BlockKey, uint32_t> index_;  // key -> node
+  KeyIndex index_;  // key -> node
 };
 
 }  // namespace kvpolicy
