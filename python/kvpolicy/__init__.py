@@ -100,14 +100,15 @@ def _trace(trace):
 def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robin",), workers=(1,),
           model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto", cost_params="", tp=1, rate=0.0,
           time_scale=1.0, clients=0, think_time_s=0.0, max_batch_tokens=8192, max_running=256,
-          cache_outputs=True, slo_ms=200.0, seed=1, jobs=0):
+          cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, stepped=False):
     """Runs `trace` (a Trace, or a path for load_trace) through a simulated serving cluster for
     every (capacity, workers, router, policy), as `kvpolicy serve` does, with the GIL released.
 
     Capacities are KV memory per GPU (a worker has `tp` times it), in any form `-c` takes
     (blocks, "10%", "10000t", "40GB"); routers and policies are specs as on the command line
     (the sets online, offline, all expand). The other keywords are serve's flags (rate for
-    --rate, clients for --clients, cache_outputs=False for --no-cache-outputs, ...). Returns one
+    --rate, clients for --clients, cache_outputs=False for --no-cache-outputs, stepped=True for
+    --stepped, ...). Returns one
     dict per configuration with the fields of `kvpolicy serve --json` (docs/formats.md).
     """
     lines = _serve(_trace(trace), [str(r) for r in _as_list(routers)],
@@ -118,7 +119,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
                         clients=int(clients), think_time_s=float(think_time_s),
                         max_batch_tokens=int(max_batch_tokens), max_running=int(max_running),
                         cache_outputs=bool(cache_outputs), slo_ms=float(slo_ms), seed=int(seed),
-                        jobs=int(jobs)))
+                        jobs=int(jobs), stepped=bool(stepped)))
     return [json.loads(line) for line in lines]
 
 

@@ -93,6 +93,7 @@ def serve(
     slo_ms: float = 200.0,
     seed: int = 1,
     jobs: int = 0,
+    stepped: bool = False,
 ) -> list[dict[str, Any]]: ...
 def size(
     trace: Union[Trace, str],

@@ -40,6 +40,9 @@ struct ServeOptions {
   // The cost model of one worker, tensor parallelism included (null: the default model).
   const CostModel* cost_model = nullptr;
   bool check_victims = false;  // verify each victim (tests)
+  // Speed (issue 37): step every iteration through the event queue, as serve mode did before it
+  // skipped decode-only stretches (docs/serve.md, "Speed"); the results are the same.
+  bool stepped = false;
   // Called now and then with the share of requests completed; may be empty.
   std::function<void(double)> progress;
 };
