@@ -66,7 +66,8 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
         e = free_entries_.back();
         free_entries_.pop_back();
       }
-      entries_[e] = Entry{.node = n, .worker = w, .next_in_node = nodes_[n].first_entry};
+      entries_[e] =
+          Entry{.node = n, .worker = w, .next_in_node = nodes_[n].first_entry, .key = blocks[i]};
       nodes_[n].first_entry = e;
       nodes_[n].holders |= uint64_t{1} << w;
       ++lists_[w].blocks;
@@ -74,7 +75,21 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
     entries_[e].touched = last_now_;
     append(e);
   }
-  while (tokens(w) > max_tokens_) remove_front(w);
+  while (tokens(w) > max_tokens_) {
+    remove_front(w);
+    prefetch_front(w);
+  }
+}
+
+void ApproxTree::prefetch_front(WorkerId w) const {
+  // The list, the nodes and the index are all larger than the caches: start the next removal's
+  // loads (its node, its index slot, the entry after it) while this one finishes.
+  uint32_t e = lists_[w].head;
+  if (e == kNil) return;
+  const Entry& x = entries_[e];
+  __builtin_prefetch(&nodes_[x.node]);
+  index_.prefetch(x.key);
+  if (x.next != kNil) __builtin_prefetch(&entries_[x.next]);
 }
 
 void ApproxTree::expire(Time now) {
@@ -136,6 +151,7 @@ std::string ApproxTree::check_invariants() const {
       const Entry& x = entries_[e];
       if (x.prev != prev) return "worker " + std::to_string(w) + ": broken back link";
       if (x.worker != w) return "worker " + std::to_string(w) + ": foreign entry";
+      if (x.key != nodes_[x.node].key) return "worker " + std::to_string(w) + ": stale entry key";
       if (x.touched < last) return "worker " + std::to_string(w) + ": list out of touch order";
       if (!(nodes_[x.node].holders >> w & 1))
         return "worker " + std::to_string(w) + ": entry of a node without its bit";
