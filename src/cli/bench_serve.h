@@ -11,7 +11,8 @@
 
 namespace kvpolicy::cli {
 
-constexpr double kServeBudgetSeconds = 10;  // per (router, policy), thread CPU time
+// Per (router, policy), thread CPU time: docs/architecture.md's budget (issue 37; 10 s before).
+constexpr double kServeBudgetSeconds = 3;
 constexpr uint32_t kServeWorkers = 8;
 constexpr double kServeGpuBytes = 40e9;  // KV memory per worker
 constexpr const char* kServeModel = "llama-3.1-8b";
