@@ -160,19 +160,21 @@ TEST(ServeSpeed, SkippingEqualsSteppingWhenMemoryPreempts) {
 
 TEST(ServeSpeed, SkippingEqualsSteppingOnGeneratedKinds) {
   // The generators of `trace generate`, with a linear cost model whose decode step grows with
-  // the context and one with a fixed overhead per pass, and a token budget that a full batch of
-  // decodes can exhaust.
+  // the context, one with a fixed overhead per pass and one with free decodes, and a token budget
+  // that a full batch of decodes can exhaust.
   CostModel::Options lo;
   lo.block_tokens = 16;
   CostModel linear = CostModel::linear(2, 0.05, 1e-6, 8, 1e-4, 131072, lo);
   CostModel with_overhead = CostModel::make("llama-3.1-8b", "h100", "overhead_ms=3");
+  // Decodes that take no time: a stretch's iterations all end when it starts.
+  CostModel free_decode = CostModel::linear(1, 0.05, 0, 0, 0, 131072, lo);
   const std::pair<const char*, const char*> kinds[] = {
       {"gsp", "groups=16,prompts=20,output_tokens=300,rate=8"},
       {"conversation", "sessions=150,session_rate=5,think_s=3"},
       {"zipf", "requests=600,rate=200"}};
   for (auto [kind, params] : kinds) {
     Trace trace = generate_workload(kind, params, 3);
-    for (const CostModel* cost : {&linear, &with_overhead})
+    for (const CostModel* cost : {&linear, &with_overhead, &free_decode})
       for (const char* router : {"least_loaded", "cache_aware", "lbgr"}) {
         SCOPED_TRACE(std::string(kind) + " " + router + " " + cost->label());
         ServeOptions o;
