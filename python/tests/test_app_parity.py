@@ -62,12 +62,12 @@ def test_serve_rows_equal_the_cli(trace_path, tmp_path):
 @needs_cli
 def test_serve_stepped_equals_the_cli_and_the_skipping_loop(trace_path, tmp_path):
     # --stepped runs every decode-only iteration through the event queue: the same rows.
-    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-r", "cache_aware", "-w", 2, "-c", 40,
-                    "--stepped")
-    got = kvpolicy.serve(str(trace_path), routers="cache_aware", workers=2, capacities=[40],
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-r", "cache_aware", "-w", 2, "-c",
+                    "20%", "--stepped")
+    got = kvpolicy.serve(str(trace_path), routers="cache_aware", workers=2, capacities=["20%"],
                          stepped=True)
     assert untimed(got) == untimed(want) and len(got) == 1
-    fast = kvpolicy.serve(str(trace_path), routers="cache_aware", workers=2, capacities=[40])
+    fast = kvpolicy.serve(str(trace_path), routers="cache_aware", workers=2, capacities=["20%"])
     assert untimed(fast) == untimed(got)
 
 
