@@ -53,7 +53,11 @@ class Worker {
   // iteration of `seconds`, extends it, when it holds only decodes, over the iterations that
   // would run the same batch: up to the first that completes a request or whose start needs a
   // new block. Returns the end of its last iteration, summed step by step as the stepped loop
-  // sums them. Nothing a router reads changes within a stretch.
+  // sums them. Nothing a router reads changes within a stretch. It rests on: admission's answer
+  // (ServingCache::fits) depends on the cache and the queue only, not on the time; a request
+  // enqueued into a busy worker cuts its stretch (cut_stretch); and an iteration of decodes only
+  // changes nothing but the decodes' tokens and blocks. A feature that breaks one of these (a
+  // time-out in the cache, another way in) must end the stretch there.
   double plan_stretch(double start, double seconds);
   bool in_stretch() const { return stretch_steps_ > 1; }
   // A request was enqueued at `now` during a stretch: the stretch ends with the iteration in
