@@ -144,6 +144,7 @@ std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::s
   spec.base.max_batch_tokens = options["max_batch_tokens"].cast<uint32_t>();
   spec.base.max_running = options["max_running"].cast<uint32_t>();
   spec.no_cache_outputs = !options["cache_outputs"].cast<bool>();
+  spec.base.stepped = options["stepped"].cast<bool>();
   spec.base.slo_ms = options["slo_ms"].cast<double>();
   spec.base.seed = options["seed"].cast<uint64_t>();
   spec.jobs = options["jobs"].cast<unsigned>();

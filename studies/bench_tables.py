@@ -85,15 +85,18 @@ def print_serve(serve):
           f"of KV each), {serve['cost_model']}; budget {serve['budget_seconds']:g} s of CPU per "
           f"(router, policy).")
     print()
-    print("| router | policy | wall s | CPU s | events | M events/s | iterations | requests "
-          "| hit % | TTFT mean ms | TTFT p99 ms | within budget |")
-    print("|---" * 12 + "|")
+    print("| router | policy | workers | wall s | CPU s | µs/request | events | M events/s | "
+          "iterations | requests | hit % | TTFT mean ms | TTFT p99 ms | within budget |")
+    print("|---" * 14 + "|")
     for r in serve["rows"]:
+        workers = r.get("workers", serve["workers"])  # rows before issue 37 have none
         if "error" in r:
-            print(f"| {r['router']} | {r['policy']} | failed: {r['error']} |" + " |" * 9)
+            print(f"| {r['router']} | {r['policy']} | {workers} | failed: {r['error']} |" + " |" * 10)
             continue
-        print(f"| {r['router']} | {r['policy']} | {r['wall_seconds']:.2f} | "
-              f"{r['cpu_seconds']:.2f} | {r['events']:,} | {r['events_per_second'] / 1e6:.2f} | "
+        us = r["cpu_seconds"] / max(r["requests"], 1) * 1e6
+        print(f"| {r['router']} | {r['policy']} | {workers} | {r['wall_seconds']:.2f} | "
+              f"{r['cpu_seconds']:.2f} | {us:.2f} | {r['events']:,} | "
+              f"{r['events_per_second'] / 1e6:.2f} | "
               f"{r['iterations']:,} | {r['requests']:,} | {r['block_hit_rate'] * 100:.2f} | "
               f"{r['ttft_mean_ms']:.1f} | {r['ttft_p99_ms']:.1f} | "
               f"{'yes' if r['within_budget'] else 'no'} |")

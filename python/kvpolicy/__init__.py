@@ -102,7 +102,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
           time_scale=1.0, clients=0, think_time_s=0.0, max_batch_tokens=8192, max_running=256,
           cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, allocation="chunked",
           prefill_workers=0, decode_workers=0, decode_router="least_loaded",
-          kv_link_gb_per_s=50.0, kv_link_latency_us=10.0, tiers=None):
+          kv_link_gb_per_s=50.0, kv_link_latency_us=10.0, tiers=None, stepped=False):
     """Runs `trace` (a Trace, or a path for load_trace) through a simulated serving cluster for
     every (capacity, workers, router, policy), as `kvpolicy serve` does, with the GIL released.
 
@@ -111,7 +111,8 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
     (the sets online, offline, all expand). The other keywords are serve's flags (rate for
     --rate, clients for --clients, cache_outputs=False for --no-cache-outputs, allocation,
     prefill_workers / decode_workers / decode_router for P/D, kv_link_gb_per_s and
-    kv_link_latency_us for --kv-link-bandwidth / --kv-link-latency, ...). Returns one
+    kv_link_latency_us for --kv-link-bandwidth / --kv-link-latency, stepped=True for
+    --stepped, ...). Returns one
     dict per configuration with the fields of `kvpolicy serve --json` (docs/formats.md).
     tiers: memory tiers as serve's flags with underscores, e.g. dict(dram="2",
     dram_policy="s3fifo", ssd="64GB", ssd_admit="seen>=2", placement="exclusive",
@@ -130,7 +131,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
                         decode_router=str(decode_router),
                         kv_link_gb_per_s=float(kv_link_gb_per_s),
                         kv_link_latency_us=float(kv_link_latency_us),
-                        tiers=dict(tiers or {})))
+                        tiers=dict(tiers or {}), stepped=bool(stepped)))
     return [json.loads(line) for line in lines]
 
 

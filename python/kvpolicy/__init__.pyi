@@ -100,6 +100,7 @@ def serve(
     kv_link_gb_per_s: float = 50.0,
     kv_link_latency_us: float = 10.0,
     tiers: Optional[dict[str, Union[str, bool]]] = None,
+    stepped: bool = False,
 ) -> list[dict[str, Any]]: ...
 def size(
     trace: Union[Trace, str],

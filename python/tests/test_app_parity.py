@@ -87,6 +87,18 @@ def test_serve_with_tiers_equals_the_cli(trace_path, tmp_path):
 
 
 @needs_cli
+def test_serve_stepped_equals_the_cli_and_the_skipping_loop(trace_path, tmp_path):
+    # --stepped runs every decode-only iteration through the event queue: the same rows.
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-r", "cache_aware", "-w", 2, "-c",
+                    "20%", "--stepped")
+    got = kvpolicy.serve(str(trace_path), routers="cache_aware", workers=2, capacities=["20%"],
+                         stepped=True)
+    assert untimed(got) == untimed(want) and len(got) == 1
+    fast = kvpolicy.serve(str(trace_path), routers="cache_aware", workers=2, capacities=["20%"])
+    assert untimed(fast) == untimed(got)
+
+
+@needs_cli
 def test_serve_on_a_generated_workload_equals_the_cli(tmp_path):
     want = cli_rows(tmp_path, "serve", "--generate", "gsp:groups=4,prompts=8", "--generate-seed", 2,
                     "-r", "cache_aware", "-w", 2, "-c", "20%")

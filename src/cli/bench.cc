@@ -81,6 +81,17 @@ void run(BenchArgs args) {
   if (data.empty() || !std::filesystem::exists(mooncake)) {
     fmt::print("mooncake: skipped ({}); pass --data DIR or set KVPOLICY_DATA\n",
                data.empty() ? "no data directory" : mooncake + " not found");
+  } else if (args.serve_only) {
+    // The serve section alone, on the copies (a) would use.
+    Trace base = read_trace(mooncake, "mooncake", ReadOptions{});
+    uint64_t per_copy = std::max<uint64_t>(1, base.num_block_accesses());
+    size_t copies = (mooncake_target + per_copy - 1) / per_copy;
+    auto t0 = Clock::now();
+    infer_sessions(base);
+    Trace serve_trace = repeat_with_fresh_keys(base, copies);
+    double serve_build = seconds_since(t0);
+    serve_bench = bench_serve(serve_trace, copies, args);
+    serve_bench.build_seconds = serve_build;
   } else {
     // (a) The Mooncake conversation trace, repeated with fresh keys.
     ReadOptions ro;
@@ -122,8 +133,21 @@ void run(BenchArgs args) {
     infer_sessions(with_sessions);
     Trace serve_trace = repeat_with_fresh_keys(with_sessions, copies);
     double serve_build = seconds_since(t0);
-    serve_bench = bench_serve(serve_trace, copies, args.quick, args.seed);
+    serve_bench = bench_serve(serve_trace, copies, args);
     serve_bench.build_seconds = serve_build;
+  }
+
+  if (args.serve_only) {
+    if (!serve_bench.done)
+      throw ConfigError("bench: --serve-only needs the Mooncake trace (--data or KVPOLICY_DATA)");
+    print_serve(serve_bench);
+    if (!args.json.empty())
+      write_file_atomically(
+          args.json,
+          fmt::format(R"({{"quick":{},"repeat":{},"workloads":[],"load":null,"serve":{}}})",
+                      args.quick, args.repeat, json_serve(serve_bench)) +
+              "\n");
+    return;
   }
 
   // (b) A Zipf prefix workload.
@@ -202,6 +226,17 @@ void add(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of the Zipf workload and randomized policies")
       ->capture_default_str();
   output_file(cmd->add_option("--json", args->json, "also write the results as one JSON object"));
+  cmd->add_flag("--serve-only", args->serve_only,
+                "run only the serve-mode section (needs the Mooncake trace)");
+  cmd->add_option("--serve-routers", args->serve_routers,
+                  "serve section: these routers only, comma-separated (default: all of it)");
+  cmd->add_option("--serve-workers", args->serve_workers,
+                  "serve section: extra rows of round_robin and cache_aware with lru at these "
+                  "worker counts (comma-separated, 1-64; \"\" for none)")
+      ->capture_default_str();
+  cmd->add_flag("--serve-stepped", args->serve_stepped,
+                "serve section: the stepped event loop (serve --stepped) instead of skipping "
+                "decode-only stretches");
   cmd->callback([args, repeat] {
     args->repeat_given = repeat->count() > 0;
     run(*args);

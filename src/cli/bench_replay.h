@@ -31,6 +31,11 @@ struct BenchArgs {
   int repeat = 3;
   uint64_t seed = 1;
   std::string json;
+  // Serve section (issue 37): only it, some routers, extra worker counts, the stepped loop.
+  bool serve_only = false;
+  std::string serve_routers;  // empty = every router of the section
+  std::string serve_workers = "4,16";
+  bool serve_stepped = false;
 };
 
 struct Latency {

@@ -5,12 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_replay.h"
 #include "kvpolicy/serve/serve.h"
 #include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::cli {
 
-constexpr double kServeBudgetSeconds = 10;  // per (router, policy), thread CPU time
+// Per (router, policy), thread CPU time: docs/architecture.md's budget (issue 37; 10 s before).
+constexpr double kServeBudgetSeconds = 3;
 constexpr uint32_t kServeWorkers = 8;
 constexpr double kServeGpuBytes = 40e9;  // KV memory per worker
 constexpr const char* kServeModel = "llama-3.1-8b";
@@ -18,6 +20,7 @@ constexpr const char* kServeGpu = "h100";
 
 struct ServeBenchRow {
   std::string router, policy;
+  uint32_t workers = kServeWorkers;
   ServeResult result;
   double wall_seconds = 0, cpu_seconds = 0;
   std::string error;
@@ -32,11 +35,14 @@ struct ServeBench {
   size_t capacity_blocks = 0;
   std::string cost_model;
   double build_seconds = 0;
+  bool stepped = false;  // ServeOptions::stepped in every row
   std::vector<ServeBenchRow> rows;
 };
 
-// Every (router, policy) (two routers with lru when quick), one serve() each on this thread.
-ServeBench bench_serve(const Trace& trace, size_t copies, bool quick, uint64_t seed);
+// Every (router, policy) (two routers with lru when quick), one serve() each on this thread,
+// then round_robin and cache_aware with lru at each of args.serve_workers (cost per request
+// against the number of workers).
+ServeBench bench_serve(const Trace& trace, size_t copies, const BenchArgs& args);
 void print_serve(const ServeBench& b);
 std::string json_serve(const ServeBench& b);  // "null" when the section did not run
 

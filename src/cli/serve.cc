@@ -52,6 +52,9 @@ void ServeArgs::add(CLI::App* cmd) {
       ->capture_default_str();
   cmd->add_flag("--no-cache-outputs", no_cache_outputs,
                 "do not cache finished answers (by default a next turn reuses them)");
+  cmd->add_flag("--stepped", base.stepped,
+                "step every decode-only iteration through the event queue instead of skipping "
+                "stretches of them (the same results, slower; docs/serve.md)");
   cmd->add_option("--slo", base.slo_ms, "TTFT SLO for the violation rate, ms")
       ->check(finite_in(0, 1e9))
       ->capture_default_str();

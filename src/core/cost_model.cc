@@ -113,6 +113,21 @@ CostModel::CostModel(const ModelShape& model, const GpuSpec& gpu, const Options&
       options_(options),
       kv_bytes_per_token_(kv_bytes_for(model, options.kv_dtype_bytes)) {
   check_options(options);
+  derive_constants();
+}
+
+void CostModel::derive_constants() {
+  // Each product keeps the association of the formula it replaces, so every time is the same
+  // double as when it was derived per call (docs/cost-model.md).
+  const ModelShape& m = model_;
+  double dense = m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden;
+  k_.weight_bytes = dense * m.dtype_bytes;
+  k_.decode_flops_per_sequence = 2.0 * dense;
+  k_.prefill_flops_per_token = 2.0 * m.layers * m.layer_matmul_params();
+  k_.lm_head_flops = 2.0 * m.vocab * m.hidden;
+  k_.attention_flops_per_position = 4.0 * m.layers * m.heads * m.head_dim;
+  k_.flop_rate = options_.mfu * gpu_.peak_flops;
+  k_.byte_rate = options_.mbu * gpu_.mem_bandwidth;
 }
 
 CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode_a_ms,
@@ -134,6 +149,7 @@ CostModel CostModel::linear(double a_ms, double b_ms, double c_ms, double decode
   m.c_ms_ = c_ms;
   m.decode_a_ms_ = decode_a_ms;
   m.decode_b_ms_ = decode_b_ms;
+  m.derive_constants();
   // kv_bytes is per token in a 2-byte dtype; another KV dtype scales it (fp8 halves it).
   m.kv_bytes_per_token_ = options.kv_dtype_bytes == 0
                               ? kv_bytes_per_token
@@ -186,20 +202,18 @@ CostModel CostModel::make(const std::string& model, const std::string& gpu,
 
 double CostModel::prefill_flops(uint64_t uncached, uint64_t cached) const {
   double u = double(std::max<uint64_t>(uncached, 1)), c = double(cached);
-  const ModelShape& m = model_;
   // Projections and MLP for every new token; the LM head only for the last one.
-  double linear = 2.0 * m.layers * m.layer_matmul_params() * u + 2.0 * m.vocab * m.hidden;
+  double linear = k_.prefill_flops_per_token * u + k_.lm_head_flops;
   // Causal attention: new token i attends to c + i + 1 positions; QK^T and AV each cost
   // 2 x heads x head_dim FLOPs per position and layer.
   double positions = u * c + u * (u + 1) / 2;
-  double attention = 4.0 * m.layers * m.heads * m.head_dim * positions;
+  double attention = k_.attention_flops_per_position * positions;
   return linear + attention;
 }
 
 double CostModel::weight_bytes() const {
   // Every layer's matrices and the LM head; the input embedding is a lookup of a few rows.
-  const ModelShape& m = model_;
-  return (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * m.dtype_bytes;
+  return k_.weight_bytes;
 }
 
 double CostModel::prefill_time(uint64_t uncached, uint64_t cached) const {
@@ -208,11 +222,11 @@ double CostModel::prefill_time(uint64_t uncached, uint64_t cached) const {
     return (a_ms_ + b_ms_ * u + c_ms_ * u * ctx) * 1e-3 / options_.tensor_parallel +
            options_.overhead_s;
   }
-  double compute = prefill_flops(uncached, cached) / (options_.mfu * gpu_.peak_flops);
+  double compute = prefill_flops(uncached, cached) / k_.flop_rate;
   // Weights once, the cached KV read, the new KV written.
   double bytes =
       weight_bytes() + kv_bytes_per_token_ * double(cached + std::max<uint64_t>(uncached, 1));
-  double memory = bytes / (options_.mbu * gpu_.mem_bandwidth);
+  double memory = bytes / k_.byte_rate;
   return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 
@@ -252,18 +266,16 @@ double CostModel::decode_step_time(uint32_t batch, uint64_t context_tokens) cons
     return (decode_a_ms_ + decode_b_ms_ * double(context_tokens)) * 1e-3 /
                options_.tensor_parallel +
            options_.overhead_s;
-  double compute = decode_flops(batch, context_tokens) / (options_.mfu * gpu_.peak_flops);
-  double memory = (weight_bytes() + kv_bytes_per_token_ * double(context_tokens)) /
-                  (options_.mbu * gpu_.mem_bandwidth);
+  double compute = decode_flops(batch, context_tokens) / k_.flop_rate;
+  double memory = (weight_bytes() + kv_bytes_per_token_ * double(context_tokens)) / k_.byte_rate;
   return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 
 double CostModel::decode_flops(uint32_t batch, uint64_t context_tokens) const {
   // Every projection, MLP and the LM head for each sequence's one new token; attention over the
   // batch's KV.
-  const ModelShape& m = model_;
-  return 2.0 * (m.layers * m.layer_matmul_params() + double(m.vocab) * m.hidden) * batch +
-         4.0 * m.layers * m.heads * m.head_dim * double(context_tokens);
+  return k_.decode_flops_per_sequence * batch +
+         k_.attention_flops_per_position * double(context_tokens);
 }
 
 void CostModel::add_prefill_chunk(IterationWork& w, uint64_t uncached, uint64_t cached) const {
@@ -302,13 +314,12 @@ double CostModel::iteration_time(const IterationWork& w) const {
   double flops = 0;
   if (prefill) flops += w.prefill_flops;
   if (decode) flops += decode_flops(w.decode_batch, w.decode_context);
-  double compute = flops / (options_.mfu * gpu_.peak_flops);
+  double compute = flops / k_.flop_rate;
   // The weights once for the whole pass; the chunks' cached KV read and new KV written; the
   // decodes' KV read.
   uint64_t kv_tokens =
       (prefill ? w.kv_read_tokens + w.kv_written_tokens : 0) + (decode ? w.decode_context : 0);
-  double memory = (weight_bytes() + kv_bytes_per_token_ * double(kv_tokens)) /
-                  (options_.mbu * gpu_.mem_bandwidth);
+  double memory = (weight_bytes() + kv_bytes_per_token_ * double(kv_tokens)) / k_.byte_rate;
   return std::max(compute, memory) / options_.tensor_parallel + options_.overhead_s;
 }
 

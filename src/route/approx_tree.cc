@@ -24,9 +24,12 @@ void ApproxTree::match(std::span<const BlockKey> blocks, Time now, std::vector<u
   uint64_t alive = lists_.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << lists_.size()) - 1;
   // Each worker's set is prefix-closed: its match ends where its bit first drops out.
   uint32_t depth = 0;
+  constexpr size_t kAhead = 4;  // keys prefetched ahead of the lookup
+  for (size_t i = 0; i < std::min(blocks.size(), kAhead); ++i) index_.prefetch(blocks[i]);
   for (; depth < blocks.size() && alive; ++depth) {
-    auto it = index_.find(blocks[depth]);
-    uint64_t holders = it == index_.end() ? 0 : nodes_[it->second].holders;
+    if (depth + kAhead < blocks.size()) index_.prefetch(blocks[depth + kAhead]);
+    uint32_t n = index_.find(blocks[depth]);
+    uint64_t holders = n == KeyIndex::kNone ? 0 : nodes_[n].holders;
     for (uint64_t dropped = alive & ~holders; dropped; dropped &= dropped - 1)
       out[std::countr_zero(dropped)] = depth;
     alive &= holders;
@@ -38,18 +41,20 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
   expire(now);
   // Deepest first, so that within this touch a child sits before its parent in w's list.
   for (size_t i = blocks.size(); i-- > 0;) {
-    auto [it, fresh] = index_.try_emplace(blocks[i], kNil);
+    if (i >= 4) index_.prefetch(blocks[i - 4]);
+    bool fresh;
+    uint32_t& slot = index_.find_or_insert(blocks[i], fresh);
     if (fresh) {
       if (free_nodes_.empty()) {
-        it->second = static_cast<uint32_t>(nodes_.size());
+        slot = static_cast<uint32_t>(nodes_.size());
         nodes_.emplace_back();
       } else {
-        it->second = free_nodes_.back();
+        slot = free_nodes_.back();
         free_nodes_.pop_back();
       }
-      nodes_[it->second] = Node{.key = blocks[i]};
+      nodes_[slot] = Node{.key = blocks[i]};
     }
-    uint32_t n = it->second;
+    uint32_t n = slot;
     uint32_t e = find_entry(nodes_[n], w);
     if (e != kNil) {
       unlink(e);
@@ -61,7 +66,8 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
         e = free_entries_.back();
         free_entries_.pop_back();
       }
-      entries_[e] = Entry{.node = n, .worker = w, .next_in_node = nodes_[n].first_entry};
+      entries_[e] =
+          Entry{.node = n, .worker = w, .next_in_node = nodes_[n].first_entry, .key = blocks[i]};
       nodes_[n].first_entry = e;
       nodes_[n].holders |= uint64_t{1} << w;
       ++lists_[w].blocks;
@@ -69,7 +75,21 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
     entries_[e].touched = last_now_;
     append(e);
   }
-  while (tokens(w) > max_tokens_) remove_front(w);
+  while (tokens(w) > max_tokens_) {
+    remove_front(w);
+    prefetch_front(w);
+  }
+}
+
+void ApproxTree::prefetch_front(WorkerId w) const {
+  // The list, the nodes and the index are all larger than the caches: start the next removal's
+  // loads (its node, its index slot, the entry after it) while this one finishes.
+  uint32_t e = lists_[w].head;
+  if (e == kNil) return;
+  const Entry& x = entries_[e];
+  __builtin_prefetch(&nodes_[x.node]);
+  index_.prefetch(x.key);
+  if (x.next != kNil) __builtin_prefetch(&entries_[x.next]);
 }
 
 void ApproxTree::expire(Time now) {
@@ -131,6 +151,7 @@ std::string ApproxTree::check_invariants() const {
       const Entry& x = entries_[e];
       if (x.prev != prev) return "worker " + std::to_string(w) + ": broken back link";
       if (x.worker != w) return "worker " + std::to_string(w) + ": foreign entry";
+      if (x.key != nodes_[x.node].key) return "worker " + std::to_string(w) + ": stale entry key";
       if (x.touched < last) return "worker " + std::to_string(w) + ": list out of touch order";
       if (!(nodes_[x.node].holders >> w & 1))
         return "worker " + std::to_string(w) + ": entry of a node without its bit";
@@ -142,11 +163,13 @@ std::string ApproxTree::check_invariants() const {
     held += count;
   }
   size_t holders = 0;
-  for (auto& [key, n] : index_) {
-    if (nodes_[n].key != key) return "index points at another node";
-    if (nodes_[n].holders == 0) return "a node nobody holds is kept";
+  std::string broken;
+  index_.for_each([&](BlockKey key, uint32_t n) {
+    if (nodes_[n].key != key) broken = "index points at another node";
+    if (nodes_[n].holders == 0) broken = "a node nobody holds is kept";
     holders += std::popcount(nodes_[n].holders);
-  }
+  });
+  if (!broken.empty()) return broken;
   if (holders != held) return "holder bits and list entries disagree";
   return "";
 }

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "key_index.h"
 #include "kvpolicy/core/types.h"
 #include "kvpolicy/route/router.h"
 
@@ -53,6 +53,7 @@ class ApproxTree {
     uint32_t node = kNil, worker = 0;
     uint32_t prev = kNil, next = kNil, next_in_node = kNil;
     Time touched = 0;
+    BlockKey key = 0;  // its node's, so that removing entries in a row can prefetch ahead
   };
   struct WorkerList {
     uint32_t head = kNil, tail = kNil;  // head = least recently touched
@@ -63,7 +64,8 @@ class ApproxTree {
   uint32_t find_entry(const Node& node, WorkerId w) const;
   void unlink(uint32_t e);
   void append(uint32_t e);
-  void remove_front(WorkerId w);  // drops w's least recently touched leaf
+  void remove_front(WorkerId w);          // drops w's least recently touched leaf
+  void prefetch_front(WorkerId w) const;  // what remove_front(w) will read
 
   uint32_t block_tokens_;
   uint64_t max_tokens_;
@@ -73,7 +75,7 @@ class ApproxTree {
   std::vector<Node> nodes_;
   std::vector<Entry> entries_;
   std::vector<uint32_t> free_nodes_, free_entries_;
-  std::unordered_map<BlockKey, uint32_t> index_;  // key -> node
+  KeyIndex index_;  // key -> node
 };
 
 }  // namespace kvpolicy

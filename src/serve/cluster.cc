@@ -103,6 +103,9 @@ struct Event {
   uint8_t kind;  // 0 = an iteration ends, 1 = a request arrives, 2 = its KV reaches decode
   uint32_t request;
   uint32_t worker;
+  // An iteration's end is stale when a cut stretch (Worker::cut_stretch) moved its worker's
+  // next end: it is skipped (not an event). Not part of the order.
+  uint64_t generation = 0;
   bool operator>(const Event& e) const {
     if (time != e.time) return time > e.time;
     if (kind != e.kind) return kind > e.kind;
@@ -219,12 +222,19 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   }
 
   ServeResult res = planned_result(trace, o);
-  double area = 0, last_t = 0, sojourn = 0;  // integral of requests in the system over time
+  // The integral of requests in the system over time, summed where their number changes (the
+  // same sum whether decode-only iterations are stepped or skipped).
+  double area = 0, last_t = 0, sojourn = 0;
   uint64_t in_system = 0, left = 0;
+  auto count_area = [&](double now) {
+    area += double(in_system) * (now - last_t);
+    last_t = now;
+  };
   size_t progress_step = std::max<size_t>(1, n / 100);
 
   auto done = [&](uint32_t r, double now, bool rejected) {
     RequestState& s = requests[r];
+    count_area(now);
     --in_system;
     ++left;
     sojourn += now - s.arrival;
@@ -271,22 +281,34 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   }
   serve_detail::attach_tiers(workers, o, pctx, remote_pool);
 
+  std::vector<uint64_t> generation(nw, 0);  // of each worker's live iteration end
   auto kick = [&](uint32_t w, double now) {
     double seconds = workers[w]->start_iteration(now);
     if (seconds >= 0) {
-      events.push({now + seconds, 0, 0, w});
+      double end = o.stepped ? now + seconds : workers[w]->plan_stretch(now, seconds);
+      events.push({end, 0, 0, w, ++generation[w]});
       ++res.iterations;
+    }
+  };
+  // Work that a worker's next iteration may take up (a request, KV, freed memory): an idle worker
+  // starts; a stretch ends with the iteration in progress.
+  auto wake = [&](uint32_t w, double now) {
+    if (!workers[w]->busy()) {
+      kick(w, now);
+    } else if (workers[w]->in_stretch()) {
+      events.push({workers[w]->cut_stretch(now), 0, 0, w, ++generation[w]});
     }
   };
   auto arrive = [&](uint32_t r, double now) {
     requests[r].arrival = now;
+    count_area(now);
     ++in_system;
     WorkerId w = router->route(workload.view(r, now, false), cluster);
     if (w >= prefill_pool)
       throw Error("router " + o.router.label() + " chose worker " + std::to_string(w) + " of " +
                   std::to_string(prefill_pool));
     workers[w]->enqueue(r);
-    if (!workers[w]->busy()) kick(w, now);
+    wake(w, now);
   };
   // P/D: a prefilled request leaves its prefill worker (its router hears it as done there), a
   // decode worker is chosen and the request's KV (its whole context) crosses the link to it.
@@ -327,9 +349,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     } else {
       e = events.top();
       events.pop();
+      if (e.kind == 0 && e.generation != generation[e.worker]) continue;  // a cut stretch's
     }
-    area += double(in_system) * (e.time - last_t);
-    last_t = e.time;
     cluster.set_now(e.time);
     ++res.events;
     if (e.kind == 1) {
@@ -338,9 +359,9 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       // The prefill worker frees the blocks it held for the transfer; the decode worker has KV.
       uint32_t from = sent_from[e.request];
       workers[from]->kv_sent(e.request);
-      if (!workers[from]->busy()) kick(from, e.time);
+      wake(from, e.time);
       workers[e.worker]->receive_kv(e.request);
-      if (!workers[e.worker]->busy()) kick(e.worker, e.time);
+      wake(e.worker, e.time);
     } else {
       workers[e.worker]->end_iteration(e.time);
       kick(e.worker, e.time);
@@ -348,6 +369,11 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   }
   if (left != n)
     throw Error("serve: " + std::to_string(n - left) + " requests never completed (a bug)");
+  // The iterations inside stretches were events of the stepped loop too.
+  for (auto& w : workers) {
+    res.iterations += w->skipped_iterations();
+    res.events += w->skipped_iterations();
+  }
   for (uint32_t w = 0; w < nw; ++w) {
     const WorkerLoad& l = workers[w]->load();
     if (l.in_flight != 0 || l.active_blocks != 0 || l.queued_prefill_tokens != 0)

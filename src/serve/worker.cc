@@ -200,8 +200,63 @@ double Worker::start_iteration(double now) {
   return seconds;
 }
 
+double Worker::plan_stretch(double start, double seconds) {
+  stretch_steps_ = 1;
+  if (!chunks_.empty() || decodes_.size() != running_.size()) return start + seconds;
+  // Every running request decodes and nothing can be admitted: the next iterations run the same
+  // batch (admission retries the same head of the queue against the same memory) until a
+  // request completes (k = target - generated) or needs a new block at an iteration's start
+  // (make_room_for_decodes: context + k + 1 tokens over its blocks).
+  const uint64_t b = workload_.sequences.block_tokens;
+  uint64_t steps = UINT64_MAX, context = 0;
+  for (uint32_t r : decodes_) {
+    const RequestState& s = requests_[r];
+    uint64_t held = (uint64_t{workload_.prompt_blocks[r]} + s.private_blocks) * b;
+    uint64_t room = held > s.context ? held - s.context : 1;
+    uint32_t target = target_tokens(r);
+    steps = std::min({steps, uint64_t{target > s.generated ? target - s.generated : 1}, room});
+    context += s.context;
+  }
+  stretch_end_.clear();
+  stretch_seconds_.clear();
+  double now = start + seconds;
+  stretch_end_.push_back(now);
+  stretch_seconds_.push_back(seconds);
+  const uint32_t m = static_cast<uint32_t>(decodes_.size());
+  IterationWork work;  // what start_iteration builds for these decodes (add_decode), k steps on
+  cost_.add_decode(work, m, context);
+  for (uint64_t k = 1; k < steps; ++k) {
+    work.decode_context = context + k * m;
+    double dt = cost_.iteration_time(work);
+    now += dt;
+    stretch_end_.push_back(now);
+    stretch_seconds_.push_back(dt);
+  }
+  stretch_steps_ = stretch_end_.size();
+  return now;
+}
+
+double Worker::cut_stretch(double now) {
+  // The first iteration ending after `now` is in progress; the stretch stops with it.
+  auto it = std::upper_bound(stretch_end_.begin(), stretch_end_.end(), now);
+  if (it == stretch_end_.end()) return stretch_end_.back();  // the stretch's end event is at `now`
+  stretch_steps_ = static_cast<uint64_t>(it - stretch_end_.begin()) + 1;
+  return *it;
+}
+
 void Worker::end_iteration(double now) {
   busy_ = false;
+  if (stretch_steps_ > 1) {
+    // The stretch's earlier iterations: each decode produced one token per iteration.
+    uint64_t skipped = stretch_steps_ - 1;
+    for (uint64_t k = 1; k < stretch_steps_; ++k) result_.busy_seconds += stretch_seconds_[k];
+    for (uint32_t r : decodes_) {
+      requests_[r].generated += static_cast<uint32_t>(skipped);
+      requests_[r].context += skipped;
+    }
+    skipped_iterations_ += skipped;
+  }
+  stretch_steps_ = 0;
   for (const Chunk& c : chunks_) {
     RequestState& s = requests_[c.request];
     s.context += c.tokens;

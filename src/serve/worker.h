@@ -68,8 +68,25 @@ class Worker {
   // Plans the next iteration at `now`; returns its duration, or a negative number when there
   // is nothing to run (the worker goes idle).
   double start_iteration(double now);
-  // Applies the planned iteration, which ends at `now`.
+  // Applies the planned iteration, which ends at `now` (the last step of a stretch, if any).
   void end_iteration(double now);
+
+  // Decode-only stretches (docs/serve.md, "Speed"): after start_iteration(start) planned an
+  // iteration of `seconds`, extends it, when it holds only decodes, over the iterations that
+  // would run the same batch: up to the first that completes a request or whose start needs a
+  // new block. Returns the end of its last iteration, summed step by step as the stepped loop
+  // sums them. Nothing a router reads changes within a stretch. It rests on: admission's answer
+  // (ServingCache::fits) depends on the cache and the queue only, not on the time; a request
+  // enqueued into a busy worker cuts its stretch (cut_stretch); and an iteration of decodes only
+  // changes nothing but the decodes' tokens and blocks. A feature that breaks one of these (a
+  // time-out in the cache, another way in) must end the stretch there.
+  double plan_stretch(double start, double seconds);
+  bool in_stretch() const { return stretch_steps_ > 1; }
+  // A request was enqueued at `now` during a stretch: the stretch ends with the iteration in
+  // progress at `now` (iterations ending at `now` have ended), whose end this returns.
+  double cut_stretch(double now);
+  // Iterations run inside stretches beyond their first (the cluster counts those it ran).
+  uint64_t skipped_iterations() const { return skipped_iterations_; }
 
   bool busy() const { return busy_; }
   const WorkerLoad& load();
@@ -131,6 +148,10 @@ class Worker {
   std::vector<uint32_t> running_;  // in admission order
   std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks
   std::vector<uint32_t> decodes_;  // and its decodes
+  // The planned stretch: its iterations' ends and durations (the first is start_iteration's).
+  uint64_t stretch_steps_ = 0;
+  std::vector<double> stretch_end_, stretch_seconds_;
+  uint64_t skipped_iterations_ = 0;
   bool busy_ = false;
   uint64_t queued_prefill_ = 0;
   WorkerLoad load_;

@@ -161,6 +161,19 @@ class CostModel {
  private:
   // FLOPs of one decode step (the decode_step_time and iteration_time share it).
   double decode_flops(uint32_t batch, uint64_t context_tokens) const;
+  // What the formulas derive from the model, the GPU and the options alone: computed once by
+  // the constructors (serve mode prices millions of iterations).
+  void derive_constants();
+  struct Constants {
+    double weight_bytes = 0;
+    double decode_flops_per_sequence = 0;  // 2 x (layers' matmul params + LM head)
+    double prefill_flops_per_token = 0;    // 2 x layers' matmul params
+    double lm_head_flops = 0;
+    double attention_flops_per_position = 0;  // 4 x layers x heads x head_dim
+    double flop_rate = 0;                     // MFU x peak FLOP/s
+    double byte_rate = 0;                     // MBU x memory bandwidth
+  };
+  Constants k_;
 
   ModelShape model_;
   GpuSpec gpu_;

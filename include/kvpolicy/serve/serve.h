@@ -53,6 +53,9 @@ struct ServeOptions {
   RouterSpec decode_router{"least_loaded", ""};
   double kv_link_bytes_per_s = 50e9;  // RDMA, 400 Gb/s
   double kv_link_latency_s = 10e-6;
+  // Speed (issue 37): step every iteration through the event queue, as serve mode did before it
+  // skipped decode-only stretches (docs/serve.md, "Speed"); the results are the same.
+  bool stepped = false;
   // Called now and then with the share of requests completed; may be empty.
   std::function<void(double)> progress;
 
