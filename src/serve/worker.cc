@@ -117,6 +117,7 @@ double Worker::start_iteration(double now) {
   decodes_.clear();
   if (config_.role == Config::Role::kDecode) admit_transferred(now);
   const uint64_t preemptions_before = result_.preemptions;
+  preemptions_at_start_ = preemptions_before;
   make_room_for_decodes(now);
   uint32_t budget = config_.max_batch_tokens;
   IterationWork work;
@@ -202,7 +203,11 @@ double Worker::start_iteration(double now) {
 
 double Worker::plan_stretch(double start, double seconds) {
   stretch_steps_ = 1;
-  if (!chunks_.empty() || decodes_.size() != running_.size()) return start + seconds;
+  // An iteration that preempted may leave admission to the next (chunked allocation; a P/D
+  // decode worker takes arrived KV before it makes room): no stretch starts there.
+  if (!chunks_.empty() || decodes_.size() != running_.size() ||
+      result_.preemptions != preemptions_at_start_)
+    return start + seconds;
   // Every running request decodes and nothing can be admitted: the next iterations run the same
   // batch (admission retries the same head of the queue against the same memory) until a
   // request completes (k = target - generated) or needs a new block at an iteration's start
@@ -211,7 +216,9 @@ double Worker::plan_stretch(double start, double seconds) {
   uint64_t steps = UINT64_MAX, context = 0;
   for (uint32_t r : decodes_) {
     const RequestState& s = requests_[r];
-    uint64_t held = (uint64_t{workload_.prompt_blocks[r]} + s.private_blocks) * b;
+    // (P/D: a decode worker holds transferred KV as private blocks, the prompt's included.)
+    uint64_t held =
+        (uint64_t{s.transferred ? 0 : workload_.prompt_blocks[r]} + s.private_blocks) * b;
     uint64_t room = held > s.context ? held - s.context : 1;
     uint32_t target = target_tokens(r);
     steps = std::min({steps, uint64_t{target > s.generated ? target - s.generated : 1}, room});

@@ -158,6 +158,7 @@ class Worker {
   WorkerResult result_;
   // Memory tiers.
   std::array<uint64_t, LowerTiers::kMaxTiers> tier_hits_{};
+  uint64_t preemptions_at_start_ = 0;  // of the iteration being planned
   double pending_transfer_s_ = 0;  // reads of the requests admitted in the iteration being planned
   double transfer_seconds_ = 0;
 };

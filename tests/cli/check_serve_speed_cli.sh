@@ -27,7 +27,7 @@ fast, stepped = rows(sys.argv[1]), rows(sys.argv[2])
 assert len(fast) == 6 and fast == stepped, "the rows differ"
 assert all(r["iterations"] > r["requests"] for r in fast)
 PY
-"$K" serve --help | grep -q -- "--stepped" || fail "serve --help does not name --stepped"
+grep -q -- "--stepped" <<<"$("$K" serve --help)" || fail "serve --help does not name --stepped"
 
 if [[ -n "$data" && -f "$data/mooncake-conversation/conversation_trace.jsonl" ]]; then
   "$K" bench --quick --serve-only --serve-routers round_robin --serve-workers 2,4 \
