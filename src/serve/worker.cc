@@ -100,7 +100,7 @@ void Worker::make_room_for_decodes(double now) {
     // (P/D: a decode worker holds transferred KV as private blocks, prompt's included.)
     uint32_t need = sequence_blocks(p, s.context + 1, b) - (s.transferred ? 0 : p);
     while (s.private_blocks < need) {
-      if (cache_.grow(now)) {
+      if (cache_.grow(static_cast<Time>(now * kMicrosPerSecond))) {
         ++s.private_blocks;
         continue;
       }
