@@ -226,6 +226,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   pctx.block_tokens = B;
   pctx.cost_model = &cost;
   if (workload.has_oracle) pctx.future = workload.oracle.view(workload.sequences);
+  if (workload.sequences.has_hints()) pctx.retention.emplace();  // retention hints
   Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims};
   for (uint32_t w = 0; w < o.workers; ++w) {
     pctx.seed = o.seed + w;  // workers draw apart
