@@ -133,8 +133,9 @@ TEST(Retention, DurationRunsFromReleaseThenTheBlockDropsToTheDefault) {
   add(1, 2);   // b
   add(2, 3);   // c: full; a is held (90 > 35), so b (default) leaves
   add(3, 4);   // d: c leaves; a still held
-  add(20, 5);  // e: a expired at 10 s and is LRU's oldest (used at 0 s): a leaves
-  add(21, 1);  // a again: a miss
+  add(20, 5);  // e: a expired at 10 s and re-entered LRU as inserted at 20 s: d leaves
+  add(21, 6);  // f: a (re-entered before e) is LRU's oldest now: a leaves
+  add(22, 1);  // a again: a miss
   std::vector<std::vector<RetentionHint>> per(t.size());
   per[0] = {{0, RetentionHint::kToEnd, 90, 10 * kMicrosPerSecond}};
   t.set_hints(per);
@@ -143,16 +144,24 @@ TEST(Retention, DurationRunsFromReleaseThenTheBlockDropsToTheDefault) {
   PrefixCache cache(2, {"lru", ""}, ctx);
   auto has = [&](uint64_t id) { return cache.tree().find(chain_key(kRootKey, id)) != kNoNode; };
   std::vector<uint32_t> hits;
-  std::vector<std::array<bool, 5>> state;
+  using S = std::array<bool, 6>;
+  std::vector<S> state;
   for (size_t r = 0; r < t.size(); ++r) {
     hits.push_back(cache.access(request_view(t, r)).hit_blocks);
-    state.push_back({has(1), has(2), has(3), has(4), has(5)});
+    state.push_back({has(1), has(2), has(3), has(4), has(5), has(6)});
   }
-  using S = std::array<bool, 5>;
-  EXPECT_EQ(state[2], (S{true, false, true, false, false}));  // b evicted, not a
-  EXPECT_EQ(state[3], (S{true, false, false, true, false}));  // c evicted, a still held
-  EXPECT_EQ(state[4], (S{false, false, false, true, true}));  // a expired: LRU takes it
-  EXPECT_EQ(hits[5], 0u);
+  EXPECT_EQ(state[2], (S{true, false, true, false, false, false}));  // b evicted, not a
+  EXPECT_EQ(state[3], (S{true, false, false, true, false, false}));  // c evicted, a still held
+  EXPECT_EQ(state[4], (S{true, false, false, false, true, false}));  // a expired, newer than d
+  EXPECT_EQ(state[5], (S{false, false, false, false, true, true}));  // a at the default: gone
+  EXPECT_EQ(hits[6], 0u);
+  EXPECT_EQ(cache.policy().stats().back(), (std::pair<std::string, double>{"hint_expiries", 1}));
+  // A hint without a duration is never released: at f, e (default) leaves instead of a.
+  per[0][0].duration = RetentionHint::kForever;
+  t.set_hints(per);
+  PrefixCache forever(2, {"lru", ""}, ctx);
+  for (size_t r = 0; r < 6; ++r) forever.access(request_view(t, r));
+  EXPECT_NE(forever.tree().find(chain_key(kRootKey, 1)), kNoNode);
   // Without the hint, LRU evicts a at request 2 instead of b.
   t.hints.clear();
   t.hint_offset.clear();

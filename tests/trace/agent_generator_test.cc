@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "kvpolicy/core/error.h"
 #include "kvpolicy/core/params.h"
 #include "kvpolicy/trace/generators.h"
 #include "kvpolicy/trace/hints.h"
