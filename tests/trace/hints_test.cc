@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/fingerprint.h"
 #include "kvpolicy/trace/generators.h"
 #include "kvpolicy/trace/trace.h"
 #include "kvpolicy/trace/trace_io.h"
@@ -174,6 +175,24 @@ TEST(HintRules, OracleAndAdversarialFollowTheNextUse) {
   EXPECT_EQ(adv.hints_of(0)[0], (RetentionHint{1, 2, 100, 3600 * kMicrosPerSecond}));
   ASSERT_EQ(adv.hints_of(1).size(), 1u);  // both of the last request's blocks are never reused
   EXPECT_EQ(adv.hints_of(1)[0], (RetentionHint{0, 2, 100, 3600 * kMicrosPerSecond}));
+}
+
+// Rows of another hint configuration must not pass for these (--resume, merge): the fingerprint
+// covers the hints, and a trace without them keeps its old one.
+TEST(HintRules, TheFingerprintCoversTheHints) {
+  Trace t = generate_agent(AgentParams{.sessions = 20}, 1);
+  std::string plain = trace_fingerprint(t);
+  Trace a = t, b = t;
+  std::vector<HintRule> pin = {parse_hint_rule("session-pin=60s")};
+  std::vector<HintRule> pin2 = {parse_hint_rule("session-pin=61s")};
+  apply_hint_rules(a, pin);
+  apply_hint_rules(b, pin2);
+  EXPECT_NE(trace_fingerprint(a), plain);
+  EXPECT_NE(trace_fingerprint(a), trace_fingerprint(b));
+  Trace none = t;
+  none.set_hints(std::vector<std::vector<RetentionHint>>(t.size()));  // a column of empty lists
+  EXPECT_NE(trace_fingerprint(none), trace_fingerprint(a));
+  EXPECT_EQ(trace_fingerprint(t), plain);
 }
 
 }  // namespace
