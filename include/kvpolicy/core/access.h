@@ -91,7 +91,7 @@ struct RequestView {
   // priority; Trace::priority); 0 when the trace carries none. Only the `priority` policy reads it.
   int32_t priority = 0;
   // Retention hints of this request (Trace::hints); empty when it carries none.
-  std::span<const RetentionHint> hints;
+  std::span<const RetentionHint> hints = {};
 };
 
 inline AccessInfo AccessInfo::of_request(const RequestView& r) {
