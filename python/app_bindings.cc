@@ -22,6 +22,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/route/router.h"
 #include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/hints.h"
 
 namespace py = pybind11;
 using namespace kvpolicy;
@@ -31,7 +32,7 @@ namespace {
 // The trace as the command line loads it (app::load_trace): notes on stderr.
 Trace load(const std::string& path, const std::string& format, const std::string& sessions,
            bool skip_bad_lines, uint32_t block_tokens, uint64_t max_requests,
-           uint32_t session_min_blocks) {
+           uint32_t session_min_blocks, const std::vector<std::string>& hints, uint64_t hint_seed) {
   app::TraceOptions o;
   o.path = path;
   o.format = format;
@@ -40,6 +41,8 @@ Trace load(const std::string& path, const std::string& format, const std::string
   o.block_tokens = block_tokens;
   o.max_requests = max_requests;
   o.session_min_blocks = session_min_blocks;
+  o.hints = hints;
+  o.hint_seed = hint_seed;
   return app::load_trace(o);
 }
 
@@ -363,17 +366,30 @@ py::list param_dicts(const std::vector<ParamSpec>& params) {
 }  // namespace
 
 void bind_app(py::module_& m) {
-  m.def("generate_trace", &generate_workload, py::arg("kind"), py::arg("params") = "",
-        py::arg("seed") = 1, py::call_guard<py::gil_scoped_release>(),
-        "A synthetic workload as `kvpolicy trace generate` and `serve --generate` build it: kind "
-        "gsp, conversation or zipf, params key=value,... (see `kvpolicy trace generate --help`).");
+  m.def(
+      "generate_trace",
+      [](const std::string& kind, const std::string& params, uint64_t seed,
+         const std::vector<std::string>& hints, uint64_t hint_seed) {
+        Trace t = generate_workload(kind, params, seed);
+        apply_hint_rules(t, parse_hint_rules(hints), hint_seed);
+        return t;
+      },
+      py::arg("kind"), py::arg("params") = "", py::arg("seed") = 1,
+      py::arg("hints") = std::vector<std::string>{}, py::arg("hint_seed") = 1,
+      py::call_guard<py::gil_scoped_release>(),
+      "A synthetic workload as `kvpolicy trace generate` and `serve --generate` build it: kind "
+      "gsp, conversation, agent or zipf, params key=value,... (see `kvpolicy trace generate "
+      "--help`); hints: retention hint rules as --hint takes them (docs/policies.md, hinted).");
   m.def("load_trace", &load, py::arg("path"), py::arg("format") = "auto",
         py::arg("sessions") = "auto", py::arg("skip_bad_lines") = false,
         py::arg("block_tokens") = 0, py::arg("max_requests") = 0, py::arg("session_min_blocks") = 2,
+        py::arg("hints") = std::vector<std::string>{}, py::arg("hint_seed") = 1,
         py::call_guard<py::gil_scoped_release>(),
         "Reads a trace (mooncake, bailian, lmbench, oracle-general, native .kvtrace; auto "
         "detects) as the command line's --trace does. sessions: auto infers them from shared "
-        "prefixes when the trace has none (a note on stderr), infer always, keep as read.");
+        "prefixes when the trace has none (a note on stderr), infer always, keep as read. hints: "
+        "retention hint rules as --hint takes them (docs/policies.md, hinted); every policy then "
+        "follows them.");
   m.def("_serve", &serve_rows, py::arg("trace"), py::arg("routers"), py::arg("policies"),
         py::arg("workers"), py::arg("capacities"), py::arg("options"));
   m.def("_mrc", &mrc_rows, py::arg("trace"), py::arg("policies"), py::arg("points"), py::arg("min"),

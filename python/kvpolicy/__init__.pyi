@@ -48,6 +48,9 @@ def load_trace(
     skip_bad_lines: bool = False,
     block_tokens: int = 0,
     max_requests: int = 0,
+    session_min_blocks: int = 2,
+    hints: list[str] = ...,
+    hint_seed: int = 1,
 ) -> Trace: ...
 def policy_names() -> list[str]: ...
 def is_offline(policy: str) -> bool: ...
@@ -70,7 +73,9 @@ def simulate(
     slo_ms: float = 200.0,
 ) -> list[dict[str, Any]]: ...
 
-def generate_trace(kind: str, params: str = "", seed: int = 1) -> Trace: ...
+def generate_trace(
+    kind: str, params: str = "", seed: int = 1, hints: list[str] = ..., hint_seed: int = 1
+) -> Trace: ...
 def serve(
     trace: Union[Trace, str],
     policies: Union[str, Iterable[str]] = ...,

@@ -131,6 +131,23 @@ def test_simulate_rows_equal_the_cli(trace_path, tmp_path):
 
 
 @needs_cli
+def test_hinted_rows_equal_the_cli(trace_path, tmp_path):
+    # Retention hints from rules: load_trace(hints=...) is --hint, for simulate and serve alike.
+    rules = ["oracle=90:60s", "random=80:10s:0.2"]
+    flags = [a for r in rules for a in ("--hint", r)]
+    trace = kvpolicy.load_trace(str(trace_path), hints=rules)
+    want = cli_rows(tmp_path, "simulate", "-t", trace_path, "-p", "lru,s3fifo", "-c", "5%",
+                    "--jobs", 1, *flags)
+    got = kvpolicy.simulate(trace, ["lru", "s3fifo"], ["5%"], jobs=1)
+    assert untimed(got) == untimed(want) and len(got) == 2
+    plain = kvpolicy.simulate(str(trace_path), ["lru", "s3fifo"], ["5%"], jobs=1)
+    assert [r["block_hits"] for r in untimed(plain)] != [r["block_hits"] for r in untimed(got)]
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-p", "lru", "-c", "10%", *flags)
+    got = kvpolicy.serve(trace, ["lru"], ["10%"])
+    assert untimed(got) == untimed(want) and len(got) == 1
+
+
+@needs_cli
 @pytest.mark.parametrize("command", ["simulate", "compare", "mrc", "serve"])
 def test_a_named_lpc_without_scores_is_the_same_error_everywhere(trace_path, command):
     # One rule (app::policies_the_trace_feeds): named, it is an error; a set skips it.

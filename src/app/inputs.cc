@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/trace/hints.h"
 
 namespace kvpolicy::app {
 
@@ -40,6 +41,10 @@ Trace load_trace(const TraceOptions& o, size_t* continued_requests) {
                continued, t.size());
   }
   if (continued_requests) *continued_requests = continued;
+  if (!o.hints.empty()) {
+    std::vector<HintRule> rules = parse_hint_rules(o.hints);
+    apply_hint_rules(t, rules, o.hint_seed);
+  }
   return t;
 }
 

@@ -45,6 +45,21 @@ void add_trace_options(CLI::App* app, app::TraceOptions& t, bool required) {
       ->group("");
 }
 
+void add_hint_options(CLI::App* app, app::TraceOptions& t) {
+  app->add_option("--hint", t.hints,
+                  "retention hints from a rule, repeatable (later rules override earlier ones "
+                  "on a block): system-prompt=P:D (the leading blocks shared with other "
+                  "sessions), session-pin=[P:]D (each turn's whole sequence, P 100 unless "
+                  "given), oracle=P:D (from the trace's future: blocks reused within D kept "
+                  "until then, blocks never reused priority 0), random=P:D:SHARE, "
+                  "adversarial=P:D (the blocks never reused again); P a priority 0-100 (35 = "
+                  "no hint), D a duration after release such as 600s, 10m or inf. "
+                  "docs/policies.md, Retention hints")
+      ->type_name("RULE");
+  app->add_option("--hint-seed", t.hint_seed, "seed of the random hint rule's blocks")
+      ->capture_default_str();
+}
+
 CLI::Validator finite_in(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {

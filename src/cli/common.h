@@ -36,6 +36,8 @@ void print_assumptions(const Trace::Assumptions& assumptions);
 // --trace/--format/--skip-bad-lines/--block-tokens/--max-requests/--sessions: app::TraceOptions
 // from flags (--infer-sessions is a deprecated spelling of --sessions infer).
 void add_trace_options(CLI::App* app, app::TraceOptions& trace, bool required);
+// --hint RULE (repeatable) and --hint-seed: retention hints from rules (docs/policies.md).
+void add_hint_options(CLI::App* app, app::TraceOptions& trace);
 struct TraceArgs : app::TraceOptions {
   void add(CLI::App* app, bool required);
   // Loads the trace (app::load_trace), printing what was skipped, sorted or inferred to stderr.

@@ -75,9 +75,9 @@ void add(CLI::App& app) {
   CLI::App* trace = trace_command(app);
   auto args = std::make_shared<GenerateArgs>();
   auto* cmd = trace->add_subcommand("generate", "write a synthetic workload as a native trace");
-  cmd->add_option("--kind,-k", args->kind, "gsp, conversation or zipf")
+  cmd->add_option("--kind,-k", args->kind, "gsp, conversation, agent or zipf")
       ->required()
-      ->check(CLI::IsMember({"gsp", "conversation", "zipf"}));
+      ->check(CLI::IsMember({"gsp", "conversation", "agent", "zipf"}));
   cmd->add_option("--params", args->params, "generator parameters, key=value,...");
   cmd->add_option("--seed", args->seed, "random seed")->capture_default_str();
   output_file(cmd->add_option("--out,-o", args->out, "output file (.kvtrace)"))->required();

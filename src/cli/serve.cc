@@ -15,6 +15,7 @@
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/generators.h"
+#include "kvpolicy/trace/hints.h"
 #include "serve_args.h"
 
 namespace kvpolicy::cli {
@@ -216,9 +217,10 @@ void add(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "serve", "simulate a serving cluster: routers, eviction policies, batching, queueing, TTFT");
   trace_args->add(cmd, false);
+  add_hint_options(cmd, *trace_args);
   cmd->add_option("--generate", *generate,
                   "instead of --trace, a generated workload: kind[:key=value,...] (gsp, "
-                  "conversation, zipf; see `kvpolicy trace generate --help`)");
+                  "conversation, agent, zipf; see `kvpolicy trace generate --help`)");
   cmd->add_option("--generate-seed", *generate_seed,
                   "seed of the generated workload (--seed sets the routers' and policies')")
       ->capture_default_str();
@@ -237,14 +239,17 @@ void add(CLI::App& app) {
     }
     CostModel cost = args->cost_model();
     args->validate();  // bad flags fail before a long load
+    parse_hint_rules(trace_args->hints);
     if (args->resume && args->json_path.empty()) throw ConfigError("--resume needs --json FILE");
     SweepPlacement where = sweep_placement(args->shard, args->jobs);
     auto load = [&] {
       if (trace_args->path.empty()) {
         size_t colon = generate->find(':');
-        return generate_workload(generate->substr(0, colon),
-                                 colon == std::string::npos ? "" : generate->substr(colon + 1),
-                                 *generate_seed);
+        Trace t = generate_workload(generate->substr(0, colon),
+                                    colon == std::string::npos ? "" : generate->substr(colon + 1),
+                                    *generate_seed);
+        apply_hint_rules(t, parse_hint_rules(trace_args->hints), trace_args->hint_seed);
+        return t;
       }
       return trace_args->load();
     };

@@ -10,6 +10,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/sim/stream_replay.h"
+#include "kvpolicy/trace/hints.h"
 #include "report.h"
 
 namespace kvpolicy::cli {
@@ -45,6 +46,8 @@ struct Loaded {
 void simulate_streamed(const SimulateArgs& args, const CostModel& cost, const GridOptions& grid) {
   if (args.trace.sessions == "infer")
     throw ConfigError("--stream keeps sessions as read: --sessions infer needs the whole trace");
+  if (!args.trace.hints.empty())
+    throw ConfigError("--hint needs the whole trace: replay without --stream");
   ReadOptions ropts = args.trace.read_options();
   StreamOpener open = [&] { return open_trace_stream(args.trace.path, args.trace.format, ropts); };
   ReplayOptions base = grid_replay_options(args.seed, grid);
@@ -93,6 +96,7 @@ void add(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   auto* cmd = app.add_subcommand("simulate", "replay a trace through policies at capacities");
   args->trace.add(cmd, true);
+  add_hint_options(cmd, args->trace);
   add_policy_option(cmd, args->policies, "policies");
   args->capacities.add(cmd, "0.02,0.05,0.1,0.2", "HBM capacities");
   cmd->add_option("--seed", args->seed, "seed of randomized policies")->capture_default_str();
@@ -135,6 +139,7 @@ void add(CLI::App& app) {
     grid.xi_ms = args->xi_ms;
     grid.slo_ms = args->slo_ms;
     for (auto& s : specs) PolicyRegistry::instance().get(s.name);  // fail before loading
+    parse_hint_rules(args->trace.hints);
     PolicyRegistry::instance().get(grid.dram_policy.name);
     if (grid.resume && grid.json_path.empty()) throw ConfigError("--resume needs --json FILE");
     SweepPlacement where = sweep_placement(args->shard, grid.jobs);
@@ -166,10 +171,10 @@ void add(CLI::App& app) {
     // An oracleGeneral file (a block per request, no sessions) replays the same streamed as
     // whole, in a tenth of the memory: it streams unless told not to.
     bool stream =
-        args->stream ||
-        (!args->no_stream && !where.sharded && !where.comm && args->trace.sessions != "infer" &&
-         (args->trace.format == "auto" ? detect_format(args->trace.path) : args->trace.format) ==
-             "oracle-general");
+        args->stream || (!args->no_stream && !where.sharded && !where.comm &&
+                         args->trace.sessions != "infer" && args->trace.hints.empty() &&
+                         (args->trace.format == "auto" ? detect_format(args->trace.path)
+                                                       : args->trace.format) == "oracle-general");
     if (stream) {
       if (where.sharded || where.comm)
         throw ConfigError("--stream runs on one process: no --shard or mpirun yet");

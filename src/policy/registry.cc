@@ -7,6 +7,7 @@
 #include "kvpolicy/policy/listing.h"
 #include "kvpolicy/policy/policy.h"
 #include "kvpolicy/predict/continuation_source.h"
+#include "retention.h"
 
 namespace kvpolicy {
 
@@ -136,6 +137,7 @@ std::vector<PolicySpec> expand_policy_sets(const std::string& text) {
       continue;
     }
     for (const std::string& name : registry.names()) {
+      if (!registry.get(name).in_sets) continue;
       PolicySpec member{name, ""};
       bool offline = needs_future(member);
       if (spec.name == "all" || (spec.name == "offline") == offline) out.push_back(member);
@@ -190,7 +192,15 @@ std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext&
   if (info.needs_future && (!info.needs_future_with || info.needs_future_with(params)) &&
       !ctx.future)
     throw ConfigError("policy " + spec.name + " needs the trace's future (an oracle)");
-  return info.make(ctx, params);
+  // Retention hints: every policy behind the hint wrapper, once. guarded and auto keep the hints
+  // for the policies they build, so the guard stays outermost and bounds what hints cost.
+  if (!ctx.retention || spec.name == "guarded" || spec.name == "auto")
+    return info.make(ctx, params);
+  PolicyContext plain = ctx;
+  plain.retention.reset();
+  if (spec.name == "hinted") return info.make(plain, params);
+  return std::make_unique<Retention>(plain, info.make(plain, params),
+                                     ctx.retention->default_priority);
 }
 
 }  // namespace kvpolicy

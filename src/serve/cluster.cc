@@ -269,6 +269,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   pctx.block_tokens = B;
   pctx.cost_model = &cost;
   if (workload.has_oracle) pctx.future = workload.oracle.view(workload.sequences);
+  if (workload.sequences.has_hints()) pctx.retention.emplace();  // retention hints
   Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims};
   wcfg.chunked = o.allocation == "chunked";
   wcfg.overlap_transfers = o.overlap_transfers;

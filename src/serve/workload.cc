@@ -14,6 +14,9 @@ Workload make_workload(const Trace& trace, std::span<const Time> arrival_us, boo
   s.category_names = trace.category_names;
   s.assumptions = trace.assumptions;
   s.continuation = trace.continuation;
+  // Retention hints: the requests keep their indices; a range to the end covers the answer.
+  s.hints = trace.hints;
+  s.hint_offset = trace.hint_offset;
   size_t n = trace.size();
   std::vector<uint32_t> next_turn(n, UINT32_MAX);
   std::unordered_map<SessionId, uint32_t> later;

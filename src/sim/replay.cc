@@ -58,6 +58,7 @@ PolicyContext replay_context(uint32_t block_tokens, const OracleView* future, co
   ctx.seed = opts.seed;
   if (future) ctx.future = *future;
   ctx.cost_model = &cost;
+  if (opts.hints) ctx.retention.emplace();
   return ctx;
 }
 }  // namespace
@@ -111,8 +112,15 @@ ReplayResult replay(const Trace& trace, const Oracle* oracle, const PolicySpec& 
                     size_t capacity_blocks, const ReplayOptions& opts) {
   OracleView future;
   if (oracle) future = oracle->view(trace);
+  ReplayOptions hinted;
+  const ReplayOptions* o = &opts;
+  if (trace.has_hints() && !opts.hints) {
+    hinted = opts;
+    hinted.hints = true;
+    o = &hinted;
+  }
   ReplayRun run(trace.name, trace.block_tokens, oracle ? &future : nullptr, spec, capacity_blocks,
-                opts);
+                *o);
   if (opts.ttft_ms) opts.ttft_ms->reserve(trace.size());
   size_t n = trace.size();
   size_t report_every = std::max<size_t>(1, n / 100);

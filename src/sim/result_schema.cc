@@ -18,8 +18,8 @@ std::vector<ResultField> make_fields() {
   f.push_back(text("trace", &R::trace, "the trace's name (its path as given)"));
   f.push_back(text("trace_fingerprint", &R::trace_fingerprint,
                    "the trace's content as replayed: `requests/block accesses/checksum` (64-bit "
-                   "hex over each request's time, prompt and output tokens and block keys; the "
-                   "same read whole or streamed)",
+                   "hex over each request's time, prompt and output tokens and block keys, and "
+                   "its retention hints when it has any; the same read whole or streamed)",
                    ""));
   f.push_back(optional_text("assumptions", &R::assumptions,
                             "present when the trace's prompts were made by an assumption model "

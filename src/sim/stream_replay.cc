@@ -22,6 +22,10 @@ ReplayResult replay_stream(const StreamOpener& open, const ExternalOracle* oracl
   run.start();
   while (more) {
     checksum.add(chunk);
+    if (chunk.has_hints() && !opts.hints)
+      throw ConfigError("trace '" + chunk.name +
+                        "' carries retention hints, which a streamed replay does not follow: "
+                        "replay it without --stream");
     for (size_t r = 0; r < chunk.size(); ++r) {
       RequestView view = request_view(chunk, r);
       view.index = static_cast<RequestIndex>(first_request + r);

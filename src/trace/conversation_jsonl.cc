@@ -48,6 +48,30 @@ void write_conversation_jsonl(const Trace& trace, const std::string& path,
       fmt::format_to(std::back_inserter(line), R"(,"continuation":{:.6f})", trace.continuation[r]);
     if (trace.has_priority())
       fmt::format_to(std::back_inserter(line), R"(,"priority":{})", trace.priority[r]);
+    if (trace.has_hints() && !trace.hints_of(r).empty()) {
+      // Token ranges that start and end on block boundaries read back as the same blocks.
+      line += R"(,"hints":[)";
+      bool first = true;
+      for (const RetentionHint& h : trace.hints_of(r)) {
+        fmt::format_to(std::back_inserter(line), R"({}{{"first_token":{},"end_token":)",
+                       first ? "" : ",", uint64_t{h.first_block} * trace.block_tokens);
+        if (h.end_block == RetentionHint::kToEnd) {
+          line += "null";
+        } else {
+          fmt::format_to(std::back_inserter(line), "{}",
+                         uint64_t{h.end_block} * trace.block_tokens);
+        }
+        fmt::format_to(std::back_inserter(line), R"(,"priority":{},"duration_s":)", h.priority);
+        if (h.duration == RetentionHint::kForever) {
+          line += "null}";
+        } else {
+          fmt::format_to(std::back_inserter(line), "{:.6f}}}",
+                         double(h.duration) / kMicrosPerSecond);
+        }
+        first = false;
+      }
+      line += "]";
+    }
     line += "}\n";
     out.write(line);
   }

@@ -15,6 +15,17 @@ void TraceChecksum::add(const Trace& chunk) {
     mix(chunk.block_offset[r + 1] - chunk.block_offset[r]);
     for (uint64_t a = chunk.block_offset[r]; a < chunk.block_offset[r + 1]; ++a)
       mix(chunk.blocks[a]);
+    // Retention hints change every result, so rows with other hints never pass for these (a
+    // trace without hints keeps the fingerprint it always had).
+    if (chunk.has_hints()) {
+      mix(0x68696e7473ULL + chunk.hints_of(r).size());
+      for (const RetentionHint& h : chunk.hints_of(r)) {
+        mix(h.first_block);
+        mix(h.end_block);
+        mix(static_cast<uint64_t>(h.priority));
+        mix(static_cast<uint64_t>(h.duration));
+      }
+    }
   }
   requests_ += chunk.size();
   block_accesses_ += chunk.num_block_accesses();

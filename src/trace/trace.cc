@@ -72,6 +72,17 @@ void Trace::clear_requests() {
   blocks.clear();
   continuation.clear();
   priority.clear();
+  hints.clear();
+  hint_offset.clear();
+}
+
+void Trace::set_hints(const std::vector<std::vector<RetentionHint>>& per_request) {
+  hints.clear();
+  hint_offset.assign(1, 0);
+  for (const auto& list : per_request) {
+    hints.insert(hints.end(), list.begin(), list.end());
+    hint_offset.push_back(hints.size());
+  }
 }
 
 bool Trace::sort_by_time() {
@@ -81,6 +92,7 @@ bool Trace::sort_by_time() {
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return time[a] < time[b]; });
   Trace sorted;
+  std::vector<std::vector<RetentionHint>> sorted_hints;
   sorted.name = name;
   sorted.block_tokens = block_tokens;
   sorted.category_names = category_names;
@@ -91,7 +103,9 @@ bool Trace::sort_by_time() {
                             turn[r], category[r], user[r]);
     if (has_continuation()) sorted.continuation.push_back(continuation[r]);
     if (has_priority()) sorted.priority.push_back(priority[r]);
+    if (has_hints()) sorted_hints.emplace_back(hints_of(r).begin(), hints_of(r).end());
   }
+  if (has_hints()) sorted.set_hints(sorted_hints);
   *this = std::move(sorted);
   return true;
 }
@@ -114,6 +128,16 @@ void Trace::validate() const {
   if (has_priority() && priority.size() != n)
     throw Error("trace '" + name + "': the priority column has " + std::to_string(priority.size()) +
                 " values for " + std::to_string(n) + " requests");
+  if (has_hints()) {
+    if (hint_offset.size() != n + 1 || hint_offset.back() != hints.size())
+      throw Error("trace '" + name + "': the hints column does not cover its requests");
+    for (size_t r = 0; r < n; ++r)
+      for (const RetentionHint& h : hints_of(r))
+        if (h.priority < 0 || h.priority > 100 || h.first_block >= h.end_block || h.duration < 0)
+          throw Error("trace '" + name + "': request " + std::to_string(r) +
+                      " has a retention hint with a priority outside 0-100, an empty range or "
+                      "a negative duration");
+  }
   if (block_offset.back() != blocks.size())
     throw Error("trace '" + name + "': block offsets do not cover the block array");
   for (size_t r = 0; r < n; ++r) {
@@ -158,6 +182,7 @@ RequestView request_view(const Trace& trace, size_t r) {
   v.blocks = trace.prompt(r);
   if (trace.has_continuation()) v.continuation = trace.continuation[r];
   if (trace.has_priority()) v.priority = trace.priority[r];
+  v.hints = trace.hints_of(r);
   return v;
 }
 
@@ -236,6 +261,13 @@ Trace repeat_with_fresh_keys(const Trace& base, size_t copies) {
       if (base.has_continuation()) t.continuation.push_back(base.continuation[r]);
       if (base.has_priority()) t.priority.push_back(base.priority[r]);
     }
+  }
+  if (base.has_hints()) {
+    std::vector<std::vector<RetentionHint>> per_request;
+    for (size_t c = 0; c < copies; ++c)
+      for (size_t r = 0; r < base.size(); ++r)
+        per_request.emplace_back(base.hints_of(r).begin(), base.hints_of(r).end());
+    t.set_hints(per_request);
   }
   return t;
 }

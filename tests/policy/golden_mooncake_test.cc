@@ -66,6 +66,8 @@ const std::map<std::string, std::array<uint64_t, 4>> kGolden = {
     {"guarded:inner=fpb,inner_params=predictor=oracle", {86188, 104930, 105710, 105710}},
     // auto with its defaults (issue 36): the candidates' choice on sampled shadows, guarded.
     {"auto", {27409, 57871, 80592, 99632}},
+    // Retention hints: the trace carries none, so the wrapper is its inner policy, lru.
+    {"hinted", {22869, 56483, 80466, 99632}},
 };
 
 bool has_golden(const std::string& name) {

@@ -62,7 +62,8 @@ RequestView request(const std::vector<BlockKey>& blocks, RequestIndex index, Ses
   return RequestView{.index = index,
                      .session = session,
                      .prompt_tokens = static_cast<uint32_t>(blocks.size()) * block_tokens,
-                     .blocks = blocks};
+                     .blocks = blocks,
+                     .hints = {}};
 }
 
 std::vector<WorkerId> drive(Router& router, FakeCluster& cluster, const Trace& trace, uint64_t seed,

@@ -26,6 +26,10 @@ struct TraceOptions {
   // keep: as read.
   std::string sessions = "auto";
   uint32_t session_min_blocks = 2;
+  // Retention hint rules (`--hint`, hints.h), added to the trace's own hints after sessions are
+  // inferred; `hint_seed` picks the random rule's blocks.
+  std::vector<std::string> hints;
+  uint64_t hint_seed = 1;
 
   // The reader options these settings give; throws ConfigError on an unknown `sessions`.
   ReadOptions read_options() const;

@@ -38,6 +38,20 @@ constexpr bool is_victim(Removal why) {
 
 struct RequestView;
 
+// A retention hint on a range of a request's blocks (TensorRT-LLM's TokenRangeRetentionConfig,
+// in blocks): while the block is cached it has `priority` (0-100; a block without a hint has the
+// default, 35), until `duration` after it is released, when it drops to the default. Where
+// ranges of one request overlap, the later one holds. docs/policies.md, "Retention hints".
+struct RetentionHint {
+  static constexpr uint32_t kToEnd = UINT32_MAX;  // end_block: to the end of the sequence
+  static constexpr Time kForever = kNever;        // duration: never drops to the default
+  uint32_t first_block = 0;
+  uint32_t end_block = kToEnd;  // exclusive
+  int32_t priority = 35;
+  Time duration = kForever;
+  bool operator==(const RetentionHint&) const = default;
+};
+
 // Told to a policy on every block access; the cache fills it from the request.
 struct AccessInfo {
   Time now = 0;
@@ -76,6 +90,8 @@ struct RequestView {
   // The request's priority, higher = kept longer (SGLang's and TensorRT-LLM's request
   // priority; Trace::priority); 0 when the trace carries none. Only the `priority` policy reads it.
   int32_t priority = 0;
+  // Retention hints of this request (Trace::hints); empty when it carries none.
+  std::span<const RetentionHint> hints = {};
 };
 
 inline AccessInfo AccessInfo::of_request(const RequestView& r) {

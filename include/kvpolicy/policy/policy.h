@@ -52,6 +52,12 @@ struct PolicyContext {
   std::optional<OracleView> future;
   // The serving cost model (TTFT, recompute cost); null = the simulator's default preset.
   const CostModel* cost_model = nullptr;
+  // Retention hints: when set, make_policy puts every policy it builds behind the hint wrapper
+  // (retention.h), under guarded's and auto's guard (docs/policies.md, "Retention hints").
+  struct Retention {
+    int32_t default_priority = 35;  // a block without a hint (TensorRT-LLM's default)
+  };
+  std::optional<Retention> retention;
 };
 
 class Policy {
@@ -165,6 +171,9 @@ struct PolicyInfo {
   // a trace without them cannot feed it; see policies_for_trace().
   std::function<bool(const Params&)> reads_trace_scores_with = {};
   bool randomized = false;  // decisions depend on the seed
+  // Left out of the sets online, offline and all when false: a wrapper that, without its own
+  // inputs, is exactly its inner policy (hinted without hints).
+  bool in_sets = true;
   // Set by register_policy (unless given: a class chosen by the parameters).
   std::function<std::unique_ptr<Policy>(const PolicyContext&, const Params&)> make = {};
 };

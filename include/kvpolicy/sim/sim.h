@@ -89,6 +89,9 @@ struct ReplayOptions {
   size_t dram_capacity_blocks = 0;
   PolicySpec dram_policy{"lru", ""};
   bool check_victims = false;  // verify each victim is an evictable leaf (tests)
+  // Retention hints: every policy behind the hint wrapper (PolicyContext::retention). replay()
+  // sets it when the trace carries hints (Trace::hints).
+  bool hints = false;
   // TTFT metrics: the cost model (null = Llama-3.1-8B on A100-80GB, see cost_model.h), the
   // threshold of TEL and the SLO, and optionally every request's TTFT in ms.
   const CostModel* cost_model = nullptr;

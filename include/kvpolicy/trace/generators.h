@@ -115,6 +115,51 @@ Trace generate_conversation(const ConversationParams& p, uint64_t seed);
 std::vector<ParamSpec> conversation_param_specs();
 ConversationParams conversation_params(const Params& params);
 
+// --- Agent: tool-using agent sessions -------------------------------------------------------
+struct AgentParams {
+  uint32_t sessions = 500;           // agent sessions in the trace
+  double session_rate = 0.5;         // Poisson arrivals of sessions, per second
+  uint32_t prefixes = 8;             // shared system+tool prefixes (agent types)
+  double prefix_alpha = 1.0;         // Zipf popularity of the prefixes
+  double prefix_tokens_mean = 6000;  // their lengths, log-normal
+  double prefix_tokens_sigma = 0.3;  //
+  double turns_mean = 10;            // turns per session, geometric on {1, 2, ...}
+  uint32_t max_turns = 100;          //
+  double task_tokens_mean = 300;     // the first turn's task, log-normal
+  double task_tokens_sigma = 0.8;    //
+  double tool_tokens_mean = 600;     // each tool's output, appended to the next turn's prompt
+  double tool_tokens_sigma = 1.0;    //
+  double call_tokens_mean = 120;     // each answer (a tool call), log-normal
+  double call_tokens_sigma = 0.6;    //
+  // The pause between an answer and the next turn (the tool runs): log-normal with median
+  // pause_median_s and sigma pause_sigma, or with probability long_pause_share from the long
+  // distribution (a slow tool, a human in the loop).
+  double pause_median_s = 3;
+  double pause_sigma = 1.0;
+  double long_pause_share = 0.1;
+  double long_pause_median_s = 120;
+  double long_pause_sigma = 0.5;
+  double decode_ms_per_token = 20;  // an answer takes call tokens x this before the pause
+  uint32_t block_tokens = 16;
+
+  // The pauses' mean, seconds (18.0 s with the defaults).
+  double mean_pause_s() const;
+  // The expected share of prompt tokens in the shared prefix, over a trace: with T turns a
+  // session (geometric, so E[N(N-1)/2] = T^2 - T), P T / (T (P + task) + (T^2 - T)(call + tool)),
+  // P the prefix length (0.47 with the defaults).
+  double prefix_share() const;
+  double draw_pause_s(Rng& rng) const;
+};
+
+// Session s (0-based, in arrival order) is one agent: turn 1's prompt is its prefix (Zipf-chosen
+// among `prefixes`) and a task; turn k+1's prompt is turn k's prompt, its answer and a tool's
+// output, sent after the answer's decode time and a pause. Turns are recorded as sessions' turns,
+// category 0; prompt_tokens counts the whole context. Every request of a prefix begins with its
+// full blocks, shared with other sessions (the system-prompt hint rule finds them).
+Trace generate_agent(const AgentParams& p, uint64_t seed);
+std::vector<ParamSpec> agent_param_specs();
+AgentParams agent_params(const Params& params);
+
 // --- Zipf prefix workload for speed tests ---------------------------------------------------
 struct ZipfParams {
   uint64_t requests = 100000;

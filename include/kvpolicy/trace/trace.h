@@ -46,6 +46,20 @@ struct Trace {
   std::vector<int32_t> priority;
   bool has_priority() const { return !priority.empty(); }
 
+  // Optional, per request: its retention hints (RetentionHint, in blocks), request r's being
+  // hints[hint_offset[r], hint_offset[r+1]). Empty when the trace carries none: a trace file's
+  // `hints` field or `--hint` rules (hints.h) set them, and replay and serve then put every
+  // policy behind the hint wrapper.
+  std::vector<RetentionHint> hints;
+  std::vector<uint64_t> hint_offset;
+  bool has_hints() const { return !hint_offset.empty(); }
+  std::span<const RetentionHint> hints_of(size_t r) const {
+    if (!has_hints()) return {};
+    return {hints.data() + hint_offset[r], hints.data() + hint_offset[r + 1]};
+  }
+  // Sets the column from one list per request (requests without hints: empty lists).
+  void set_hints(const std::vector<std::vector<RetentionHint>>& per_request);
+
   // Optional: set when the prompts are not the log's but an assumption model's (`trace import
   // --assume`, assumed_prompts.h): its parameters with every default filled in, and one line
   // saying it for humans. Hit rates on such a trace measure the assumptions, so every table and

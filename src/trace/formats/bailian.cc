@@ -119,6 +119,8 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
       prio = jsonl::get_int(obj, "priority", w);
       if (prio < INT32_MIN || prio > INT32_MAX) w.fail("priority", "expected a 32-bit integer");
     }
+    std::vector<RetentionHint> hints;
+    jsonl::get_hints(obj, w, t.block_tokens, hints);
     if (!opts.sort_unsorted && !t.time.empty() && sec < last)
       w.fail("timestamp", "earlier than the line before");
     CategoryId cat = category_of(t, type, w);
@@ -135,6 +137,7 @@ Trace read_bailian(const std::string& path, const ReadOptions& opts, ReadReport&
       priority.resize(t.size() - 1, 0);
       priority.push_back(static_cast<int32_t>(prio));
     }
+    jsonl::append_request_hints(t, hints);
     line_of_chat.emplace(chat_id, w.line);
     chat.push_back(chat_id);
     parent.push_back(parent_id);

@@ -144,6 +144,70 @@ inline void get_uint_array(object& obj, std::string_view name, const Where& w,
   }
 }
 
+// The optional `hints` field: retention hints as token ranges (TensorRT-LLM's
+// TokenRangeRetentionConfig), [{"first_token": 0, "end_token": 512, "priority": 90,
+// "duration_s": 600}, ...]; end_token missing or null = to the end of the sequence, duration_s
+// missing or null = never expires. A block takes a range's hint when the range holds the block's
+// first token (a later range overrides); a range that holds no block's first token hints none.
+inline void get_hints(object& obj, const Where& w, uint32_t block_tokens,
+                      std::vector<RetentionHint>& out) {
+  out.clear();
+  if (!has_field(obj, "hints")) return;
+  simdjson::dom::array arr;
+  if (field(obj, "hints", w).get_array().get(arr)) w.fail("hints", "expected an array of objects");
+  size_t i = 0;
+  for (auto item : arr) {
+    std::string at = "hints[" + std::to_string(i++) + "]";
+    object h;
+    if (item.get_object().get(h)) w.fail(at, "expected an object");
+    auto number = [&](std::string_view name, bool optional, double& value) {
+      simdjson::dom::element v;
+      auto err = h.at_key(name).get(v);
+      if (err == simdjson::NO_SUCH_FIELD || (!err && v.is_null())) {
+        if (!optional) w.fail(at + "." + std::string(name), "missing");
+        return false;
+      }
+      if (err || v.get_double().get(value) || !std::isfinite(value))
+        w.fail(at + "." + std::string(name), "expected a number");
+      return true;
+    };
+    for (auto f : h)
+      if (f.key != "first_token" && f.key != "end_token" && f.key != "priority" &&
+          f.key != "duration_s")
+        w.fail(at + "." + std::string(f.key),
+               "unknown (expected first_token, end_token, priority, duration_s)");
+    double first = 0, end = 0, prio = 0, dur = 0;
+    number("first_token", false, first);
+    bool has_end = number("end_token", true, end);
+    number("priority", false, prio);
+    bool has_dur = number("duration_s", true, dur);
+    if (!(first >= 0 && first < 4294967296.0) || first != std::floor(first))
+      w.fail(at + ".first_token", "expected a token index (a non-negative integer)");
+    if (has_end && (!(end >= 0 && end < 4294967296.0) || end != std::floor(end)))
+      w.fail(at + ".end_token", "expected a token index (a non-negative integer) or null");
+    if (has_end && end <= first) w.fail(at + ".end_token", "not after first_token");
+    if (!(prio >= 0 && prio <= 100) || prio != std::floor(prio))
+      w.fail(at + ".priority", "expected an integer from 0 to 100");
+    if (has_dur && dur < 0) w.fail(at + ".duration_s", "negative");
+    RetentionHint r;
+    r.first_block = static_cast<uint32_t>((uint64_t(first) + block_tokens - 1) / block_tokens);
+    r.end_block = has_end ? static_cast<uint32_t>((uint64_t(end) + block_tokens - 1) / block_tokens)
+                          : RetentionHint::kToEnd;
+    r.priority = static_cast<int32_t>(prio);
+    r.duration = has_dur ? to_micros(dur, 1e6, w, at + ".duration_s") : RetentionHint::kForever;
+    if (r.first_block < r.end_block) out.push_back(r);
+  }
+}
+
+// Appends the hints of the request just added to `t` (the column starts at the first request
+// that has any; earlier ones get none).
+inline void append_request_hints(Trace& t, const std::vector<RetentionHint>& list) {
+  if (list.empty() && !t.has_hints()) return;
+  if (!t.has_hints()) t.hint_offset.assign(t.size(), 0);
+  t.hints.insert(t.hints.end(), list.begin(), list.end());
+  t.hint_offset.push_back(t.hints.size());
+}
+
 // Calls on_record for each line of `data` (the whole of `path`, padded); `on_record(obj, where)`
 // must parse every field before it appends anything, so a record that throws leaves the trace
 // unchanged (and can be skipped).

@@ -19,6 +19,8 @@ void add_record(Trace& t, jsonl::object& obj, const jsonl::Where& w, std::vector
   if (input > UINT32_MAX) w.fail("input_length", "too large");
   if (output > UINT32_MAX) w.fail("output_length", "too large");
   jsonl::check_block_count(ids.size(), input, t.block_tokens, w);
+  thread_local std::vector<RetentionHint> hints;
+  jsonl::get_hints(obj, w, t.block_tokens, hints);
   Time now = jsonl::to_micros(ms, 1000.0, w, "timestamp");
   if (now < last && sorted_only)
     w.fail("timestamp",
@@ -26,6 +28,7 @@ void add_record(Trace& t, jsonl::object& obj, const jsonl::Where& w, std::vector
            "--stream)");
   last = std::max(last, now);
   t.add_request(now, ids, static_cast<uint32_t>(input), static_cast<uint32_t>(output));
+  jsonl::append_request_hints(t, hints);
 }
 
 Trace read_mooncake(const std::string& path, const ReadOptions& opts, ReadReport& report) {

@@ -120,6 +120,10 @@ void write_native(const Trace& trace, const std::string& path) {
     throw ConfigError("trace '" + trace.name +
                       "' has a priority column, which the native format does not carry yet: "
                       "replay the JSONL file itself");
+  if (trace.has_hints())
+    throw ConfigError("trace '" + trace.name +
+                      "' has a hints column, which the native format does not carry yet: "
+                      "replay the JSONL file itself");
   if (trace.category_names.size() > std::numeric_limits<CategoryId>::max() + 1u)
     throw ConfigError("too many categories for a native trace");
   // Through a temporary: an interrupted write must not leave a file that fails its checksum

@@ -21,6 +21,11 @@ const std::vector<GeneratorInfo>& workload_generators() {
        [](const Params& p, uint64_t seed) {
          return generate_conversation(conversation_params(p), seed);
        }},
+      {"agent",
+       "tool-using agent sessions: long shared system+tool prefixes, each turn appending a "
+       "tool's output after a log-normal tool-call pause (some long)",
+       agent_param_specs(),
+       [](const Params& p, uint64_t seed) { return generate_agent(agent_params(p), seed); }},
       {"zipf", "Zipf-popular shared prefixes plus unique suffixes (speed tests)",
        zipf_param_specs(),
        [](const Params& p, uint64_t seed) { return generate_zipf(zipf_params(p), seed); }},
