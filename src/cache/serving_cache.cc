@@ -81,26 +81,7 @@ NodeId ServingCache::place(BlockKey key, NodeId parent, const AccessInfo& info) 
 
 uint32_t ServingCache::admit(const RequestView& r, size_t private_blocks,
                              std::vector<NodeId>& path) {
-  if (tiers_) return admit_tiered(r, private_blocks, path);
-  uint32_t hits = computed_prefix(r.blocks);
-  path.clear();
-  policy_->on_request_begin(r);
-  AccessInfo info = AccessInfo::of_request(r);
-  info.kind = AccessKind::kInserted;
-  NodeId parent = kNoNode;
-  for (uint32_t i = 0; i < r.blocks.size(); ++i) {
-    info.position = i;
-    info.access = r.first_access + i;
-    if (tree_->find(r.blocks[i]) == kNoNode && free_blocks() == 0 && !evict_one(r.time))
-      throw Error("serve: admitted a request that does not fit (a bug: fits() said it did)");
-    parent = place(r.blocks[i], parent, info);
-    path.push_back(parent);
-  }
-  for (size_t k = 0; k < private_blocks; ++k)
-    if (!grow(r.time))
-      throw Error("serve: admitted a request that does not fit (a bug: fits() said it did)");
-  policy_->on_request_end(r, path);
-  return hits;
+  return admit_chunked(r, static_cast<uint32_t>(r.blocks.size()), private_blocks, path);
 }
 
 bool ServingCache::fits_chunked(std::span<const BlockKey> prompt, uint32_t allocate,
@@ -133,25 +114,36 @@ uint32_t ServingCache::admit_chunked(const RequestView& r, uint32_t allocate, si
   for (uint32_t i = 0; i < r.blocks.size(); ++i) {
     info.position = i;
     info.access = r.first_access + i;
-    NodeId found = tree_->find(r.blocks[i]);
-    bool take = i < allocate && (found == kNoNode || unallocated_node_[found]);
-    if (take && free_blocks() == 0 && !evict_one(r.time))
-      throw Error("serve: admitted a chunk that does not fit (a bug: fits_chunked() said it did)");
-    parent = place(r.blocks[i], parent, info);
-    if (found == kNoNode && i >= allocate) {
-      unallocated_node_[parent] = 1;
-      ++unallocated_;
-    } else if (take && found != kNoNode) {
-      unallocated_node_[parent] = 0;
-      --unallocated_;
-    }
+    parent = place_prompt_block(r.blocks[i], parent, info, i < allocate, r.time);
     path.push_back(parent);
   }
-  for (size_t k = 0; k < private_blocks; ++k)
-    if (!grow(r.time))
-      throw Error("serve: admitted a chunk that does not fit (a bug: fits_chunked() said it did)");
+  reserve_private(private_blocks, r.time);
   policy_->on_request_end(r, path);
   return hits;
+}
+
+NodeId ServingCache::place_prompt_block(BlockKey key, NodeId parent, const AccessInfo& info,
+                                        bool with_memory, Time now) {
+  NodeId found = tree_->find(key);
+  bool take = with_memory && (found == kNoNode || unallocated_node_[found]);
+  if (take && free_blocks() == 0 && !evict_one(now))
+    throw Error("serve: admitted a request that does not fit (a bug: its fits check said it did)");
+  NodeId n = place(key, parent, info);
+  if (found == kNoNode && !with_memory) {
+    unallocated_node_[n] = 1;
+    ++unallocated_;
+  } else if (take && found != kNoNode) {
+    unallocated_node_[n] = 0;
+    --unallocated_;
+  }
+  return n;
+}
+
+void ServingCache::reserve_private(size_t blocks, Time now) {
+  for (size_t k = 0; k < blocks; ++k)
+    if (!grow(now))
+      throw Error(
+          "serve: admitted a request that does not fit (a bug: its fits check said it did)");
 }
 
 size_t ServingCache::unallocated(std::span<const NodeId> path, uint32_t upto) const {

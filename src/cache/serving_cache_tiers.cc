@@ -98,24 +98,11 @@ uint32_t ServingCache::admit_tiered(const RequestView& r, size_t private_blocks,
     } else {
       // As admit_chunked(): blocks from `allocate` on are placed without memory.
       info.kind = AccessKind::kInserted;
-      NodeId found = tree_->find(key);
-      bool take = i < allocate && (found == kNoNode || unallocated_node_[found]);
-      if (take && free_blocks() == 0 && !evict_one(r.time))
-        throw Error("serve: admitted a request that does not fit (a bug: fits() said it did)");
-      parent = place(key, parent, info);
-      if (found == kNoNode && i >= allocate) {
-        unallocated_node_[parent] = 1;
-        ++unallocated_;
-      } else if (take && found != kNoNode) {
-        unallocated_node_[parent] = 0;
-        --unallocated_;
-      }
+      parent = place_prompt_block(key, parent, info, i < allocate, r.time);
     }
     path.push_back(parent);
   }
-  for (size_t k = 0; k < private_blocks; ++k)
-    if (!grow(r.time))
-      throw Error("serve: admitted a request that does not fit (a bug: fits() said it did)");
+  reserve_private(private_blocks, r.time);
   for (size_t j = 0; j < path.size(); ++j) last_access_[path[j]] = r.first_access + j;
   policy_->on_request_end(r, path);
   tiers_->end(r);

@@ -100,6 +100,12 @@ class ServingCache {
   bool evict_one(Time now);
   // Inserts `key` under `parent` (told to the policy as kind), or pins the cached block.
   NodeId place(BlockKey key, NodeId parent, const AccessInfo& info);
+  // Admission's placing of a prompt block: place(), evicting first for a block that takes
+  // memory now; without memory a new block is left unallocated (admit_chunked).
+  NodeId place_prompt_block(BlockKey key, NodeId parent, const AccessInfo& info, bool with_memory,
+                            Time now);
+  // Reserves an admitted request's private blocks (its fits check holds).
+  void reserve_private(size_t blocks, Time now);
 
   std::unique_ptr<PolicyDriver> driver_;  // the tree, its policy, holds and eviction
   PrefixTree* tree_ = nullptr;            // driver_'s
