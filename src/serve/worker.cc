@@ -37,13 +37,18 @@ bool Worker::admit(uint32_t r, double now) {
   // At least one token is computed, for the logits of the next one.
   uint64_t cached = std::min<uint64_t>(uint64_t{s.hit_blocks} * b, prompt_tokens(r));
   cached = std::min(cached, tokens - 1);
+  start_prefill(r, cached, tokens, now);
+  return true;
+}
+
+void Worker::start_prefill(uint32_t r, uint64_t cached, uint64_t tokens, double now) {
+  RequestState& s = requests_[r];
   s.context = cached;
   s.prefill_left = tokens - cached;
   s.prefilling = true;
   if (s.admitted < 0) s.admitted = now;
   queued_prefill_ -= cached;
   running_.push_back(r);
-  return true;
 }
 
 void Worker::charge_tier_reads(RequestState& s) {

@@ -110,6 +110,8 @@ class Worker {
     return std::max(1u, workload_.sequences.output_tokens[r]);
   }
   bool admit(uint32_t r, double now);
+  // An admitted request runs, its first `cached` of `tokens` tokens found in the cache.
+  void start_prefill(uint32_t r, uint64_t cached, uint64_t tokens, double now);
   void preempt(uint32_t r);
   // Memory tiers: records the last admission's lower-tier hits and charges their reads.
   void charge_tier_reads(RequestState& s);

@@ -38,12 +38,7 @@ bool Worker::admit_chunked(uint32_t r, double now, uint32_t budget) {
       cache_.admit_chunked(workload_.view(r, now, false), path_blocks, private_blocks, s.path);
   s.private_blocks = private_blocks;
   charge_tier_reads(s);
-  s.context = cached;
-  s.prefill_left = tokens - cached;
-  s.prefilling = true;
-  if (s.admitted < 0) s.admitted = now;
-  queued_prefill_ -= cached;
-  running_.push_back(r);
+  start_prefill(r, cached, tokens, now);
   return true;
 }
 
