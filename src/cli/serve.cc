@@ -12,6 +12,7 @@
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/links.h"
 #include "kvpolicy/core/numbers.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/trace/generators.h"
@@ -79,14 +80,28 @@ void ServeArgs::add(CLI::App* cmd) {
          [this](const std::string& s) { base.decode_router = parse_router_spec(s); },
          "router of the decode pool (--router routes to the prefill pool); default least_loaded")
       ->type_name("ROUTER");
-  cmd->add_option_function<double>(
-         "--kv-link-bandwidth", [this](double gb) { base.kv_link_bytes_per_s = gb * 1e9; },
-         "P/D: GB/s of each prefill worker's KV link (default 50: RDMA at 400 Gb/s)")
-      ->check(finite_in(1e-9, 1e9));
-  cmd->add_option_function<double>(
-         "--kv-link-latency", [this](double us) { base.kv_link_latency_s = us * 1e-6; },
-         "P/D: microseconds added to each KV transfer (default 10)")
-      ->check(finite_in(0, 1e9));
+  auto* bandwidth =
+      cmd->add_option_function<double>(
+             "--kv-link-bandwidth", [this](double gb) { base.kv_link_bytes_per_s = gb * 1e9; },
+             "P/D: GB/s of each prefill worker's KV link (default 50: RDMA at 400 Gb/s)")
+          ->check(finite_in(1e-9, 1e9));
+  auto* latency =
+      cmd->add_option_function<double>(
+             "--kv-link-latency", [this](double us) { base.kv_link_latency_s = us * 1e-6; },
+             "P/D: microseconds added to each KV transfer (default 10)")
+          ->check(finite_in(0, 1e9));
+  cmd->add_option_function<std::string>(
+         "--kv-link",
+         [this](const std::string& name) {
+           LinkSpec link = find_link(name);  // the tiers' presets (docs/cost-model.md, "Links")
+           base.kv_link_bytes_per_s = link.write_bytes_per_s;
+           base.kv_link_latency_s = link.latency_s;
+         },
+         "P/D: the KV link as a preset of the memory tiers' links (rdma-200, rdma-400, pcie5, "
+         "custom:GBps[:latency_us]) instead of --kv-link-bandwidth and --kv-link-latency")
+      ->type_name("LINK")
+      ->excludes(bandwidth)
+      ->excludes(latency);
   cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();
@@ -149,7 +164,8 @@ void say_ignored_flag(const CLI::App& cmd, const std::string& flag, const std::s
 
 void ServeArgs::say_ignored(const CLI::App& cmd) const {
   if (base.prefill_workers == 0 && base.decode_workers == 0)  // P/D's own flags without pools
-    for (const char* flag : {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency"})
+    for (const char* flag :
+         {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency", "--kv-link"})
       say_ignored_flag(cmd, flag, "without --prefill-workers and --decode-workers");
   if (base.clients > 0) {
     for (const char* flag : {"--rate", "--time-scale"})

@@ -48,6 +48,13 @@ expect_error "--decode-workers" serve -t t.kvtrace -c 400 --prefill-workers 2 --
 expect_error "must equal" serve -t t.kvtrace -w 3 -c 400 --prefill-workers 2 --decode-workers 2
 expect_error "give one worker count" serve -t t.kvtrace -w 1,4 -c 400 --prefill-workers 1 \
   --decode-workers 3
+# --kv-link: a preset of the tiers' links sets both numbers; with either number it is refused.
+"$K" serve -t t.kvtrace -w 4 -c 400 --prefill-workers 1 --decode-workers 3 --kv-link rdma-200 \
+  --jobs 1 --json preset.jsonl > /dev/null 2> err.txt || fail "--kv-link exited $?: $(cat err.txt)"
+python3 -c 'import json,sys; r=json.loads(open("preset.jsonl").readline()); sys.exit(not (r["kv_link_bytes_per_s"] == 22.5e9 and abs(r["kv_link_latency_s"] - 20e-6) < 1e-12))' ||
+  fail "--kv-link rdma-200 did not set the link: $(head -c 300 preset.jsonl)"
+expect_error "excludes" serve -t t.kvtrace -w 4 -c 400 --prefill-workers 1 --decode-workers 3 \
+  --kv-link rdma-200 --kv-link-bandwidth 10
 expect_error "unknown router" serve -t t.kvtrace -c 400 --prefill-workers 1 --decode-workers 1 \
   --decode-router nope
 finish "serve allocation and P/D CLI: ok"
