@@ -9,20 +9,10 @@
 #include "generator_limits.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/generators.h"
+#include "token_context.h"
 
 namespace kvpolicy {
-namespace {
-
-uint32_t draw_tokens(Rng& rng, double mean, double sigma) {
-  double v = std::round(rng.lognormal_mean(mean, sigma));
-  return static_cast<uint32_t>(std::clamp(v, 1.0, 1e6));
-}
-
-void append_random(Rng& rng, uint32_t count, std::vector<uint32_t>& out) {
-  for (uint32_t i = 0; i < count; ++i) out.push_back(static_cast<uint32_t>(rng.next()));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 double AgentParams::mean_pause_s() const {
   // A log-normal with median m and sigma s has mean m exp(s^2 / 2).
@@ -66,7 +56,7 @@ Trace generate_agent(const AgentParams& p, uint64_t seed) {
   Rng pool_rng(mix64(seed ^ 0x6167656e74000000ULL));
   std::vector<std::vector<uint32_t>> prefix(p.prefixes);
   for (auto& s : prefix)
-    append_random(pool_rng, draw_tokens(pool_rng, p.prefix_tokens_mean, p.prefix_tokens_sigma), s);
+    append_random(pool_rng, draw_length(pool_rng, p.prefix_tokens_mean, p.prefix_tokens_sigma), s);
 
   // Plan: each session's arrival, prefix and turns (time, task or tool output, tool call).
   struct Turn {
@@ -96,9 +86,9 @@ Trace generate_agent(const AgentParams& p, uint64_t seed) {
     for (uint32_t k = 0; k < n; ++k) {
       Turn turn;
       turn.time_s = t;
-      turn.new_tokens = k == 0 ? draw_tokens(rng, p.task_tokens_mean, p.task_tokens_sigma)
-                               : draw_tokens(rng, p.tool_tokens_mean, p.tool_tokens_sigma);
-      turn.call_tokens = draw_tokens(rng, p.call_tokens_mean, p.call_tokens_sigma);
+      turn.new_tokens = k == 0 ? draw_length(rng, p.task_tokens_mean, p.task_tokens_sigma)
+                               : draw_length(rng, p.tool_tokens_mean, p.tool_tokens_sigma);
+      turn.call_tokens = draw_length(rng, p.call_tokens_mean, p.call_tokens_sigma);
       plan.turns.push_back(turn);
       events.push_back({generated_time(t, "agent"), s, k});
       t += turn.call_tokens * p.decode_ms_per_token * 1e-3 + p.draw_pause_s(rng);
@@ -110,11 +100,7 @@ Trace generate_agent(const AgentParams& p, uint64_t seed) {
                                     : a.turn < b.turn;
   });
 
-  struct Context {
-    std::vector<uint32_t> tokens;
-    std::vector<uint64_t> full_ids;
-  };
-  std::vector<Context> ctx(p.sessions);
+  std::vector<TokenContext> ctx(p.sessions);
   Trace t;
   t.name = fmt::format("agent(seed={})", seed);
   t.block_tokens = B;
@@ -122,19 +108,15 @@ Trace generate_agent(const AgentParams& p, uint64_t seed) {
   for (const Event& e : events) {
     const Plan& plan = plans[e.session];
     const Turn& turn = plan.turns[e.turn];
-    Context& c = ctx[e.session];
+    TokenContext& c = ctx[e.session];
     Rng content(mix64(seed * 0x9e3779b97f4a7c15ULL + e.session) ^ mix64(e.turn + 1));
     if (e.turn == 0) c.tokens = prefix[plan.prefix];
     append_random(content, turn.new_tokens, c.tokens);
-    for (size_t b = c.full_ids.size() * B; b + B <= c.tokens.size(); b += B)
-      c.full_ids.push_back(hash_tokens(c.tokens.data() + b, B));
-    ids.assign(c.full_ids.begin(), c.full_ids.end());
-    size_t tail = c.tokens.size() % B;
-    if (tail) ids.push_back(hash_tokens(c.tokens.data() + c.tokens.size() - tail, tail));
+    c.block_ids(B, ids);
     t.add_request(e.time, ids, static_cast<uint32_t>(c.tokens.size()), turn.call_tokens, e.session,
                   e.turn + 1, 0);
     if (e.turn + 1 == plan.turns.size()) {
-      c = Context{};
+      c = TokenContext{};
     } else {
       append_random(content, turn.call_tokens, c.tokens);
     }

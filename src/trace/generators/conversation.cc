@@ -9,6 +9,7 @@
 #include "generator_limits.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/generators.h"
+#include "token_context.h"
 
 namespace kvpolicy {
 namespace {
@@ -23,15 +24,6 @@ struct SessionPlan {
   uint32_t system = 0;
   std::vector<TurnPlan> turns;
 };
-
-uint32_t draw_length(Rng& rng, double mean, double sigma) {
-  double v = std::round(rng.lognormal_mean(mean, sigma));
-  return static_cast<uint32_t>(std::clamp(v, 1.0, 1e6));
-}
-
-void append_random(Rng& rng, uint32_t count, std::vector<uint32_t>& out) {
-  for (uint32_t i = 0; i < count; ++i) out.push_back(static_cast<uint32_t>(rng.next()));
-}
 
 }  // namespace
 
@@ -109,18 +101,14 @@ Trace generate_conversation(const ConversationParams& p, uint64_t seed) {
   });
 
   // Contents: each session's context grows turn by turn; full blocks are hashed once.
-  struct Context {
-    std::vector<uint32_t> tokens;
-    std::vector<uint64_t> full_ids;
-  };
-  std::vector<Context> ctx(p.sessions);
+  std::vector<TokenContext> ctx(p.sessions);
   Trace t;
   t.name = fmt::format("conversation(seed={})", seed);
   t.block_tokens = B;
   std::vector<uint64_t> ids;
   for (const Event& e : events) {
     const TurnPlan& turn = plans[e.session].turns[e.turn];
-    Context& c = ctx[e.session];
+    TokenContext& c = ctx[e.session];
     // Per-session content stream: a session's text does not depend on the interleaving.
     Rng content(mix64(seed * 0x9e3779b97f4a7c15ULL + e.session) ^ mix64(e.turn + 1));
     if (e.turn == 0) {
@@ -128,15 +116,11 @@ Trace generate_conversation(const ConversationParams& p, uint64_t seed) {
       c.tokens.assign(sys.begin(), sys.end());
     }
     append_random(content, turn.prompt_tokens, c.tokens);
-    for (size_t b = c.full_ids.size() * B; b + B <= c.tokens.size(); b += B)
-      c.full_ids.push_back(hash_tokens(c.tokens.data() + b, B));
-    ids.assign(c.full_ids.begin(), c.full_ids.end());
-    size_t tail = c.tokens.size() % B;
-    if (tail) ids.push_back(hash_tokens(c.tokens.data() + c.tokens.size() - tail, tail));
+    c.block_ids(B, ids);
     t.add_request(e.time, ids, static_cast<uint32_t>(c.tokens.size()), turn.answer_tokens,
                   e.session, e.turn + 1, 0);
     if (e.turn + 1 == plans[e.session].turns.size()) {
-      c = Context{};  // the session is over: free its context
+      c = TokenContext{};  // the session is over: free its context
     } else {
       append_random(content, turn.answer_tokens, c.tokens);
     }
