@@ -47,12 +47,12 @@ void ServingCache::write_through(NodeId n) {
   tiers_->computed(b, cycle_info_);
 }
 
-uint32_t ServingCache::reusable_prefix(std::span<const BlockKey> keys) const {
+uint32_t ServingCache::reusable_prefix(std::span<const BlockKey> keys) {
   const uint32_t hbm_hits = computed_prefix(keys);
   if (!tiers_ || hbm_hits >= keys.size() || tree_->find(keys[hbm_hits]) != kNoNode) return hbm_hits;
-  std::vector<uint8_t> found;
-  tiers_->lookup(keys, hbm_hits, found);
-  return hbm_hits + static_cast<uint32_t>(found.size());
+  found_.clear();  // admission's buffer: admit_tiered looks up again
+  tiers_->lookup(keys, hbm_hits, found_);
+  return hbm_hits + static_cast<uint32_t>(found_.size());
 }
 
 uint32_t ServingCache::admit_tiered(const RequestView& r, size_t private_blocks,

@@ -90,8 +90,8 @@ class ServingCache {
   // Per lower tier, the blocks the last admit() read from it into HBM.
   std::span<const uint32_t> last_tier_hits() const { return last_tier_hits_; }
   // Leading blocks of `keys` an admission now would reuse: computed in HBM, then found in the
-  // lower tiers (what admit() returns). No side effects.
-  uint32_t reusable_prefix(std::span<const BlockKey> keys) const;
+  // lower tiers (what admit() returns). No side effects on the cache.
+  uint32_t reusable_prefix(std::span<const BlockKey> keys);
 
  private:
   void pin(NodeId n);
