@@ -25,11 +25,16 @@ test: build
 	cd $(BUILD) && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS)
 
 # Unit tests under address + undefined-behaviour sanitizers, and the multi-threaded ones (async
-# GBM training, parallel sweeps) under the thread sanitizer. CI runs both. Line tables (-g1) are
-# all a sanitizer's report needs, and compile a fifth faster than full debug information.
-test-sanitize: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-	  -DKVPOLICY_SANITIZE=address -DKVPOLICY_BENCH=OFF
+# GBM training, parallel sweeps) under the thread sanitizer. CI runs both. The address build is
+# clang's and also holds the libFuzzer targets (`make fuzz`), so CI compiles it once for both.
+# Line tables (-g1) are all a sanitizer's report needs, and compile a fifth faster than full
+# debug information.
+$(BUILD)-asan/build.ninja:
+	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DKVPOLICY_SANITIZE=address -DKVPOLICY_FUZZ=ON \
+	  -DKVPOLICY_BENCH=OFF
+
+test-sanitize: deps $(BUILD)-asan/build.ninja
 	cmake --build $(BUILD)-asan -j $(JOBS) --target kvpolicy_tests kvpolicy
 	# The CLI checks and the fault campaign run the sanitized binary too. The whole-trace
 	# Mooncake replays (goldens), the README tour and the results tables run in `make test` only:
@@ -42,14 +47,13 @@ test-tsan: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target kvpolicy_tsan_tests
 	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -R 'GbmPredictor|KeyGbm|Sweep' -E '^Cli'
 
-# libFuzzer (clang) on every reader, parser and policy spec, FUZZ_SECONDS each (tools/fuzz.sh);
-# CI runs `make test-fuzz`: each target over its corpus and a few seconds of fuzzing.
+# libFuzzer on every reader, parser and policy spec, FUZZ_SECONDS each (tools/fuzz.sh), in the
+# address-sanitizer build; CI runs `make test-fuzz`: each target over its corpus and a few
+# seconds of fuzzing.
 FUZZ_SECONDS ?= 60
-fuzz: deps
-	cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKVPOLICY_FUZZ=ON \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
-	cmake --build $(BUILD)-fuzz -j $(JOBS) --target kvpolicy_fuzz kvpolicy_fuzz_seeds
-	bash tools/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(BUILD)-fuzz/fuzz-table.md
+fuzz: deps $(BUILD)-asan/build.ninja
+	cmake --build $(BUILD)-asan -j $(JOBS) --target kvpolicy_fuzz kvpolicy_fuzz_seeds
+	bash tools/fuzz.sh $(BUILD)-asan $(FUZZ_SECONDS) $(BUILD)-asan/fuzz-table.md
 
 test-fuzz:
 	$(MAKE) fuzz FUZZ_SECONDS=4
@@ -62,4 +66,4 @@ format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-lean $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz build-pip
+	rm -rf $(BUILD) $(BUILD)-lean $(BUILD)-asan $(BUILD)-tsan build-pip

@@ -1,5 +1,6 @@
-# The fuzz build (-DKVPOLICY_FUZZ=ON, clang): the layers a reader or a policy needs, built with
-# libFuzzer's coverage and ASan + UBSan, the fuzzer (fuzz/fuzzer_main.cc) and the seed writer.
+# The fuzz targets (-DKVPOLICY_FUZZ=ON in the clang address-sanitizer build): the layers a
+# reader or a policy needs with libFuzzer's coverage, the fuzzer (fuzz/fuzzer_main.cc) and the
+# seed writer.
 # `make fuzz` and `make test-fuzz` drive it (tools/fuzz.sh).
 set(KVPOLICY_LAYER_DEPS_fuzz learned cache policy predict trace core)
 kvpolicy_layer_root(fuzz KVPOLICY_FUZZ_ROOT)
