@@ -102,6 +102,18 @@ void ServeArgs::add(CLI::App* cmd) {
       ->type_name("LINK")
       ->excludes(bandwidth)
       ->excludes(latency);
+  cmd->add_option_function<std::string>(
+         "--decode-cache", [this](const std::string& v) { base.decode_cache = v == "on"; },
+         "P/D: on (default, as vLLM/SGLang decode instances): decode workers keep a prefix cache "
+         "and a transfer carries only the blocks the decode worker lacks; off: transferred KV is "
+         "freed at completion")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->type_name("on|off");
+  cmd->add_option("--kv-transfer", base.kv_transfer,
+                  "P/D: after-prefill (default): the KV leaves after the prefill's last layer; "
+                  "layerwise: each layer's KV streams during the prefill's last iteration")
+      ->check(CLI::IsMember({"after-prefill", "layerwise"}))
+      ->capture_default_str();
   cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();

@@ -195,6 +195,7 @@ double Worker::start_iteration(double now) {
     return -1;
   }
   double seconds = cost_.iteration_time(work);
+  compute_seconds_ = seconds;
   if (pending_transfer_s_ > 0) {  // memory tiers: loaded before the pass, or alongside it
     seconds = config_.overlap_transfers ? std::max(seconds, pending_transfer_s_)
                                         : seconds + pending_transfer_s_;
