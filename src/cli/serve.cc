@@ -176,8 +176,8 @@ void say_ignored_flag(const CLI::App& cmd, const std::string& flag, const std::s
 
 void ServeArgs::say_ignored(const CLI::App& cmd) const {
   if (base.prefill_workers == 0 && base.decode_workers == 0)  // P/D's own flags without pools
-    for (const char* flag :
-         {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency", "--kv-link"})
+    for (const char* flag : {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency",
+                             "--kv-link", "--decode-cache", "--kv-transfer"})
       say_ignored_flag(cmd, flag, "without --prefill-workers and --decode-workers");
   if (base.clients > 0) {
     for (const char* flag : {"--rate", "--time-scale"})

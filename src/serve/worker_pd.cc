@@ -66,7 +66,7 @@ bool Worker::admit_transferred_cached(uint32_t r, uint32_t need, double now) {
   std::span<const BlockKey> prompt = workload_.sequences.prompt(r).first(p);
   const uint32_t extra = need - p;
   if (!cache_.fits(prompt, extra)) {
-    if (!running_.empty() || !waiting_.empty()) return false;  // memory frees up later
+    if (!running_.empty()) return false;  // memory frees up as they finish
     // Idle, and other requests' holds pin the memory it needs: they give their holds up and
     // will recompute here instead (a preemption; docs/serve.md).
     bool dropped = false;
