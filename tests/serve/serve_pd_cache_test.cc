@@ -94,6 +94,36 @@ TEST(ServePdCache, ACacheAwareDecodeRouterFindsTheWorkerHoldingTheSession) {
   EXPECT_EQ(ca.kv_blocks_transferred, 13u);
 }
 
+TEST(ServePdCache, AnIdleDecodeWorkerTakesBackHoldsThatBlockItsQueue) {
+  // 20 blocks a worker, 2 prefill workers (round robin), 1 decode worker. X (blocks 1-6) leaves
+  // them cached on the decode worker. B (1-16, on X's prefill worker) is handed off at 156 ms,
+  // holding 1-6 there and sending 10 blocks (arrival 177 ms); C (19 fresh blocks, on the other
+  // prefill worker) arrives first, at 170 ms, to an idle decode worker, and needs all 20 blocks:
+  // B's hold goes, C runs, and B, its held prefix gone, is recomputed there.
+  Trace t;
+  t.name = "holds";
+  t.block_tokens = 16;
+  std::vector<uint64_t> x(6), c(19), b(16);
+  std::iota(x.begin(), x.end(), 1);
+  std::iota(c.begin(), c.end(), 100);
+  std::iota(b.begin(), b.end(), 1);
+  t.add_request(0, x, 96, 2);
+  t.add_request(100'000, c, 304, 3);
+  t.add_request(140'000, b, 256, 3);
+  CostModel cost = linear_model(0.1, 1.0);
+  ServeOptions o = pools(cost, 1);
+  o.prefill_workers = 2;
+  o.capacity_blocks = 20;
+  RequestTimeline tl;
+  ServeResult r = serve(t, o, &tl);
+  EXPECT_EQ(r.requests, 3u);
+  EXPECT_EQ(r.rejected, 0u);
+  EXPECT_EQ(r.decode_hit_blocks, 6u);          // B's, at its hand-off
+  EXPECT_EQ(r.per_worker[2].preemptions, 1u);  // B recomputed on the decode worker
+  EXPECT_GT(tl.finish[2], tl.finish[1]);
+  EXPECT_NEAR(tl.first_token[2], 0.14 + 16e-3, 1e-12);
+}
+
 TEST(ServePdCache, LayerwiseTransferHidesAllButItsClosedForm) {
   // One request on a model with layers: its prefill is one iteration of P seconds; with the KV
   // taking T on the link, layer-wise streaming leaves max(T / L, T - P (L - 1) / L) exposed.
