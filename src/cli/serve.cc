@@ -231,6 +231,14 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
           r.prefill_workers, r.decode_workers, r.decode_router, r.kv_transfers,
           r.kv_bytes_transferred / 1e9, r.kv_transfer_seconds, r.prefill_utilisation * 100,
           r.decode_utilisation * 100);
+    if (r.prefill_workers) {  // P/D's second pass (docs/serve.md)
+      uint64_t blocks = r.kv_blocks_transferred + r.decode_hit_blocks;
+      fmt::print(
+          "  KV transfer {}, decode cache {}: decode workers held {:.1f} % of the {} context "
+          "blocks\n",
+          r.kv_transfer, r.decode_cache ? "on" : "off",
+          blocks ? 100.0 * double(r.decode_hit_blocks) / double(blocks) : 0.0, blocks);
+    }
     if (!r.tiers.empty()) print_tier_line(r);
   }
 }

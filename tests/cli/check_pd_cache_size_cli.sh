@@ -15,6 +15,9 @@ pd=(--prefill-workers 1 --decode-workers 2 --decode-router cache_aware --jobs 1)
   fail "serve with the decode cache exited $?: $(cat err.txt)"
 "$K" serve -t t.kvtrace -c 2000 "${pd[@]}" --decode-cache off --kv-transfer layerwise \
   --json off.jsonl > /dev/null 2> err.txt || fail "serve --decode-cache off exited $?: $(cat err.txt)"
+"$K" serve -t t.kvtrace -c 2000 "${pd[@]}" > on.txt 2> err.txt || fail "serve exited $?"
+grep -Eq '^  KV transfer after-prefill, decode cache on: decode workers held [0-9.]+ % of the [0-9]+ context blocks' on.txt ||
+  fail "no decode-cache line in the table: $(cat on.txt)"
 python3 - on.jsonl off.jsonl << 'PY' || fail "JSON rows inconsistent"
 import json, sys
 on, off = (json.loads(open(p).readline()) for p in sys.argv[1:])
