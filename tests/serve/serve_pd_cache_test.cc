@@ -169,6 +169,34 @@ TEST(ServePdCache, LayerwiseTransferHidesAllButItsClosedForm) {
   EXPECT_THROW(serve(trace, o), ConfigError);
 }
 
+TEST(ServePdCache, LayerwiseTransfersFromOneWorkerQueueOnItsLink) {
+  // Two requests prefilled one after the other (P each) on one prefill worker, T = 3P each: the
+  // first's last layer leaves at P/L + T; the second's (prefilled in [P, 2P]) waits for the
+  // link, leaving T after that.
+  Trace trace;
+  trace.name = "two";
+  trace.block_tokens = 16;
+  std::vector<uint64_t> a(10), b(10);
+  std::iota(a.begin(), a.end(), 1);
+  std::iota(b.begin(), b.end(), 100);
+  trace.add_request(0, a, 160, 3);
+  trace.add_request(0, b, 160, 3);
+  CostModel cost = CostModel().with_block_tokens(16);
+  const double L = cost.model().layers;
+  ServeOptions o = pools(cost, 2);
+  o.kv_transfer = "layerwise";
+  RequestTimeline t;
+  ServeResult probe = serve(trace, o, &t);
+  const double P = t.first_token[0];
+  ASSERT_NEAR(t.first_token[1], 2 * P, 1e-12);  // the second arrived as the first's began
+  const double T = 3 * P;
+  o.kv_link_bytes_per_s = probe.kv_bytes_transferred / 2 / T;
+  ServeResult r = serve(trace, o, &t);
+  const double first = P / L + T, second = first + T;
+  EXPECT_NEAR(r.kv_transfer_seconds, (first - P) + (second - 2 * P), 1e-9);
+  EXPECT_NEAR(t.finish[1] - t.finish[0], second - first, 1e-9);  // decodes alike on D1 and D0
+}
+
 TEST(ServePdCache, LittlesLawAndCompletionOnceWithEveryOptionOn) {
   ConversationParams cp;
   cp.sessions = 120;
