@@ -102,7 +102,8 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
           time_scale=1.0, clients=0, think_time_s=0.0, max_batch_tokens=8192, max_running=256,
           cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, allocation="chunked",
           prefill_workers=0, decode_workers=0, decode_router="least_loaded",
-          kv_link_gb_per_s=50.0, kv_link_latency_us=10.0, tiers=None, stepped=False):
+          kv_link_gb_per_s=50.0, kv_link_latency_us=10.0, decode_cache=True,
+          kv_transfer="after-prefill", tiers=None, stepped=False):
     """Runs `trace` (a Trace, or a path for load_trace) through a simulated serving cluster for
     every (capacity, workers, router, policy), as `kvpolicy serve` does, with the GIL released.
 
@@ -111,7 +112,8 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
     (the sets online, offline, all expand). The other keywords are serve's flags (rate for
     --rate, clients for --clients, cache_outputs=False for --no-cache-outputs, allocation,
     prefill_workers / decode_workers / decode_router for P/D, kv_link_gb_per_s and
-    kv_link_latency_us for --kv-link-bandwidth / --kv-link-latency, stepped=True for
+    kv_link_latency_us for --kv-link-bandwidth / --kv-link-latency, decode_cache=False for
+    --decode-cache off, kv_transfer for --kv-transfer, stepped=True for
     --stepped, ...). Returns one
     dict per configuration with the fields of `kvpolicy serve --json` (docs/formats.md).
     tiers: memory tiers as serve's flags with underscores, e.g. dict(dram="2",
@@ -131,6 +133,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
                         decode_router=str(decode_router),
                         kv_link_gb_per_s=float(kv_link_gb_per_s),
                         kv_link_latency_us=float(kv_link_latency_us),
+                        decode_cache=bool(decode_cache), kv_transfer=str(kv_transfer),
                         tiers=dict(tiers or {}), stepped=bool(stepped)))
     return [json.loads(line) for line in lines]
 
@@ -140,7 +143,9 @@ def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, max_tp=8, worker
          slo_ttft_p50_ms=0.0, slo_ttft_p90_ms=0.0, slo_ttft_p99_ms=0.0,
          gpu_memory_utilization=0.9, reserve_gb=2.0, tolerance=0.02, rate=0.0, kv_dtype="auto",
          cost_params="", max_batch_tokens=8192, max_running=256, cache_outputs=True, seed=1,
-         jobs=0):
+         jobs=0, allocation="chunked", prefill_workers=0, decode_workers=0,
+         decode_router="least_loaded", kv_link_gb_per_s=50.0, kv_link_latency_us=10.0,
+         decode_cache=True, kv_transfer="after-prefill"):
     """Sizes a deployment of `trace` (a Trace, or a path for load_trace) as `kvpolicy size`
     does, with the GIL released: per worker count, the smallest KV memory per replica whose
     serve-mode run meets every target given (target_hit / target_token_hit: "30%" or 0.3;
@@ -148,7 +153,9 @@ def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, max_tp=8, worker
     workers: counts, or a string "1,2,4,8" / "1-8". A replica's KV memory is tp x the GPU's HBM x
     gpu_memory_utilization - the weights - tp x reserve_gb; an answer more than that is searched
     again at the tp (up to max_tp) that holds it. Returns one dict per row of
-    `kvpolicy size --json` (docs/formats.md, docs/serve.md).
+    `kvpolicy size --json` (docs/formats.md, docs/serve.md). allocation and the P/D keywords
+    are serve()'s; with prefill_workers and decode_workers the one deployment of their sum is
+    sized (workers left as it is, or that sum).
     """
     if not isinstance(workers, str):
         workers = ",".join(str(w) for w in _as_list(workers))
@@ -161,7 +168,11 @@ def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, max_tp=8, worker
         gpu_memory_utilization=float(gpu_memory_utilization), reserve_gb=float(reserve_gb),
         tolerance=float(tolerance), rate=float(rate), kv_dtype=kv_dtype, cost_params=cost_params,
         max_batch_tokens=int(max_batch_tokens), max_running=int(max_running),
-        cache_outputs=bool(cache_outputs), seed=int(seed), jobs=int(jobs)))
+        cache_outputs=bool(cache_outputs), seed=int(seed), jobs=int(jobs),
+        allocation=str(allocation), prefill_workers=int(prefill_workers),
+        decode_workers=int(decode_workers), decode_router=str(decode_router),
+        kv_link_gb_per_s=float(kv_link_gb_per_s), kv_link_latency_us=float(kv_link_latency_us),
+        decode_cache=bool(decode_cache), kv_transfer=str(kv_transfer)))
     return [json.loads(line) for line in lines]
 
 

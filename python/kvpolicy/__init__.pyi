@@ -104,6 +104,8 @@ def serve(
     decode_router: str = "least_loaded",
     kv_link_gb_per_s: float = 50.0,
     kv_link_latency_us: float = 10.0,
+    decode_cache: bool = True,
+    kv_transfer: str = "after-prefill",
     tiers: Optional[dict[str, Union[str, bool]]] = None,
     stepped: bool = False,
 ) -> list[dict[str, Any]]: ...
@@ -133,6 +135,14 @@ def size(
     cache_outputs: bool = True,
     seed: int = 1,
     jobs: int = 0,
+    allocation: str = "chunked",
+    prefill_workers: int = 0,
+    decode_workers: int = 0,
+    decode_router: str = "least_loaded",
+    kv_link_gb_per_s: float = 50.0,
+    kv_link_latency_us: float = 10.0,
+    decode_cache: bool = True,
+    kv_transfer: str = "after-prefill",
 ) -> list[dict[str, Any]]: ...
 def mrc(
     trace: Union[Trace, str],

@@ -73,6 +73,23 @@ def test_serve_allocation_and_pd_equal_the_cli(trace_path, tmp_path):
 
 
 @needs_cli
+def test_serve_decode_cache_and_layerwise_equal_the_cli(trace_path, tmp_path):
+    want = cli_rows(tmp_path, "serve", "-t", trace_path, "-c", "10%", "--prefill-workers", 1,
+                    "--decode-workers", 2, "--decode-router", "cache_aware", "--decode-cache",
+                    "off", "--kv-transfer", "layerwise")
+    got = kvpolicy.serve(str(trace_path), capacities=["10%"], prefill_workers=1,
+                         decode_workers=2, decode_router="cache_aware", decode_cache=False,
+                         kv_transfer="layerwise")
+    assert len(got) == 1 and untimed(got) == untimed(want)
+    assert got[0]["decode_cache"] is False and got[0]["kv_transfer"] == "layerwise"
+    on = kvpolicy.serve(str(trace_path), capacities=["10%"], prefill_workers=1,
+                        decode_workers=2, decode_router="cache_aware")
+    assert on[0]["decode_cache"] is True
+    assert on[0]["kv_blocks_transferred"] + on[0]["decode_hit_blocks"] >= \
+        got[0]["kv_blocks_transferred"]
+
+
+@needs_cli
 def test_serve_with_tiers_equals_the_cli(trace_path, tmp_path):
     want = cli_rows(tmp_path, "serve", "-t", trace_path, "-c", "5%", "-w", 2, "--dram", 2,
                     "--dram-policy", "s3fifo", "--ssd", "4GB", "--ssd-admit", "seen>=2",
@@ -315,6 +332,27 @@ def test_size_rows_equal_the_cli(trace_path, tmp_path):
     got = kvpolicy.size(str(trace_path), gpu="h100", workers=2, target_hit="20%",
                         reserve_gb=56.9, max_tp=4)
     assert got == want and any(r["tp"] > 1 for r in got)
+
+
+@needs_cli
+def test_size_with_pd_and_allocation_equals_the_cli(trace_path, tmp_path):
+    want = cli_rows(tmp_path, "size", "-t", trace_path, "--gpu", "h100", "--prefill-workers", 1,
+                    "--decode-workers", 2, "--allocation", "whole", "--decode-router",
+                    "cache_aware", "--kv-link-bandwidth", 22.5, "--kv-link-latency", 20,
+                    "--kv-transfer", "layerwise",
+                    "--target-hit", "20%", "--tolerance", 0.05, "--rate", 2)
+    got = kvpolicy.size(str(trace_path), gpu="h100", prefill_workers=1, decode_workers=2,
+                        allocation="whole", decode_router="cache_aware", kv_link_gb_per_s=22.5,
+                        kv_link_latency_us=20, kv_transfer="layerwise", target_hit="20%",
+                        tolerance=0.05, rate=2)
+    answers = [r for r in got if r["kind"] == "answer"]
+    assert len(answers) == 1 and answers[0]["workers"] == 3
+    assert all(r["prefill_workers"] == 1 and r["decode_workers"] == 2 and
+               r["allocation"] == "whole" for r in got if r["kind"] != "replay")
+    assert got == want
+    with pytest.raises(kvpolicy.ConfigError, match="leave --workers out"):
+        kvpolicy.size(str(trace_path), workers=4, prefill_workers=1, decode_workers=2,
+                      target_hit=0.2)
 
 
 @needs_cli

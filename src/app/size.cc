@@ -304,6 +304,22 @@ std::vector<uint32_t> parse_worker_counts(const std::string& text) {
   return out;
 }
 
+// P/D (docs/serve.md, "Sizing"): the pools and the link as serve checks them; with pools the
+// deployment has P + D workers, so --workers is either left out or that sum.
+void check_size_pools(const SizeOptions& o) {
+  const ServeOptions& b = o.base;
+  if (!b.prefill_workers && !b.decode_workers) return;
+  if (!b.prefill_workers || !b.decode_workers)
+    throw ConfigError("size: P/D needs both --prefill-workers and --decode-workers (got " +
+                      std::to_string(b.prefill_workers) + " and " +
+                      std::to_string(b.decode_workers) + ")");
+  const std::string total = std::to_string(o.base.prefill_workers + o.base.decode_workers);
+  if (o.workers != kDefaultSizeWorkers && o.workers != total)
+    throw ConfigError("size: with --prefill-workers and --decode-workers the deployment has " +
+                      total + " workers; leave --workers out or give " + total + " (not '" +
+                      o.workers + "')");
+}
+
 SizeTargets check_size_options(const SizeOptions& o) {
   SizeTargets t;
   if (!o.target_hit.empty()) t.block_hit = parse_share("--target-hit", o.target_hit);
@@ -332,6 +348,7 @@ SizeTargets check_size_options(const SizeOptions& o) {
     throw ConfigError("--max-tp must be in [--tp, 64] (it is " + std::to_string(o.max_tp) + ")");
   if (!(o.base.rate >= 0 && std::isfinite(o.base.rate)))
     throw ConfigError("--rate must be >= 0 requests per second");
+  check_size_pools(o);
   return t;
 }
 
@@ -339,6 +356,11 @@ SizeRun run_size(const SizeOptions& o, const Trace* given) {
   SizeRun run;
   run.targets = check_size_options(o);
   std::vector<uint32_t> counts = parse_worker_counts(o.workers);
+  if (o.base.prefill_workers && o.base.decode_workers)
+    counts = {o.base.prefill_workers + o.base.decode_workers};  // P/D: the one deployment
+  run.allocation = o.base.allocation;
+  run.prefill_workers = o.base.prefill_workers;
+  run.decode_workers = o.base.decode_workers;
   ServeSpec spec;  // the cost model exactly as serve builds it (tp and the KV dtype)
   spec.cost = o.cost;
   spec.tp = o.tp;

@@ -107,6 +107,12 @@ std::vector<ResultFieldOf<Row>> fields() {
                 "more than 0.1 point, or TTFT higher by more than 1 %): the smallest capacity "
                 "found, not a proven minimum"));
   f.push_back(integer("runs", &Row::runs, "", "`answer`: serve runs of its search"));
+  f.push_back(text("allocation", &Row::allocation,
+                   "serve's `--allocation` (`chunked` or `whole`) of the runs"));
+  f.push_back(integer("prefill_workers", &Row::prefill_workers, "",
+                      "P/D: of `workers`, the prefill pool's (0: colocated)"));
+  f.push_back(integer("decode_workers", &Row::decode_workers, "",
+                      "P/D: of `workers`, the decode pool's (0: colocated)"));
   return f;
 }
 
@@ -117,6 +123,9 @@ Row base_row(const SizeRun& run) {
   row.policy = run.policy;
   row.cost_model = run.cost.label();
   row.gpu = run.gpu.gpu;
+  row.allocation = run.allocation;
+  row.prefill_workers = run.prefill_workers;
+  row.decode_workers = run.decode_workers;
   row.target = run.targets.text();
   row.target_block_hit = run.targets.block_hit;
   row.target_token_hit = run.targets.token_hit;
@@ -220,6 +229,7 @@ std::vector<std::string> size_rows(const SizeRun& run) {
     row.kind = "replay";
     row.router = "";
     row.workers = 0;
+    row.prefill_workers = row.decode_workers = 0;
     row.meets = run.replay_blocks.has_value();
     if (run.replay_blocks) set_capacity(run, row, *run.replay_blocks, 1);
     row.block_hit_rate = run.replay_block_hit;

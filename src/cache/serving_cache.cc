@@ -35,6 +35,18 @@ uint32_t ServingCache::computed_prefix(std::span<const BlockKey> keys) const {
   return i;
 }
 
+uint32_t ServingCache::hold_computed_prefix(std::span<const BlockKey> keys,
+                                            std::vector<NodeId>& path) {
+  path.clear();
+  for (BlockKey key : keys) {
+    NodeId n = tree_->find(key);
+    if (n == kNoNode || !computed_[n]) break;
+    pin(n);
+    path.push_back(n);
+  }
+  return static_cast<uint32_t>(path.size());
+}
+
 bool ServingCache::fits(std::span<const BlockKey> prompt, size_t private_blocks) const {
   // Every unpinned block can go (a pinned block's ancestors are pinned too), except those of
   // this prompt, which admission pins.

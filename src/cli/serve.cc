@@ -102,6 +102,18 @@ void ServeArgs::add(CLI::App* cmd) {
       ->type_name("LINK")
       ->excludes(bandwidth)
       ->excludes(latency);
+  cmd->add_option_function<std::string>(
+         "--decode-cache", [this](const std::string& v) { base.decode_cache = v == "on"; },
+         "P/D: on (default, as vLLM/SGLang decode instances): decode workers keep a prefix cache "
+         "and a transfer carries only the blocks the decode worker lacks; off: transferred KV is "
+         "freed at completion")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->type_name("on|off");
+  cmd->add_option("--kv-transfer", base.kv_transfer,
+                  "P/D: after-prefill (default): the KV leaves after the prefill's last layer; "
+                  "layerwise: each layer's KV streams during the prefill's last iteration")
+      ->check(CLI::IsMember({"after-prefill", "layerwise"}))
+      ->capture_default_str();
   cmd->add_option("--seed", base.seed, "seed of routers and randomized policies")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", jobs, "simulations at once (0 = every core)")->capture_default_str();
@@ -164,8 +176,8 @@ void say_ignored_flag(const CLI::App& cmd, const std::string& flag, const std::s
 
 void ServeArgs::say_ignored(const CLI::App& cmd) const {
   if (base.prefill_workers == 0 && base.decode_workers == 0)  // P/D's own flags without pools
-    for (const char* flag :
-         {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency", "--kv-link"})
+    for (const char* flag : {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency",
+                             "--kv-link", "--decode-cache", "--kv-transfer"})
       say_ignored_flag(cmd, flag, "without --prefill-workers and --decode-workers");
   if (base.clients > 0) {
     for (const char* flag : {"--rate", "--time-scale"})
@@ -219,6 +231,14 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
           r.prefill_workers, r.decode_workers, r.decode_router, r.kv_transfers,
           r.kv_bytes_transferred / 1e9, r.kv_transfer_seconds, r.prefill_utilisation * 100,
           r.decode_utilisation * 100);
+    if (r.prefill_workers) {  // P/D's second pass (docs/serve.md)
+      uint64_t blocks = r.kv_blocks_transferred + r.decode_hit_blocks;
+      fmt::print(
+          "  KV transfer {}, decode cache {}: decode workers held {:.1f} % of the {} context "
+          "blocks\n",
+          r.kv_transfer, r.decode_cache ? "on" : "off",
+          blocks ? 100.0 * double(r.decode_hit_blocks) / double(blocks) : 0.0, blocks);
+    }
     if (!r.tiers.empty()) print_tier_line(r);
   }
 }

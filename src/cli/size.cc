@@ -10,6 +10,7 @@
 #include "file_options.h"
 #include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/error.h"
+#include "pd_options.h"
 #include "plot.h"
 
 namespace kvpolicy::cli {
@@ -48,6 +49,15 @@ void print_head(const app::SizeRun& run, const SizeArgs& a) {
              a.no_cache_outputs ? "; answers not cached" : "; answers cached");
   fmt::print("serve mode: router {}, policy {}, cost model {}; target {}\n", run.router, run.policy,
              run.cost.label(), run.targets.text());
+  fmt::print("allocation {}", run.allocation);
+  if (run.prefill_workers)  // P/D: the one deployment sized
+    fmt::print(
+        "; P/D: {} prefill + {} decode workers, decode router {}, decode cache {}, KV "
+        "link {:g} GB/s + {:g} us ({})",
+        run.prefill_workers, run.decode_workers, a.base.decode_router.label(),
+        a.base.decode_cache ? "on" : "off", a.base.kv_link_bytes_per_s / 1e9,
+        a.base.kv_link_latency_s * 1e6, a.base.kv_transfer);
+  fmt::print("\n");
   if (run.cost.is_linear()) {
     fmt::print("a linear cost model has no GPU: no KV memory to compare with\n\n");
     return;
@@ -258,7 +268,8 @@ void add(CLI::App& app) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--workers,-w", args->workers,
-                  "replica counts to size: comma-separated (1,2,4,8) or a range (1-8)")
+                  "replica counts to size: comma-separated (1,2,4,8) or a range (1-8); with "
+                  "--prefill-workers and --decode-workers, their sum (the one deployment sized)")
       ->capture_default_str();
   cmd->add_option("--router,-r", args->router, "the router, name[:key=value,...]")
       ->capture_default_str();
@@ -296,6 +307,7 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-cache-outputs", args->no_cache_outputs,
                 "do not cache finished answers (by default a next turn reuses them)");
+  add_pd_options(cmd, args->base);  // a P/D deployment: its P + D workers are sized
   cmd->add_option("--seed", args->base.seed, "seed of routers and randomized policies")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", args->jobs, "worker counts searched at once (0 = every core)")

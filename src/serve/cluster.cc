@@ -149,6 +149,8 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
     res.decode_router = o.decode_router.label();
     res.kv_link_bytes_per_s = o.kv_link_bytes_per_s;
     res.kv_link_latency_s = o.kv_link_latency_s;
+    res.decode_cache = o.decode_cache;
+    res.kv_transfer = o.kv_transfer;
   }
   serve_detail::echo_tiers(o, res);
   return res;
@@ -188,6 +190,13 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     decode_router = make_router(o.decode_router, rctx);
   }
 
+  // P/D's layer-wise transfer needs the model's layers (a linear cost model has none).
+  const bool layerwise = pd && o.kv_transfer == "layerwise";
+  const uint32_t layers = cost.model().layers;
+  if (layerwise && layers == 0)
+    throw ConfigError(
+        "serve: --kv-transfer layerwise needs a cost model with a model's layers, not " +
+        cost.label());
   std::vector<RequestState> requests(n);
   std::unique_ptr<TierStore> remote_pool;  // memory tiers: the cluster's shared pool
   std::vector<std::unique_ptr<Worker>> workers;
@@ -273,6 +282,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   Worker::Config wcfg{o.max_batch_tokens, o.max_running, o.check_victims};
   wcfg.chunked = o.allocation == "chunked";
   wcfg.overlap_transfers = o.overlap_transfers;
+  wcfg.decode_cache = pd && o.decode_cache;
   for (uint32_t w = 0; w < nw; ++w) {
     pctx.seed = o.seed + w;  // workers draw apart
     if (pd)
@@ -326,7 +336,15 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       throw Error("router " + o.decode_router.label() + " chose decode worker " +
                   std::to_string(d) + " of " + std::to_string(o.decode_workers));
     uint32_t blocks = serve_detail::sequence_blocks(workload.prompt_blocks[r], s.context, B);
-    double at = links.send(s.worker, double(blocks) * cost.kv_bytes_per_block(), now);
+    // The decode cache: what the decode worker holds is not sent (and stays until the KV arrives).
+    uint32_t held = o.decode_cache ? workers[prefill_pool + d]->hold_prefix(r) : 0;
+    held = std::min(held, blocks);
+    res.decode_hit_blocks += held;
+    res.kv_blocks_transferred += blocks - held;
+    double bytes = double(blocks - held) * cost.kv_bytes_per_block();
+    double at = layerwise ? links.send_layerwise(s.worker, bytes, now,
+                                                 workers[s.worker]->compute_seconds(), layers)
+                          : links.send(s.worker, bytes, now);
     sent_from[r] = s.worker;
     requests[r].worker = prefill_pool + d;
     workers[prefill_pool + d]->expect_kv();

@@ -28,6 +28,9 @@ bool check_disaggregation(const ServeOptions& o) {
     throw ConfigError("serve: --kv-link-bandwidth must be a positive number of bytes/s");
   if (!(o.kv_link_latency_s >= 0) || !std::isfinite(o.kv_link_latency_s))
     throw ConfigError("serve: --kv-link-latency must be >= 0");
+  if (o.kv_transfer != "after-prefill" && o.kv_transfer != "layerwise")
+    throw ConfigError("serve: --kv-transfer must be after-prefill or layerwise, not '" +
+                      o.kv_transfer + "'");
   return true;
 }
 
@@ -39,6 +42,20 @@ double KvLinks::send(uint32_t w, double bytes, double now) {
   double start = std::max(now, free_at_[w]);
   free_at_[w] = start + bytes / bytes_per_s_;
   double arrival = free_at_[w] + latency_s_;
+  ++transfers;
+  this->bytes += bytes;
+  seconds += arrival - now;
+  return arrival;
+}
+
+double KvLinks::send_layerwise(uint32_t w, double bytes, double now, double prefill_s,
+                               uint32_t layers) {
+  // Layer k (1..L) is ready at t0 + k P / L and takes T / L on the link; the last layer leaves
+  // at max over k of (max(free, ready_k) + (L - k + 1) T / L), linear in k: k = 1 or k = L.
+  const double t = bytes / bytes_per_s_, l = layers, t0 = now - prefill_s;
+  double finish = std::max({free_at_[w] + t, t0 + prefill_s / l + t, now + t / l});
+  free_at_[w] = finish;
+  double arrival = finish + latency_s_;
   ++transfers;
   this->bytes += bytes;
   seconds += arrival - now;

@@ -25,6 +25,12 @@ class KvLinks {
       : free_at_(prefill_workers, 0.0), bytes_per_s_(bytes_per_s), latency_s_(latency_s) {}
   // Sends `bytes` from prefill worker `w` at `now`; returns when the KV has arrived.
   double send(uint32_t w, double bytes, double now);
+  // Layer-wise (docs/serve.md, "Prefill/decode disaggregation"): the prefill's last iteration
+  // took `prefill_s` up to `now` over `layers` layers, layer k's KV ready at
+  // now - prefill_s + k x prefill_s / layers and sent in layer order. With the link free, the
+  // exposed time (arrival - now - latency) is max(T / L, T - prefill_s x (L - 1) / L),
+  // T = bytes / bandwidth.
+  double send_layerwise(uint32_t w, double bytes, double now, double prefill_s, uint32_t layers);
 
   uint64_t transfers = 0;
   double bytes = 0;

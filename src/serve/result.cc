@@ -20,6 +20,9 @@ std::string ServeResult::key() const {
   if (prefill_workers || decode_workers)
     key += fmt::format("|pd={}+{}|{}|{:g}|{:g}", prefill_workers, decode_workers, decode_router,
                        kv_link_bytes_per_s, kv_link_latency_s);
+  // P/D's second pass: results without decode cache, transferred after prefill keep their key.
+  if (decode_cache) key += "|dcache";
+  if (!kv_transfer.empty() && kv_transfer != "after-prefill") key += "|xfer=" + kv_transfer;
   return key + tiers_key();
 }
 

@@ -104,6 +104,24 @@ ServeResultField count_or_zero(std::string name, T R::*m, std::string unit, std:
           [key, m](const JsonRecord& j, R& r) { r.*m = static_cast<T>(j.num_or(key.c_str(), 0)); }};
 }
 
+// P/D's second pass (issue 37; docs/serve.md): decode workers' prefix caches and layer-wise
+// transfer. Results written before it read as decode cache off and after-prefill.
+void add_pd_caching(std::vector<ServeResultField>& f) {
+  f.push_back(
+      {"decode_cache", "bool", "",
+       "P/D: decode workers keep a prefix cache and a transfer carries only the blocks "
+       "the decode worker lacks (false when colocated or absent)",
+       [](const R& r, JsonObject& o) { o.raw("decode_cache", r.decode_cache ? "true" : "false"); },
+       [](const JsonRecord& j, R& r) { r.decode_cache = j.boolean_or("decode_cache", false); }});
+  f.push_back(optional_text("kv_transfer", &R::kv_transfer,
+                            "P/D: `after-prefill` or `layerwise` (empty when colocated)"));
+  f.push_back(count_or_zero("kv_blocks_transferred", &R::kv_blocks_transferred, "blocks",
+                            "P/D: KV blocks sent over the link"));
+  f.push_back(count_or_zero("decode_hit_blocks", &R::decode_hit_blocks, "blocks",
+                            "P/D: context blocks the chosen decode worker already held at "
+                            "hand-off, so not sent (0 without decode cache)"));
+}
+
 // Allocation and prefill/decode disaggregation (issue 37; docs/serve.md).
 void add_allocation_and_pools(std::vector<ServeResultField>& f) {
   f.push_back(text("allocation", &R::allocation,
@@ -130,6 +148,7 @@ void add_allocation_and_pools(std::vector<ServeResultField>& f) {
                      "P/D: the prefill pool's mean time in iterations / makespan", 0.0));
   f.push_back(number("decode_utilisation", &R::decode_utilisation, 6, -1, "",
                      "P/D: the decode pool's mean time in iterations / makespan", 0.0));
+  add_pd_caching(f);
 }
 
 std::vector<ServeResultField> make_fields() {

@@ -168,7 +168,9 @@ double Worker::start_iteration(double now) {
     uint32_t r = waiting_.front();
     if (chunked ? !admit_chunked(r, now, budget) : !admit(r, now)) {
       // Memory frees up later (as running requests finish, or P/D's KV leaves the link).
-      if (chunked ? !never_fits(r) : !running_.empty() || !sending_.empty()) break;
+      // (P/D's decode cache: held prefixes are let go when their KV arrives.)
+      if (chunked ? !never_fits(r) : !running_.empty() || !sending_.empty() || !held_.empty())
+        break;
       // Larger than the whole memory even with nothing else running: it can never run.
       waiting_.pop_front();
       queued_prefill_ -= prompt_tokens(r) + requests_[r].generated;
@@ -188,13 +190,15 @@ double Worker::start_iteration(double now) {
   if (chunks_.empty() && decodes_.empty()) {
     // P/D: preemptions here may have freed the memory transferred KV waits for.
     if (config_.role == Config::Role::kDecode && running_.empty() && !kv_waiting_.empty()) {
+      const size_t queued = waiting_.size();  // (decode cache: a request that lost its hold)
       admit_transferred(now);
-      if (!running_.empty()) return start_iteration(now);
+      if (!running_.empty() || waiting_.size() > queued) return start_iteration(now);
     }
     busy_ = false;
     return -1;
   }
   double seconds = cost_.iteration_time(work);
+  compute_seconds_ = seconds;
   if (pending_transfer_s_ > 0) {  // memory tiers: loaded before the pass, or alongside it
     seconds = config_.overlap_transfers ? std::max(seconds, pending_transfer_s_)
                                         : seconds + pending_transfer_s_;

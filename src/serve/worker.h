@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kvpolicy/cache/serving_cache.h"
@@ -50,6 +51,7 @@ class Worker {
     bool chunked = false;
     enum class Role : uint8_t { kBoth, kPrefill, kDecode } role = Role::kBoth;
     bool overlap_transfers = false;  // memory tiers: transfers overlap compute
+    bool decode_cache = false;       // P/D decode worker: transferred KV joins its prefix cache
   };
   // `done(request, now, rejected)` is called when a request leaves the worker.
   Worker(uint32_t id, size_t capacity_blocks, const PolicySpec& policy, PolicyContext ctx,
@@ -65,6 +67,11 @@ class Worker {
   void kv_sent(uint32_t request);
   // A request routed here whose KV is still on the link: it counts as waiting for routers.
   void expect_kv() { ++incoming_kv_; }
+  // P/D's decode cache: pins this decode worker's computed prefix of the request's prompt until
+  // its KV arrives and is admitted (those blocks are not sent); returns their number.
+  uint32_t hold_prefix(uint32_t request);
+  // The compute time of the iteration planned last (layer-wise transfer's overlap window).
+  double compute_seconds() const { return compute_seconds_; }
   // Plans the next iteration at `now`; returns its duration, or a negative number when there
   // is nothing to run (the worker goes idle).
   double start_iteration(double now);
@@ -128,6 +135,11 @@ class Worker {
   // P/D (worker_pd.cc): admits transferred KV while it fits; hands a prefilled request off.
   void admit_transferred(double now);
   void hand_off(uint32_t r, double now);
+  // P/D's decode cache: admits arrived KV into the prefix tree (the held prefix found, the rest
+  // placed computed); false if it does not fit yet.
+  bool admit_transferred_cached(uint32_t r, uint32_t need, double now);
+  // Lets a request's hold go (if any).
+  void release_hold(uint32_t r);
   // Gives every decoding request room for its next token, preempting the newest if need be.
   void make_room_for_decodes(double now);
 
@@ -145,7 +157,10 @@ class Worker {
     std::vector<NodeId> path;
     uint32_t private_blocks;
   };
-  std::unordered_map<uint32_t, Sending> sending_;  // P/D prefill worker: KV on the link
+  std::unordered_map<uint32_t, Sending> sending_;           // P/D prefill worker: KV on the link
+  std::unordered_map<uint32_t, std::vector<NodeId>> held_;  // P/D decode cache: held prefixes
+  std::unordered_set<uint32_t> lost_hold_;  // holds given up to an idle worker's head of line
+  double compute_seconds_ = 0;
   std::function<void(uint32_t, double)> handoff_;
   std::vector<uint32_t> running_;  // in admission order
   std::vector<Chunk> chunks_;      // the planned iteration's prefill chunks

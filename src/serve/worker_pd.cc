@@ -1,7 +1,7 @@
 // Prefill/decode disaggregation on the worker's side (docs/serve.md, "Prefill/decode
 // disaggregation"): a prefill worker hands a request off after its first token; a decode worker
 // allocates the arriving KV's blocks as private blocks (nothing of it joins its prefix cache)
-// and decodes to the end.
+// and decodes to the end; with the decode cache it admits the KV into its prefix tree.
 #include <algorithm>
 
 #include "kvpolicy/core/error.h"
@@ -24,7 +24,13 @@ void Worker::admit_transferred(double now) {
     uint32_t need = sequence_blocks(workload_.prompt_blocks[r], s.context + 1, b);
     if (need > cache_.capacity()) {  // larger than this worker's whole memory
       kv_waiting_.pop_front();
+      release_hold(r);
+      lost_hold_.erase(r);
       done_(r, now, true);
+      continue;
+    }
+    if (config_.decode_cache) {
+      if (!admit_transferred_cached(r, need, now)) break;
       continue;
     }
     if (!cache_.fits({}, need)) break;  // waits, first in line, until memory frees up
@@ -39,6 +45,60 @@ void Worker::admit_transferred(double now) {
     s.transferred = true;
     running_.push_back(r);
   }
+}
+
+uint32_t Worker::hold_prefix(uint32_t r) {
+  const uint32_t p = workload_.prompt_blocks[r];
+  std::vector<NodeId>& path = held_[r];
+  return cache_.hold_computed_prefix(workload_.sequences.prompt(r).first(p), path);
+}
+
+void Worker::release_hold(uint32_t r) {
+  auto it = held_.find(r);
+  if (it == held_.end()) return;
+  cache_.release(it->second, 0);
+  held_.erase(it);
+}
+
+bool Worker::admit_transferred_cached(uint32_t r, uint32_t need, double now) {
+  RequestState& s = requests_[r];
+  const uint32_t p = workload_.prompt_blocks[r];
+  std::span<const BlockKey> prompt = workload_.sequences.prompt(r).first(p);
+  const uint32_t extra = need - p;
+  if (!cache_.fits(prompt, extra)) {
+    if (!running_.empty()) return false;  // memory frees up as they finish
+    // Idle, and other requests' holds pin the memory it needs: they give their holds up and
+    // will recompute here instead (a preemption; docs/serve.md).
+    bool dropped = false;
+    std::vector<uint32_t> others;
+    for (const auto& [q, path] : held_)
+      if (q != r) others.push_back(q);
+    std::sort(others.begin(), others.end());  // the same run, the same order
+    for (uint32_t q : others) {
+      release_hold(q);
+      lost_hold_.insert(q);
+      dropped = true;
+    }
+    if (!dropped || !cache_.fits(prompt, extra)) return false;
+  }
+  kv_waiting_.pop_front();
+  if (lost_hold_.erase(r)) {  // its held prefix went: recomputed, as a preempted request
+    s.transferred = false;
+    queued_prefill_ += prompt_tokens(r) + s.generated;
+    waiting_.push_back(r);
+    ++result_.preemptions;
+    return true;
+  }
+  // The held prefix is found, the transferred rest is placed and computed: the KV has arrived.
+  s.hit_blocks = cache_.admit(workload_.view(r, now, false), extra, s.path);
+  cache_.mark_computed(s.path, p);
+  release_hold(r);
+  s.private_blocks = extra;
+  s.prefilling = false;
+  s.prefill_left = 0;
+  s.transferred = false;  // its prompt is in the tree, as a colocated request's
+  running_.push_back(r);
+  return true;
 }
 
 void Worker::kv_sent(uint32_t r) {

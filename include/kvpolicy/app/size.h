@@ -54,12 +54,14 @@ struct SizeTargets {
   std::string text() const;
 };
 
+inline constexpr const char* kDefaultSizeWorkers = "1,2,4,8";
+
 struct SizeOptions {
   TraceOptions trace;
   CostOptions cost;
   uint32_t tp = 1;
-  uint32_t max_tp = 8;              // the largest tp searched (8: the GPUs of one node)
-  std::string workers = "1,2,4,8";  // counts, comma-separated, or a range a-b
+  uint32_t max_tp = 8;                        // the largest tp searched (8: the GPUs of one node)
+  std::string workers = kDefaultSizeWorkers;  // counts, comma-separated, or a range a-b
   std::string router = "cache_aware";
   std::string policy = "lru";
   std::string target_hit;        // block hit rate: "30%" or 0.3
@@ -69,7 +71,9 @@ struct SizeOptions {
   double reserve_gb_per_gpu = kDefaultReservePerGpuGb;
   // The bisection stops when the bracket's ends are within this factor minus one of each other.
   double tolerance = 0.02;
-  // Rate (0: as traced), batching, SLO for the violation share, seed.
+  // Rate (0: as traced), batching, SLO for the violation share, seed; allocation, and P/D's
+  // pools, decode router, KV link, decode cache and transfer (docs/serve.md, "Sizing"): with
+  // pools, the one deployment of prefill_workers + decode_workers workers is searched.
   ServeOptions base;
   bool no_cache_outputs = false;
   unsigned jobs = 0;  // worker counts searched at once; 0 = every core
@@ -126,6 +130,10 @@ struct SizeRun {
   // one that fits a larger tp's (searched there).
   std::optional<size_t> chosen, wider;
   std::optional<size_t> nearest;  // index in searches: none chosen, the closest at the GPU
+  // The deployment's allocation and P/D pools (0 and 0: colocated; then every search has
+  // prefill_workers + decode_workers workers).
+  std::string allocation;
+  uint32_t prefill_workers = 0, decode_workers = 0;
 };
 
 // Checks what needs no trace; returns the targets. Throws ConfigError.
@@ -154,6 +162,8 @@ struct SizeRow {
   std::optional<double> target_block_hit, target_token_hit, slo_p50, slo_p90, slo_p99;
   size_t runs = 0;
   uint32_t tp_needed = 0;
+  std::string allocation;
+  uint32_t prefill_workers = 0, decode_workers = 0;
 };
 const std::vector<ResultFieldOf<SizeRow>>& size_fields();
 

@@ -92,6 +92,10 @@ class ServingCache {
   // Leading blocks of `keys` an admission now would reuse: computed in HBM, then found in the
   // lower tiers (what admit() returns). No side effects on the cache.
   uint32_t reusable_prefix(std::span<const BlockKey> keys);
+  // P/D's decode cache (docs/serve.md): pins the leading computed blocks of `keys` (path, cleared
+  // first) so that they stay until a transfer's KV arrives; release(path, 0) lets them go. The
+  // policy hears nothing (a hold, not an access). Returns their number.
+  uint32_t hold_computed_prefix(std::span<const BlockKey> keys, std::vector<NodeId>& path);
 
  private:
   void pin(NodeId n);

@@ -53,6 +53,13 @@ struct ServeOptions {
   RouterSpec decode_router{"least_loaded", ""};
   double kv_link_bytes_per_s = 50e9;  // RDMA, 400 Gb/s
   double kv_link_latency_s = 10e-6;
+  // P/D second pass (issue 37; docs/serve.md): a decode worker keeps a prefix cache of what it
+  // decoded (as vLLM/SGLang decode instances do) and a transfer carries only the blocks the
+  // chosen decode worker lacks; false: transferred KV is freed at completion (the first pass).
+  bool decode_cache = true;
+  // "after-prefill": the KV leaves once the prefill's last layer is done; "layerwise": each
+  // layer's KV streams while the prefill's last iteration computes the next (Mooncake, LMCache).
+  std::string kv_transfer = "after-prefill";
   // Speed (issue 37): step every iteration through the event queue, as serve mode did before it
   // skipped decode-only stretches (docs/serve.md, "Speed"); the results are the same.
   bool stepped = false;
@@ -159,6 +166,12 @@ struct ServeResult {
   double kv_bytes_transferred = 0;
   double kv_transfer_seconds = 0;                          // summed, link queueing included
   double prefill_utilisation = 0, decode_utilisation = 0;  // mean busy share of each pool
+  // P/D second pass: the echoed options (older results read as off / after-prefill), the
+  // blocks sent, and the context blocks a decode worker already held at hand-off (not sent).
+  bool decode_cache = false;
+  std::string kv_transfer;
+  uint64_t kv_blocks_transferred = 0;
+  uint64_t decode_hit_blocks = 0;
   PolicyStats router_stats;
   double sim_seconds = 0;  // wall time of the simulation
 
