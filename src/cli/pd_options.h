@@ -1,5 +1,5 @@
-// Serve's allocation and prefill/decode flags for commands that run serve mode on a fixed
-// deployment (`size`; docs/serve.md, "Prefill/decode disaggregation" and "Sizing").
+// Serve's allocation and prefill/decode flags, for `serve` and for `size`, which runs serve mode
+// on a deployment (docs/serve.md, "Prefill/decode disaggregation" and "Sizing").
 #pragma once
 
 #include <CLI/CLI.hpp>
