@@ -77,7 +77,7 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
       nodes_[n].holders |= uint64_t{1} << w;
       ++list.blocks;
     }
-    append(e, last_now_);
+    append(w, e, n, blocks[i], last_now_);
   }
   skip_dead(w);
   shrink(w);
@@ -89,6 +89,11 @@ void ApproxTree::prefetch_insert(WorkerId w, std::span<const BlockKey> keys) {
   // whole batch before the next kind, so that a batch waits about four misses, not four per
   // block. Hints only: insert reads everything again.
   for (BlockKey key : keys) index_.prefetch(key);
+  // The free nodes and entries the batch's new blocks will take (written, not read).
+  for (size_t j = 0; j < std::min(keys.size(), free_nodes_.size()); ++j)
+    __builtin_prefetch(&nodes_[free_nodes_[free_nodes_.size() - 1 - j]], 1);
+  for (size_t j = 0; j < std::min(keys.size(), free_entries_.size()); ++j)
+    __builtin_prefetch(&entries_[free_entries_[free_entries_.size() - 1 - j]], 1);
   ahead_.clear();
   for (BlockKey key : keys) {
     uint32_t n = index_.find(key);
@@ -109,13 +114,12 @@ void ApproxTree::prefetch_insert(WorkerId w, std::span<const BlockKey> keys) {
         &list.log[static_cast<uint32_t>(entries_[find_entry(nodes_[n], w)].record - list.base)]);
 }
 
-void ApproxTree::append(uint32_t e, Time now) {
-  WorkerId w = entries_[e].worker;
+void ApproxTree::append(WorkerId w, uint32_t e, uint32_t n, BlockKey key, Time now) {
+  // Only stores into the entry: it is often not in the caches, and nothing here needs to wait.
   compact(w);
   WorkerList& list = lists_[w];
   entries_[e].record = list.base + static_cast<uint32_t>(list.log.size());
-  list.log.push_back(Record{
-      .entry = e, .node = entries_[e].node, .key = nodes_[entries_[e].node].key, .touched = now});
+  list.log.push_back(Record{.entry = e, .node = n, .key = key, .touched = now});
 }
 
 void ApproxTree::compact(WorkerId w) {
@@ -156,7 +160,8 @@ void ApproxTree::shrink(WorkerId w) {
   WorkerList& list = lists_[w];
   if (list.blocks <= limit) return;
   // The leaves that go are the log's first `blocks - limit` live records, in memory order: fetch
-  // the node, entry and index slot of the one kAhead removals ahead.
+  // the node and index slot of the one kAhead removals ahead (its entry is read only when
+  // another worker holds the node too).
   constexpr size_t kAhead = 8;
   const uint64_t count = list.blocks - limit;
   size_t ahead = list.head;
@@ -165,7 +170,6 @@ void ApproxTree::shrink(WorkerId w) {
     if (ahead == list.log.size()) return;
     const Record& r = list.log[ahead++];
     __builtin_prefetch(&nodes_[r.node]);
-    __builtin_prefetch(&entries_[r.entry]);
     index_.prefetch(r.key);
   };
   for (uint64_t i = 0; i < std::min<uint64_t>(count, kAhead); ++i) fetch_next();
@@ -188,6 +192,7 @@ void ApproxTree::expire(Time now) {
 uint32_t ApproxTree::find_entry(const Node& node, WorkerId w) const {
   if (!(node.holders >> w & 1)) return kNil;
   uint32_t e = node.first_entry;
+  if (node.holders == uint64_t{1} << w) return e;  // w alone: its chain is this one entry
   while (entries_[e].worker != w) e = entries_[e].next_in_node;
   return e;
 }
@@ -197,10 +202,15 @@ void ApproxTree::remove_front(WorkerId w) {
   const Record r = list.log[list.head++];  // live: skip_dead keeps the head on one
   --list.blocks;
   Node& node = nodes_[r.node];
-  // Out of the node's chain of holders.
-  uint32_t* link = &node.first_entry;
-  while (*link != r.entry) link = &entries_[*link].next_in_node;
-  *link = entries_[r.entry].next_in_node;
+  // Out of the node's chain of holders; when w is its only holder the chain is just this entry,
+  // which then need not be read (most removals: the entries are larger than the caches).
+  if (node.holders == uint64_t{1} << w) {
+    node.first_entry = kNil;
+  } else {
+    uint32_t* link = &node.first_entry;
+    while (*link != r.entry) link = &entries_[*link].next_in_node;
+    *link = entries_[r.entry].next_in_node;
+  }
   node.holders &= ~(uint64_t{1} << w);
   free_entries_.push_back(r.entry);
   if (node.holders == 0) {

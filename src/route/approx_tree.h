@@ -75,11 +75,12 @@ class ApproxTree {
 
   void expire(Time now);
   uint32_t find_entry(const Node& node, WorkerId w) const;
-  void append(uint32_t e, Time now);  // a new live record of entry e at w's log's end
-  void compact(WorkerId w);           // drops w's removed records, and its dead ones if many
-  void skip_dead(WorkerId w);         // moves w's head to its first live record
-  void remove_front(WorkerId w);      // drops w's least recently touched leaf
-  void shrink(WorkerId w);            // remove_front while w is over its size limit
+  // A new live record of entry e (of node n, key `key`) at the end of w's log.
+  void append(WorkerId w, uint32_t e, uint32_t n, BlockKey key, Time now);
+  void compact(WorkerId w);       // drops w's removed records, and its dead ones if many
+  void skip_dead(WorkerId w);     // moves w's head to its first live record
+  void remove_front(WorkerId w);  // drops w's least recently touched leaf
+  void shrink(WorkerId w);        // remove_front while w is over its size limit
   // Starts the loads that inserting `keys` for w will wait on (see insert).
   void prefetch_insert(WorkerId w, std::span<const BlockKey> keys);
 
