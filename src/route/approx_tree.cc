@@ -24,9 +24,17 @@ void ApproxTree::match(std::span<const BlockKey> blocks, Time now, std::vector<u
   uint64_t alive = lists_.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << lists_.size()) - 1;
   // Each worker's set is prefix-closed: its match ends where its bit first drops out.
   uint32_t depth = 0;
-  // Keys prefetched ahead of the lookup; more at first, which insert's first batch reads next.
+  // The first kFirst blocks' index slots, then (up to the first key nobody holds, where every
+  // match ends) their nodes, fetched together rather than one slot and node after another;
+  // beyond them, keys prefetched kAhead ahead of the lookup.
   constexpr size_t kAhead = 4, kFirst = 32;
-  for (size_t i = 0; i < std::min(blocks.size(), kFirst); ++i) index_.prefetch(blocks[i]);
+  const size_t first = std::min(blocks.size(), kFirst);
+  for (size_t i = 0; i < first; ++i) index_.prefetch(blocks[i]);
+  for (size_t i = 0; i < first; ++i) {
+    uint32_t n = index_.find(blocks[i]);
+    if (n == KeyIndex::kNone) break;
+    __builtin_prefetch(&nodes_[n]);
+  }
   for (; depth < blocks.size() && alive; ++depth) {
     if (depth + kAhead < blocks.size()) index_.prefetch(blocks[depth + kAhead]);
     uint32_t n = index_.find(blocks[depth]);
