@@ -65,7 +65,7 @@ void ApproxTree::insert(WorkerId w, std::span<const BlockKey> blocks, Time now) 
         slot = free_nodes_.back();
         free_nodes_.pop_back();
       }
-      nodes_[slot] = Node{.key = blocks[i]};
+      nodes_[slot] = Node{};
     }
     uint32_t n = slot;
     uint32_t e = find_entry(nodes_[n], w);
@@ -248,7 +248,7 @@ std::string ApproxTree::check_invariants() const {
       const Entry& x = entries_[r.entry];
       if (x.worker != w) return who + "foreign entry";
       if (x.record != list.base + static_cast<uint32_t>(i)) return who + "entry off its record";
-      if (x.node != r.node || r.key != nodes_[x.node].key) return who + "stale record";
+      if (x.node != r.node || index_.find(r.key) != r.node) return who + "stale record";
       if (r.touched < last) return who + "log out of touch order";
       if (!(nodes_[x.node].holders >> w & 1)) return who + "entry of a node without its bit";
       last = r.touched;
@@ -261,8 +261,13 @@ std::string ApproxTree::check_invariants() const {
   }
   size_t holders = 0;
   std::string broken;
-  index_.for_each([&](BlockKey key, uint32_t n) {
-    if (nodes_[n].key != key) broken = "index points at another node";
+  std::vector<bool> seen(nodes_.size());
+  index_.for_each([&](BlockKey, uint32_t n) {
+    if (n >= nodes_.size() || seen[n]) {
+      broken = "index points at a node twice or out of range";
+      return;
+    }
+    seen[n] = true;
     if (nodes_[n].holders == 0) broken = "a node nobody holds is kept";
     holders += std::popcount(nodes_[n].holders);
   });

@@ -48,8 +48,7 @@ class ApproxTree {
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
-  struct Node {
-    BlockKey key = 0;
+  struct Node {  // 16 bytes, four to a cache line: its key is in its records and index slot
     uint64_t holders = 0;
     uint32_t first_entry = kNil;  // chain of its holders' entries
   };
@@ -62,7 +61,7 @@ class ApproxTree {
   // One touch of a holding; dead (entry == kNil) once the holding is touched again or removed.
   struct Record {
     uint32_t entry = kNil, node = kNil;
-    BlockKey key = 0;  // its node's: removals fetch the index slot without reading the node
+    BlockKey key = 0;  // its node's: removals find the index slot from it
     Time touched = 0;
   };
   struct WorkerList {
