@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "approx_tree.h"
 #include "route_common.h"
@@ -45,7 +45,12 @@ class Lbgr final : public Router {
     }
     // The estimate the bias corrects: service and queue, without the bias itself.
     last_estimate_ = best_service + workers_[best].queue;
-    records_[r.index] = {best, best_service, tick, last_estimate_};
+    // Open records by request index: a vector, not a hash map (one allocation per request was
+    // a visible share of serve mode's time, docs/results/bench.md).
+    if (r.index >= records_.size())
+      records_.resize(std::max<size_t>(r.index + 1, records_.size() * 2));
+    if (!records_[r.index].open) ++open_records_;
+    records_[r.index] = {best, best_service, tick, last_estimate_, true};
     workers_[best].queue += best_service;
     tree_.insert(best, r.blocks, cluster.now());
     return best;
@@ -53,10 +58,10 @@ class Lbgr final : public Router {
 
   void on_complete(const RequestView& r, WorkerId, const Completion& done,
                    const ClusterView& cluster) override {
-    auto it = records_.find(r.index);
-    if (it == records_.end()) return;
-    const Record rec = it->second;
-    records_.erase(it);
+    if (r.index >= records_.size() || !records_[r.index].open) return;
+    const Record rec = records_[r.index];
+    records_[r.index].open = false;
+    --open_records_;
     Worker& w = workers_[rec.worker];
     const int64_t tick = cluster.now() / interval_;
     decay_to(rec.worker, tick);
@@ -73,7 +78,7 @@ class Lbgr final : public Router {
 
   PolicyStats stats() const override {
     PolicyStats out = {{"completions", double(completions_)},
-                       {"open_records", double(records_.size())},
+                       {"open_records", double(open_records_)},
                        {"last_estimate_s", last_estimate_}};
     for (WorkerId w = 0; w < workers_.size(); ++w) {
       out.emplace_back("bias_s_w" + std::to_string(w), workers_[w].bias);
@@ -85,7 +90,7 @@ class Lbgr final : public Router {
   double in_flight_state() const override {
     double queued = 0;
     for (const Worker& w : workers_) queued += w.queue;
-    return queued + double(records_.size());
+    return queued + double(open_records_);
   }
 
  private:
@@ -99,6 +104,7 @@ class Lbgr final : public Router {
     double service;  // its addition to the worker's queue
     int64_t tick;    // when it was added
     double estimate;
+    bool open = false;  // routed, not yet completed
   };
 
   double service(const RequestView& r, uint32_t matched_blocks, uint32_t block_tokens) const {
@@ -119,7 +125,8 @@ class Lbgr final : public Router {
   ApproxTree tree_;
   std::vector<Worker> workers_;
   std::vector<uint32_t> matched_;
-  std::unordered_map<RequestIndex, Record> records_;
+  std::vector<Record> records_;  // by request index
+  size_t open_records_ = 0;
   double last_estimate_ = 0;
   uint64_t completions_ = 0;
 };

@@ -70,15 +70,15 @@ TEST(ApproxTree, RejectsMoreWorkersThanItsMask) {
 
 // A brute-force model: per worker, each held key with its last touch and depth; over the limit
 // the entry of oldest touch goes, the deepest first among equals.
-TEST(ApproxTree, AgreesWithABruteForceModelOnRandomWorkloads) {
-  const uint32_t workers = 5, block_tokens = 4, limit_blocks = 30;
+void check_against_model(uint32_t requests, uint32_t limit_blocks) {
+  const uint32_t workers = 5, block_tokens = 4;
   ApproxTree tree(workers, block_tokens, limit_blocks * block_tokens);
   struct Held {
     uint64_t touch;
     size_t depth;
   };
   std::vector<std::map<BlockKey, Held>> model(workers);
-  Trace trace = random_workload({.seed = 4, .requests = 600});
+  Trace trace = random_workload({.seed = 4, .requests = requests});
   Rng rng(9);
   std::vector<uint32_t> got;
   for (size_t r = 0; r < trace.size(); ++r) {
@@ -102,6 +102,33 @@ TEST(ApproxTree, AgreesWithABruteForceModelOnRandomWorkloads) {
     ASSERT_EQ(tree.blocks(w), model[w].size());
     ASSERT_EQ(tree.check_invariants(), "") << "request " << r;
   }
+}
+
+TEST(ApproxTree, AgreesWithABruteForceModelOnRandomWorkloads) { check_against_model(600, 30); }
+
+// A limit the workers reach late: thousands of log records are removed, so the log drops its
+// removed front (renumbering is the next test's).
+TEST(ApproxTree, AgreesWithTheModelAcrossLogCompactions) { check_against_model(3000, 1000); }
+
+TEST(ApproxTree, KeepsItsLogWithinAConstantOfItsBlocksUnderRepeatedTouches) {
+  ApproxTree tree(2, 16, 1 << 20);
+  // An older holding stays at the log's front, so the touches' dead records pile up behind it.
+  tree.insert(0, prompt({100, 101}), 0);
+  std::vector<BlockKey> blocks = prompt({1, 2, 3, 4, 5, 6, 7, 8});
+  for (Time t = 1; t < 20000; ++t) {
+    tree.insert(0, blocks, t);
+    if (t % 1000 == 0) ASSERT_EQ(tree.check_invariants(), "") << "touch " << t;
+  }
+  EXPECT_EQ(tree.blocks(0), 10u);
+  // 160,000 touches of 8 holdings: without compaction the log would hold them all (it
+  // renumbers its live records dozens of times here).
+  EXPECT_LT(tree.log_records(0), 16 * 1024u);
+  EXPECT_EQ(match(tree, blocks, 20000), (std::vector<uint32_t>{8, 0}));
+  EXPECT_EQ(match(tree, prompt({100, 101, 102}), 20000), (std::vector<uint32_t>{2, 0}));
+  // Touching the old holding again finds its record where compaction renumbered it.
+  tree.insert(0, prompt({100, 101}), 20000);
+  EXPECT_EQ(tree.blocks(0), 10u);
+  EXPECT_EQ(tree.check_invariants(), "");
 }
 
 }  // namespace
