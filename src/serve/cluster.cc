@@ -442,13 +442,13 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     res.preemptions += wr.preemptions;
     res.evictions += wr.evictions;
     res.per_worker.push_back(wr);
-    for (auto& [name, value] : w->cache().policy().stats()) {
+    for (const auto& stat : w->cache().policy().stats()) {
       auto it = std::find_if(res.policy_stats.begin(), res.policy_stats.end(),
-                             [&](auto& kv) { return kv.first == name; });
+                             [&](auto& kv) { return kv.first == stat.first; });
       if (it == res.policy_stats.end()) {
-        res.policy_stats.push_back({name, value});
+        res.policy_stats.push_back(stat);
       } else {
-        it->second += value;
+        it->second += stat.second;
       }
     }
   }

@@ -41,6 +41,12 @@ class CostModel;
 class RequestWalk;
 struct AccessResult;
 
+// Declared outside PolicyContext: an optional of a nested class with default member initializers
+// is not default-constructible inside its enclosing class for clang.
+struct RetentionSettings {
+  int32_t default_priority = 35;  // a block without a hint (TensorRT-LLM's default)
+};
+
 // What a policy may know when it is built. `future` is set only for policies that declare
 // needs_future (Belady, the oracle variants, the oracle predictors); others must not read it.
 // A policy keeps a copy of the view; the arrays it spans must outlive the policy.
@@ -54,9 +60,7 @@ struct PolicyContext {
   const CostModel* cost_model = nullptr;
   // Retention hints: when set, make_policy puts every policy it builds behind the hint wrapper
   // (retention.h), under guarded's and auto's guard (docs/policies.md, "Retention hints").
-  struct Retention {
-    int32_t default_priority = 35;  // a block without a hint (TensorRT-LLM's default)
-  };
+  using Retention = RetentionSettings;
   std::optional<Retention> retention;
 };
 
