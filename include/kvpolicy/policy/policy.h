@@ -58,6 +58,9 @@ struct PolicyContext {
     int32_t default_priority = 35;  // a block without a hint (TensorRT-LLM's default)
   };
   std::optional<Retention> retention;
+  // Serve mode (ServingCache): requests overlap, decode blocks take memory outside the tree and
+  // answers are written at completion; guarded's shadow LRU then runs on the cache's memory.
+  bool serving = false;
 };
 
 class Policy {
