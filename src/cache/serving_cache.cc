@@ -10,6 +10,7 @@ namespace kvpolicy {
 ServingCache::ServingCache(size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx)
     : capacity_(capacity_blocks) {
   if (capacity_blocks == 0) throw ConfigError("a worker needs at least one KV block");
+  ctx.serving = true;
   driver_ = std::make_unique<PolicyDriver>(capacity_blocks, spec, ctx);
   tree_ = &driver_->tree();
   policy_ = &driver_->policy();

@@ -115,8 +115,13 @@ class AutoSelector final : public Policy {
   void on_request_begin(const RequestView& r) override {
     for (auto& c : candidates_)
       if (c.policy) c.policy->on_request_begin(r);
+    told_ = answer_ = false;
   }
   void on_access(NodeId n, const AccessInfo& info) override {
+    // Serve: a request told from past its first block is an answer written at completion
+    // (guarded.h): no prompt requested, so the sampled shadows do not score it.
+    if (!told_) answer_ = ctx_.serving && info.position > 0;
+    told_ = true;
     for (auto& c : candidates_)
       if (c.policy) c.policy->on_access(n, info);
     if (!all_live_) {  // lru.cc's order: what a new leader is built from
@@ -172,6 +177,7 @@ class AutoSelector final : public Policy {
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
     for (auto& c : candidates_)
       if (c.policy) c.policy->on_request_end(r, path);
+    if (answer_) return;
     sampler_.sample(r.blocks, sampled_);
     if (sampled_.empty()) return;
     double f = std::pow(decay_, double(sampled_.size()));
@@ -254,7 +260,8 @@ class AutoSelector final : public Policy {
   std::vector<Candidate> candidates_;
   double hysteresis_, significance_;
   bool all_live_;
-  IntrusiveList recency_;  // live=leader: every block of the tier, LRU's order
+  bool told_ = false, answer_ = false;  // the current request: heard of a block; an answer
+  IntrusiveList recency_;               // live=leader: every block of the tier, LRU's order
   size_t ids_ = 0;
   double rate_ = 1, decay_ = 1;
   size_t shadow_capacity_ = 1;

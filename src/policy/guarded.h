@@ -102,7 +102,8 @@ class Guarded final : public Policy {
         slack_(o.slack * double(ctx.capacity_blocks)),
         allowance_(o.allowance),
         order_(o.trust || o.treap, ctx.seed),
-        shadow_(std::max<size_t>(ctx.capacity_blocks, 1)) {}
+        shadow_(std::max<size_t>(ctx.capacity_blocks, 1), ctx.serving ? ctx.tree : nullptr),
+        serving_(ctx.serving) {}
 
   void reserve_ids(size_t ids) override {
     inner_->reserve_ids(ids);
@@ -123,6 +124,8 @@ class Guarded final : public Policy {
     request_path_.clear();
     pos_node_.assign(r.blocks.size(), kNoNode);
     shadow_.begin_request();
+    answer_ = false;
+    answer_begun_ = false;
   }
 
   void on_access(NodeId n, const AccessInfo& info) override {
@@ -144,8 +147,20 @@ class Guarded final : public Policy {
       return;
     }
     BlockKey key = tree_.key(n);
+    // Serve: a request told from past its first block is an answer written at completion
+    // (ServingCache::complete; an admission starts at block 0): the shadow writes it after its
+    // prompt, and neither counts it as requested.
+    if (serving_ && !answer_begun_) {
+      answer_begun_ = true;
+      answer_ = info.position > 0;
+      if (answer_) {
+        shadow_pos_ = std::min<size_t>(info.position, blocks_.size());
+        shadow_.begin_answer(blocks_[shadow_pos_ - 1], true);
+      }
+    }
     if (!info.reused()) {
-      ++misses_;
+      held_ += serving_;
+      misses_ += !answer_;  // an answer block written is no prompt block missed
       // A score-induced miss that made no eviction (one that did was counted at its commit).
       if (auto it = detect_ ? evicted_.find(key) : evicted_.end(); it != evicted_.end()) {
         if (older_kept(it->second)) lose_trust();
@@ -157,6 +172,7 @@ class Guarded final : public Policy {
     ++accessed_;
     next_pos_ = info.position + 1;
     shadow_to(next_pos_);
+    fit_shadow(kNoNode);
   }
 
   void on_evictable(NodeId n) override {
@@ -205,6 +221,7 @@ class Guarded final : public Policy {
     if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
       if (check_) check_bit(n);
       both_ -= in_shadow_[n];
+      if (serving_) shadow_follows(n, why);
       if (n == chosen_ && is_victim(why)) {
         switch (choice_) {
           case Choice::kAgreed:
@@ -238,8 +255,11 @@ class Guarded final : public Policy {
   void on_request_end(const RequestView& r, std::span<const NodeId> path) override {
     inner_->on_request_end(r, path);
     // Blocks this tier never saw (not inserted for want of room, or found in DRAM) missed here.
-    misses_ += blocks_.size() - std::min<size_t>(accessed_, blocks_.size());
-    shadow_to(blocks_.size());
+    // (Serve: an answer's blocks not written were never requested.)
+    if (!answer_) {
+      misses_ += blocks_.size() - std::min<size_t>(accessed_, blocks_.size());
+      shadow_to(blocks_.size());
+    }
     shadow_.end_request();
     blocks_ = {};
   }
@@ -362,6 +382,26 @@ class Guarded final : public Policy {
     }
   }
 
+  // Serve mode: the shadow has the memory this tier has (shadow_lru.h). `removing` is a block
+  // of this tier on its way out, already taken off both_.
+  void fit_shadow(NodeId removing) {
+    if (!serving_) return;
+    shadow_.trim(held_, [&](BlockKey k) { shadow_left(k, removing); });
+  }
+  void shadow_left(BlockKey k, NodeId removing) {
+    if (NodeId m = held(k); m != kNoNode && m != removing) {
+      --both_;
+      in_shadow_[m] = 0;
+    }
+  }
+  // Serve mode: this tier lost n; a block dropped unused (never computed) leaves the shadow too.
+  void shadow_follows(NodeId n, Removal why) {
+    --held_;
+    if (why == Removal::kDropped)
+      if (shadow_.drop(tree_.key(n), [&](BlockKey k) { shadow_left(k, n); })) return;
+    fit_shadow(n);
+  }
+
   void lose_trust() {
     ++induced_;
     if (++induced_in_phase_ % halve_every_ == 0) {
@@ -432,6 +472,10 @@ class Guarded final : public Policy {
   BlockVector<uint8_t> in_shadow_;
   bool hbm_tier_ = true;
   uint64_t misses_ = 0;
+  // Serve mode (PolicyContext::serving): the shadow follows this tier's size, held_ blocks, and
+  // the current request writes an answer rather than reading a prompt.
+  bool serving_ = false, answer_ = false, answer_begun_ = false;
+  size_t held_ = 0;
 
   Choice choice_ = Choice::kLru;
   NodeId chosen_ = kNoNode;

@@ -62,6 +62,9 @@ struct PolicyContext {
   // (retention.h), under guarded's and auto's guard (docs/policies.md, "Retention hints").
   using Retention = RetentionSettings;
   std::optional<Retention> retention;
+  // Serve mode (ServingCache): requests overlap, decode blocks take memory outside the tree and
+  // answers are written at completion; guarded's shadow LRU then runs on the cache's memory.
+  bool serving = false;
 };
 
 class Policy {
