@@ -123,5 +123,43 @@ TEST(ServeLinks, WriteThroughHoldsTheLinkForEveryBlockItWrites) {
   EXPECT_EQ(r.tiers[0].link_wait_seconds, 0);
 }
 
+TEST(ServeLinks, WriteThroughWritesWhenThePrefillComputesTheBlocks) {
+  // Inclusive write-through, HBM of 8 blocks: A's blocks are written at the end of its prefill
+  // (a_end), B's at the end of its own; A again (2 s) finds A's blocks in DRAM and loads them
+  // behind the 16 writes: they land at a_end + 16 w + 8 r + latency (overlapped, longer than the
+  // compute). Writes timed at A's admission instead would land a_end earlier.
+  Trace t;
+  t.name = "wt-time";
+  t.block_tokens = 16;
+  std::vector<uint64_t> a{1, 2, 3, 4, 5, 6, 7, 8}, b{11, 12, 13, 14, 15, 16, 17, 18};
+  t.add_request(0, a, 128, 1);
+  t.add_request(1'000'000, b, 128, 1);
+  t.add_request(2'000'000, a, 128, 1);
+  CostModel::Options co;
+  co.block_tokens = 16;
+  CostModel cost = CostModel::linear(1, 0.1, 0, 1, 0, 131072, co);
+  TierSpec dram;
+  dram.name = "dram";
+  dram.capacity_blocks = 64;
+  dram.link = LinkSpec{"slow", 1e6, 0.5e6, 1e-3};
+  ServeOptions o;
+  o.capacity_blocks = 8;
+  o.cost_model = &cost;
+  o.cache_outputs = false;
+  o.check_victims = true;
+  o.overlap_transfers = true;
+  o.placement = Placement::kInclusive;
+  o.write_mode = WriteMode::kWriteThrough;
+  o.tiers = {dram};
+  RequestTimeline tl;
+  ServeResult r = serve(t, o, &tl);
+  ASSERT_EQ(r.tiers[0].hits, 8u);
+  const double w = kBlockBytes / 0.5e6, rd = kBlockBytes / 1e6;
+  const double a_end = tl.first_token[0];
+  ASSERT_GT(a_end, 1e-3);
+  // (writes are timed to the microsecond)
+  EXPECT_NEAR(tl.first_token[2], a_end + 16 * w + 8 * rd + 1e-3, 1e-6);
+}
+
 }  // namespace
 }  // namespace kvpolicy
