@@ -65,7 +65,7 @@ void LowerTiers::read(size_t t, BlockKey key, const AccessInfo& info) {
   AccessInfo up = info;
   up.kind = AccessKind::kPromoted;
   size_t local = tiers_.size() - (remote_ ? 1 : 0);
-  for (size_t u = 0; u < std::min(t, local); ++u) place(u, b, up, false);
+  for (size_t u = 0; u < std::min(t, local); ++u) place(u, b, up, false, false);
 }
 
 bool LowerTiers::present_above(size_t t, BlockKey key) const {
@@ -86,7 +86,8 @@ void LowerTiers::refresh_holds(BlockKey key) {
   }
 }
 
-void LowerTiers::place(size_t t, const TierStore::Block& b, AccessInfo info, bool swap) {
+void LowerTiers::place(size_t t, const TierStore::Block& b, AccessInfo info, bool swap,
+                       bool over_link) {
   if (t >= tiers_.size()) return;  // below the last tier: dropped
   TierStore& s = *tiers_[t];
   if (s.contains(b.key)) return;  // an inclusive copy, or the pool has it: nothing to write
@@ -102,6 +103,8 @@ void LowerTiers::place(size_t t, const TierStore::Block& b, AccessInfo info, boo
     if (write_ == WriteMode::kWriteBack) place(t + 1, *v, info, false);
   }
   s.insert(b, info);
+  if (over_link && t < queues_.size())
+    queues_[t].write(double(info.now) / double(kMicrosPerSecond), 1);
   if (placement_ == Placement::kInclusive && !is_remote(t))
     s.set_held_above(b.key, present_above(t, b.key));
 }
@@ -149,6 +152,19 @@ double LowerTiers::read_seconds(std::span<const uint32_t> hits, double block_byt
   for (size_t t = 0; t < tiers_.size() && t < hits.size(); ++t)
     s += link_read_time(links_[t], hits[t], block_bytes, gpus);
   return s;
+}
+
+void LowerTiers::set_transfer(double block_bytes, uint32_t gpus) {
+  queues_.clear();
+  for (const LinkSpec& l : links_) queues_.emplace_back(l, block_bytes, gpus);
+}
+
+double LowerTiers::load(std::span<const uint32_t> hits, double now) {
+  if (queues_.size() != tiers_.size()) throw Error("tiers: load() before set_transfer()");
+  double ready = now;
+  for (size_t t = 0; t < tiers_.size() && t < hits.size(); ++t)
+    ready = queues_[t].read(ready, hits[t]);
+  return ready;
 }
 
 void LowerTiers::set_checking(bool on) {

@@ -177,9 +177,9 @@ void ServingCache::allocate(std::span<const NodeId> path, uint32_t upto, Time no
   }
 }
 
-void ServingCache::mark_computed(std::span<const NodeId> path, uint32_t blocks) {
+void ServingCache::mark_computed(std::span<const NodeId> path, uint32_t blocks, Time now) {
   for (uint32_t i = 0; i < std::min<size_t>(blocks, path.size()); ++i) {
-    if (tiers_ && !computed_[path[i]]) write_through(path[i]);
+    if (tiers_ && !computed_[path[i]]) write_through(path[i], now);
     computed_[path[i]] = 1;
   }
 }
@@ -229,7 +229,7 @@ void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
     parent = place(r.blocks[i], parent, info);
     if (tiers_ && !computed_[parent]) {
       last_access_[parent] = info.access;
-      write_through(parent);
+      write_through(parent, r.time);
     }
     computed_[parent] = 1;
     path.push_back(parent);

@@ -35,7 +35,7 @@ void ServingCache::demote_victim(const PolicyDriver::Evicted& e, Time now) {
   tiers_->demote(b, info, swap_);
 }
 
-void ServingCache::write_through(NodeId n) {
+void ServingCache::write_through(NodeId n, Time now) {
   if (tiers_->write_mode() != WriteMode::kWriteThrough) return;
   TierStore::Block b;
   b.key = tree_->key(n);
@@ -44,7 +44,9 @@ void ServingCache::write_through(NodeId n) {
   if (b.has_parent) b.parent = tree_->key(p);
   b.position = tree_->depth(n);
   b.last_access = last_access_[n];
-  tiers_->computed(b, cycle_info_);
+  AccessInfo info = cycle_info_;
+  info.now = now;  // the end of the iteration that computed it
+  tiers_->computed(b, info);
 }
 
 uint32_t ServingCache::reusable_prefix(std::span<const BlockKey> keys) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "key_counts.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/numbers.h"
 
@@ -63,10 +64,14 @@ TierStore::TierStore(std::string name, size_t capacity_blocks, const PolicySpec&
     : name_(std::move(name)), capacity_(capacity_blocks), admission_(admission) {
   if (capacity_blocks == 0) throw ConfigError("the " + name_ + " tier needs at least one block");
   driver_ = std::make_unique<PolicyDriver>(capacity_blocks, spec, ctx);
+  // At most one parent key per block present (capacity + 1 while a hit swaps places).
+  children_ = std::make_unique<cache_detail::KeyCounts>(capacity_blocks + 2);
   if (admission_.kind == AdmissionFilter::Kind::kSeen)
     seen_ = std::make_unique<SeenCounter>(admission_.window ? admission_.window : capacity_);
   reserve();
 }
+
+TierStore::~TierStore() = default;
 
 void TierStore::reserve() {
   if (block_.size() < driver_->ids()) {
@@ -95,8 +100,7 @@ void TierStore::forget(NodeId n) {
   const Block& b = block_[n];
   held_above_[n] = 0;
   if (!b.has_parent) return;
-  auto it = children_.find(b.parent);
-  if (--it->second == 0) children_.erase(it);
+  children_->decrement(b.parent);
   NodeId p = driver_->tree().find(b.parent);
   if (p != kNoNode) driver_->release(p);
 }
@@ -112,6 +116,8 @@ std::optional<TierStore::Block> TierStore::evict(Time now) {
 
 void TierStore::insert(const Block& b, AccessInfo info) {
   NodeId n = driver_->insert_held(b.key, kNoNode);
+  // Its depth in its prompt, as replay's DRAM tier has it (FIFO's and LFU's tie-breaks, GDSF).
+  driver_->tree().set_root_depth(n, b.position);
   reserve();
   block_[n] = b;
   held_above_[n] = 0;
@@ -119,10 +125,9 @@ void TierStore::insert(const Block& b, AccessInfo info) {
   info.position = b.position;
   driver_->policy().on_access(n, info);
   // Its children already here hold it; it holds its parent if that is here.
-  if (auto it = children_.find(b.key); it != children_.end())
-    for (uint32_t c = 0; c < it->second; ++c) driver_->hold(n);
+  for (uint32_t c = 0, k = children_->get(b.key); c < k; ++c) driver_->hold(n);
   if (b.has_parent) {
-    ++children_[b.parent];
+    children_->increment(b.parent);
     NodeId p = driver_->tree().find(b.parent);
     if (p != kNoNode) driver_->hold(p);
   }

@@ -74,4 +74,27 @@ double link_write_time(const LinkSpec& link, uint64_t blocks, double block_bytes
   return move_time(link.write_bytes_per_s, link.latency_s, blocks, block_bytes, gpus);
 }
 
+double LinkQueue::occupancy(uint64_t blocks, double bytes_per_s) const {
+  if (blocks == 0 || bytes_per_s <= 0) return 0;
+  return double(blocks) * block_bytes_ / (double(std::max(gpus_, 1u)) * bytes_per_s);
+}
+
+double LinkQueue::read(double ready, uint64_t blocks) {
+  if (blocks == 0) return ready;
+  const double start = std::max(ready, free_at_);
+  const double busy = occupancy(blocks, link_.read_bytes_per_s);
+  read_wait_s_ += start - ready;
+  busy_s_ += busy;
+  free_at_ = start + busy;
+  return free_at_ + link_.latency_s;
+}
+
+void LinkQueue::write(double at, uint64_t blocks) {
+  const double busy = occupancy(blocks, link_.write_bytes_per_s);
+  if (busy == 0) return;
+  free_at_ = std::max(at, free_at_) + busy;
+  busy_s_ += busy;
+  write_busy_s_ += busy;
+}
+
 }  // namespace kvpolicy

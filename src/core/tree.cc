@@ -47,6 +47,10 @@ void PrefixTree::throw_too_deep() {
               " blocks, the prefix tree's limit");
 }
 
+void PrefixTree::throw_not_flat_root() {
+  throw Error("prefix tree: set_root_depth on a node with a parent or children (a bug)");
+}
+
 void PrefixTree::throw_too_many_pins(NodeId node) {
   throw Error("block " + std::to_string(node) + " is pinned by more than " +
               std::to_string(kMaxPins) + " requests at once, the prefix tree's limit");
@@ -73,7 +77,7 @@ std::string PrefixTree::check_invariants() const {
         if (nodes_[p].in_dram) return "HBM node " + std::to_string(id) + " under a DRAM parent";
         ++counted_hbm[p];
       }
-    } else if (nodes_[id].depth != 0) {
+    } else if (nodes_[id].depth != 0 && !flat_depths_) {
       return "root-level node " + std::to_string(id) + " has nonzero depth";
     }
   }

@@ -29,6 +29,10 @@ ServeResultField tiers_array() {
               y.add("blocks_read", t.blocks_read).add("blocks_written", t.blocks_written);
               y.add("bytes_read", t.bytes_read).add("bytes_written", t.bytes_written);
               y.add("evictions", t.evictions).add("rejected", t.rejected).add("full", t.full);
+              y.add("link_busy_seconds", t.link_busy_seconds);
+              y.add("link_write_seconds", t.link_write_seconds);
+              y.add("link_wait_seconds", t.link_wait_seconds);
+              y.add("link_utilisation", t.link_utilisation);
               out += (i ? "," : "") + y.str();
             }
             o.raw("tiers", out + "]");
@@ -63,6 +67,14 @@ ServeResultField tiers_array() {
               number("evictions", t.evictions);
               number("rejected", t.rejected);
               number("full", t.full);
+              // (rows written before link queueing have no link fields)
+              auto link_number = [&](const char* key, double& out) {
+                if (!e[key].error()) number(key, out);
+              };
+              link_number("link_busy_seconds", t.link_busy_seconds);
+              link_number("link_write_seconds", t.link_write_seconds);
+              link_number("link_wait_seconds", t.link_wait_seconds);
+              link_number("link_utilisation", t.link_utilisation);
               r.tiers.push_back(t);
             }
           }};
@@ -117,8 +129,10 @@ void add_tier_fields(std::vector<ServeResultField>& f) {
                           "with lower tiers: the part of `block_hits` found in HBM"));
   f.push_back(tier_number("hbm_hit_rate", &R::hbm_hit_rate, "number", "",
                           "with lower tiers: `hbm_hits` / `block_accesses`"));
-  f.push_back(tier_number("transfer_seconds", &R::transfer_seconds, "number", "s",
-                          "with lower tiers: lower-tier reads charged to iterations, summed"));
+  f.push_back(
+      tier_number("transfer_seconds", &R::transfer_seconds, "number", "s",
+                  "with lower tiers: iterations' waits for their lower-tier reads (queueing on the "
+                  "links included), summed"));
   f.push_back(tiers_array());
 }
 

@@ -63,6 +63,10 @@ void attach_tiers(std::vector<std::unique_ptr<Worker>>& workers, const ServeOpti
     workers[w]->cache().set_tiers(
         std::make_unique<LowerTiers>(o.placement, o.write_mode, std::move(local), std::move(links),
                                      remote.get(), pool ? pool->link : LinkSpec{}));
+    // Each link a FIFO server of this worker's (the pool's: its own NIC), reads and writes.
+    if (ctx.cost_model)
+      workers[w]->cache().tiers()->set_transfer(ctx.cost_model->kv_bytes_per_block(),
+                                                ctx.cost_model->tensor_parallel());
   }
 }
 
@@ -84,6 +88,15 @@ void collect_tiers(const std::vector<std::unique_ptr<Worker>>& workers, const Se
       r.rejected += s.counters.rejected;
       r.full += s.counters.full;
     }
+    for (const auto& w : workers) {
+      const LinkQueue* q = w->cache().tiers()->queue(t);
+      if (!q) continue;
+      r.link_busy_seconds += q->busy_seconds();
+      r.link_write_seconds += q->write_seconds();
+      r.link_wait_seconds += q->read_wait_seconds();
+    }
+    const double link_time = double(workers.size()) * res.makespan_s;
+    r.link_utilisation = link_time > 0 ? r.link_busy_seconds / link_time : 0;
     r.hit_rate = res.block_accesses ? double(r.hits) / double(res.block_accesses) : 0;
     r.bytes_read = double(r.blocks_read) * block_bytes;
     r.bytes_written = double(r.blocks_written) * block_bytes;

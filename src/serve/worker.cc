@@ -33,7 +33,7 @@ bool Worker::admit(uint32_t r, double now) {
   if (!cache_.fits(workload_.sequences.prompt(r).first(p), extra)) return false;
   s.hit_blocks = cache_.admit(workload_.view(r, now, false), extra, s.path);
   s.private_blocks = extra;
-  charge_tier_reads(s);
+  charge_tier_reads(s, now);
   // At least one token is computed, for the logits of the next one.
   uint64_t cached = std::min<uint64_t>(uint64_t{s.hit_blocks} * b, prompt_tokens(r));
   cached = std::min(cached, tokens - 1);
@@ -51,13 +51,13 @@ void Worker::start_prefill(uint32_t r, uint64_t cached, uint64_t tokens, double 
   running_.push_back(r);
 }
 
-void Worker::charge_tier_reads(RequestState& s) {
-  const LowerTiers* tiers = cache_.tiers();
+void Worker::charge_tier_reads(RequestState& s, double now) {
+  LowerTiers* tiers = cache_.tiers();
   if (!tiers) return;
   auto hits = cache_.last_tier_hits();
   std::copy(hits.begin(), hits.end(), s.tier_hits.begin());
-  pending_transfer_s_ +=
-      tiers->read_seconds(hits, cost_.kv_bytes_per_block(), cost_.tensor_parallel());
+  // Queued on the links behind earlier reads and writes: the iteration waits for the last.
+  pending_transfer_s_ = std::max(pending_transfer_s_, tiers->load(hits, now) - now);
 }
 
 void Worker::preempt(uint32_t r) {
@@ -285,7 +285,7 @@ void Worker::end_iteration(double now) {
             ? p
             : std::min<uint32_t>(
                   p, static_cast<uint32_t>(s.context / workload_.sequences.block_tokens));
-    cache_.mark_computed(s.path, computed);
+    cache_.mark_computed(s.path, computed, static_cast<Time>(now * kMicrosPerSecond));
     if (s.prefill_left > 0) continue;
     // The last chunk's forward pass yields the next token (the first, unless recomputing).
     s.prefilling = false;

@@ -120,8 +120,8 @@ class Worker {
   // An admitted request runs, its first `cached` of `tokens` tokens found in the cache.
   void start_prefill(uint32_t r, uint64_t cached, uint64_t tokens, double now);
   void preempt(uint32_t r);
-  // Memory tiers: records the last admission's lower-tier hits and charges their reads.
-  void charge_tier_reads(RequestState& s);
+  // Memory tiers: records the last admission's lower-tier hits and queues their reads at `now`.
+  void charge_tier_reads(RequestState& s, double now);
   void complete(uint32_t r, double now);
   // Chunked allocation (worker_chunked.cc): prompt blocks and private blocks a request holds
   // once `end` tokens of its sequence are computed; admission with the cached prefix and the
@@ -176,7 +176,8 @@ class Worker {
   // Memory tiers.
   std::array<uint64_t, LowerTiers::kMaxTiers> tier_hits_{};
   uint64_t preemptions_at_start_ = 0;  // of the iteration being planned
-  double pending_transfer_s_ = 0;  // reads of the requests admitted in the iteration being planned
+  // From the planned iteration's start to the arrival of the last read it admitted.
+  double pending_transfer_s_ = 0;
   double transfer_seconds_ = 0;
 };
 

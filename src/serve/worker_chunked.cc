@@ -37,7 +37,7 @@ bool Worker::admit_chunked(uint32_t r, double now, uint32_t budget) {
   s.hit_blocks =
       cache_.admit_chunked(workload_.view(r, now, false), path_blocks, private_blocks, s.path);
   s.private_blocks = private_blocks;
-  charge_tier_reads(s);
+  charge_tier_reads(s, now);
   start_prefill(r, cached, tokens, now);
   return true;
 }

@@ -103,7 +103,7 @@ void run(Placement placement, WriteMode write, size_t dram, size_t ssd, Check ch
     RequestView v = request_view(trace, r);
     if (v.blocks.size() > 60) continue;
     cache.admit(v, 0, path);
-    cache.mark_computed(path, static_cast<uint32_t>(path.size()));
+    cache.mark_computed(path, static_cast<uint32_t>(path.size()), v.time);
     cache.complete(v, path, 0);
     check(cache);
   }
@@ -170,7 +170,7 @@ TEST(ServingCacheTiers, InclusiveSsdKeepsEveryBlockItAdmitted) {
     RequestView v = request_view(trace, r);
     if (v.blocks.size() > 60) continue;
     cache.admit(v, 0, path);
-    cache.mark_computed(path, static_cast<uint32_t>(path.size()));
+    cache.mark_computed(path, static_cast<uint32_t>(path.size()), v.time);
     cache.complete(v, path, 0);
     auto dram = cache.tiers()->tier(0).keys(), ssd = cache.tiers()->tier(1).keys();
     std::set<BlockKey> s(ssd.begin(), ssd.end());

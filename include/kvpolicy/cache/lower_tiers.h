@@ -77,11 +77,23 @@ class LowerTiers {
   // Seconds to read hits[t] blocks from each tier t into a worker of `gpus` GPUs, one tier
   // after another (docs/serve.md).
   double read_seconds(std::span<const uint32_t> hits, double block_bytes, uint32_t gpus) const;
+  // Link queueing (docs/serve.md, "Memory tiers"): each tier's link becomes a FIFO server of
+  // this worker's blocks of `block_bytes` over `gpus` GPUs; from then on writes into a tier
+  // (demotions, write-through) hold its link at the time they happen.
+  void set_transfer(double block_bytes, uint32_t gpus);
+  // Queues the reads of hits[t] blocks from each tier t, one tier after another, the first ready
+  // at `now` seconds; returns when the last has arrived (needs set_transfer).
+  double load(std::span<const uint32_t> hits, double now);
+  // Tier t's link (empty before set_transfer).
+  const LinkQueue* queue(size_t t) const { return t < queues_.size() ? &queues_[t] : nullptr; }
   void set_checking(bool on);
 
  private:
   // Offers b to tier t and below (write-back cascades a victim to the next tier).
-  void place(size_t t, const TierStore::Block& b, AccessInfo info, bool swap);
+  // `over_link`: the block comes from HBM or a tier above over t's link (false: an inclusive
+  // copy moving up, which passes through tier t on its way to HBM).
+  void place(size_t t, const TierStore::Block& b, AccessInfo info, bool swap,
+             bool over_link = true);
   bool present_above(size_t t, BlockKey key) const;
   void refresh_holds(BlockKey key);
 
@@ -92,6 +104,7 @@ class LowerTiers {
   std::vector<LinkSpec> links_;
   TierStore* remote_ = nullptr;
   const PrefixTree* hbm_ = nullptr;
+  std::vector<LinkQueue> queues_;  // per tier, after set_transfer
 };
 
 }  // namespace kvpolicy

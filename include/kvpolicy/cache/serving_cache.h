@@ -35,8 +35,9 @@ class ServingCache {
   // first) are the prompt's nodes, and private_blocks are reserved. Returns the computed prefix
   // in blocks, found before anything changed.
   uint32_t admit(const RequestView& prompt, size_t private_blocks, std::vector<NodeId>& path);
-  // Marks path[0..blocks) computed (a prefill passed them): later requests reuse them.
-  void mark_computed(std::span<const NodeId> path, uint32_t blocks);
+  // Marks path[0..blocks) computed (a prefill passed them) at `now`: later requests reuse them
+  // (with write-through, they are written down then).
+  void mark_computed(std::span<const NodeId> path, uint32_t blocks, Time now);
   // Reserves one more private block, evicting if need be; false if every block is pinned.
   bool grow(Time now);
   // A preempted request: its nodes are unpinned (they stay cached) and its private blocks freed.
@@ -127,7 +128,7 @@ class ServingCache {
   uint32_t admit_tiered(const RequestView& r, size_t private_blocks, std::vector<NodeId>& path,
                         uint32_t allocate = UINT32_MAX);
   void demote_victim(const PolicyDriver::Evicted& e, Time now);
-  void write_through(NodeId n);
+  void write_through(NodeId n, Time now);  // at `now`, when HBM computed it
   std::unique_ptr<LowerTiers> tiers_;
   std::vector<uint64_t> last_access_;  // per node: its last access index (a demotion carries it)
   std::array<uint32_t, LowerTiers::kMaxTiers> last_tier_hits_{};

@@ -19,6 +19,10 @@
 
 namespace kvpolicy {
 
+namespace cache_detail {
+class KeyCounts;
+}
+
 // Which blocks a tier admits when one is offered to it (written through or demoted into it).
 struct AdmissionFilter {
   enum class Kind { kAll, kPresence, kSeen };
@@ -59,6 +63,7 @@ class TierStore {
  public:
   TierStore(std::string name, size_t capacity_blocks, const PolicySpec& spec, PolicyContext ctx,
             AdmissionFilter admission);
+  ~TierStore();
 
   // What an evicted block carries down to the next tier.
   struct Block {
@@ -116,9 +121,10 @@ class TierStore {
   AdmissionFilter admission_;
   std::unique_ptr<PolicyDriver> driver_;
   std::unique_ptr<SeenCounter> seen_;
-  std::vector<Block> block_;                         // per node
-  std::vector<uint8_t> held_above_;                  // per node: holds one hold for a copy above
-  std::unordered_map<BlockKey, uint32_t> children_;  // per key: blocks present with it as parent
+  std::vector<Block> block_;         // per node
+  std::vector<uint8_t> held_above_;  // per node: holds one hold for a copy above
+  // Per key: blocks present with it as parent.
+  std::unique_ptr<cache_detail::KeyCounts> children_;
   bool checking_ = false;
 };
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvpolicy {
@@ -28,5 +29,33 @@ LinkSpec find_link(const std::string& name);
 double link_read_time(const LinkSpec& link, uint64_t blocks, double block_bytes, uint32_t gpus);
 // The same for writing blocks out of HBM (write bandwidth).
 double link_write_time(const LinkSpec& link, uint64_t blocks, double block_bytes, uint32_t gpus);
+
+// One link as a FIFO server (docs/serve.md, "Memory tiers"): a transfer starts at max(ready,
+// the link's free time), occupies the link for its bytes over the bandwidth and its data lands
+// a latency later; reads (loads into HBM) and writes (demotions, write-through) share it.
+class LinkQueue {
+ public:
+  LinkQueue() = default;
+  LinkQueue(LinkSpec link, double block_bytes, uint32_t gpus)
+      : link_(std::move(link)), block_bytes_(block_bytes), gpus_(gpus) {}
+  // Reads `blocks` ready at `ready` seconds; returns when their data has arrived (`ready` for
+  // no block).
+  double read(double ready, uint64_t blocks);
+  // Writes `blocks` handed over at `at` seconds (asynchronous: nobody waits for it, but it
+  // holds the link).
+  void write(double at, uint64_t blocks);
+
+  double busy_seconds() const { return busy_s_; }            // occupied, reads and writes
+  double write_seconds() const { return write_busy_s_; }     // occupied by writes
+  double read_wait_seconds() const { return read_wait_s_; }  // reads' waits for the link
+  double free_at() const { return free_at_; }
+
+ private:
+  double occupancy(uint64_t blocks, double bytes_per_s) const;
+  LinkSpec link_;
+  double block_bytes_ = 0;
+  uint32_t gpus_ = 1;
+  double free_at_ = 0, busy_s_ = 0, write_busy_s_ = 0, read_wait_s_ = 0;
+};
 
 }  // namespace kvpolicy

@@ -100,6 +100,14 @@ class PrefixTree {
   BlockKey key(NodeId n) const { return at(n).key; }
   NodeId parent(NodeId n) const { return at(n).parent; }
   uint32_t depth(NodeId n) const { return at(n).depth; }  // 0 = first block of a prompt
+  // A flat store's root standing for a block `depth` deep in its prompt (serve mode's lower
+  // tiers, docs/serve.md): policies reading depth order it as replay's DRAM tier does.
+  void set_root_depth(NodeId n, uint32_t depth) {
+    if (at(n).parent != kNoNode || at(n).children != 0) throw_not_flat_root();
+    if (depth > kMaxDepth) throw_too_deep();
+    nodes_[n].depth = depth;
+    flat_depths_ = true;
+  }
   uint32_t child_count(NodeId n) const { return at(n).children; }
   uint32_t pin_count(NodeId n) const { return at(n).pins; }
   uint32_t hbm_child_count(NodeId n) const { return at(n).hbm_children; }
@@ -149,6 +157,7 @@ class PrefixTree {
   // Out of line: the hot paths stay small.
   [[noreturn]] void throw_bad_node(NodeId node) const;
   [[noreturn]] static void throw_too_deep();
+  [[noreturn]] static void throw_not_flat_root();
   [[noreturn]] static void throw_too_many_pins(NodeId node);
   // A slot keeps the upper half of the key's hash beside the id: probes and backward shifts
   // rarely need to read the node.
@@ -172,6 +181,7 @@ class PrefixTree {
   // factor at most 1/2; the home slot is a function of the tag.
   BlockVector<Slot> slots_;
   size_t size_ = 0;
+  bool flat_depths_ = false;  // set_root_depth was used: roots may have any depth
 };
 
 // The replay's hot path, inline so that the cache's loop compiles into one body.

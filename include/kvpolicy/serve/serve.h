@@ -93,6 +93,13 @@ struct TierResult {
   uint64_t full = 0;      // admitted but dropped: every block of the tier was held
   double bytes_read = 0;
   double bytes_written = 0;  // the SSD's wear
+  // Its link, one FIFO server per worker (the pool's: each worker's own NIC), summed over
+  // workers: seconds occupied (reads and writes), by writes, and reads' waits for the link;
+  // utilisation = busy / (workers x makespan).
+  double link_busy_seconds = 0;
+  double link_write_seconds = 0;
+  double link_wait_seconds = 0;
+  double link_utilisation = 0;
 };
 
 // Latency summary of one metric over completed requests, ms (nearest-rank percentiles).
