@@ -11,17 +11,9 @@ set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: serve_claims37.sh OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-K=${KVPOLICY:-$src/build/kvpolicy}
-K=$(realpath "$K")
-T=${KVPOLICY_DATA:-$src/../shared/traces}
-M=$T/mooncake-conversation/conversation_trace.jsonl
+REQUIRE=(chatbot-arena/chatbot_arena_conversations_raw.jsonl)
+source "$src/studies/serve_env.sh"
 A=$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl
-for f in "$K" "$M" "$A"; do [[ -e $f ]] || { echo "missing: $f" >&2; exit 1; }; done
-cd "$out"
-rm -f ./*.json
-log() { echo "+ $*" >&2; "$@" > /dev/null; }
 
 # ---- (g) WA with a DRAM tier: section (c)'s one-worker runs, plus 256 GB of host DRAM --------
 # WA's window and refit period are in trace seconds, stretched with the arrivals (section (c)).

@@ -12,15 +12,8 @@ set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: serve_pd_cache37.sh OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-K=${KVPOLICY:-$src/build/kvpolicy}
-T=${KVPOLICY_DATA:-$src/../shared/traces}
-M=$T/mooncake-conversation/conversation_trace.jsonl
-for f in "$K" "$M"; do [[ -e $f ]] || { echo "missing: $f" >&2; exit 1; }; done
-cd "$out"
-rm -f ./*.json
-log() { echo "+ $*" >&2; "$@" > /dev/null; }
+REQUIRE=()
+source "$src/studies/serve_env.sh"
 "$K" trace generate --kind conversation --params sessions=800 --out conv.kvtrace > /dev/null
 
 for dc in off on; do

@@ -15,18 +15,8 @@ set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: serve_results.sh OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-K=${KVPOLICY:-$src/build/kvpolicy}
-T=${KVPOLICY_DATA:-$src/../shared/traces}
-M=$T/mooncake-conversation/conversation_trace.jsonl
-for f in "$K" "$M" "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl" \
-         "$T/loogle/shortdep_qa.jsonl"; do
-  [[ -e $f ]] || { echo "missing: $f" >&2; exit 1; }
-done
-cd "$out"
-rm -f ./*.json ./*.jsonl
-log() { echo "+ $*" >&2; "$@" > /dev/null; }
+REQUIRE=(chatbot-arena/chatbot_arena_conversations_raw.jsonl loogle/shortdep_qa.jsonl)
+source "$src/studies/serve_env.sh"
 
 # ---- (a) GSP, round-robin order, one worker -------------------------------------------------
 # The RLT paper's single-worker setting (its Table 3): 64 groups x 32 prompts, other GSP
@@ -105,8 +95,8 @@ log "$K" serve -t "$M" -f mooncake --sessions infer -w 1 -p wa -c 894,3656 --rat
 # 100 s think time), Qwen2.5-32B on one A100-80GB (the LCR paper's LLM is 32B or larger);
 # capacities 2.5, 5, 8 % of the unique blocks (the paper's Online-QA range).
 log "$K" trace build --source chatbot-arena \
-    -i "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl" -o arena.kvtrace
-log "$K" trace build --source loogle -i "$T/loogle/shortdep_qa.jsonl" -o loogle-shortdep-qa.kvtrace
+    -i "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl -o arena.kvtrace
+log "$K" trace build --source loogle -i "$T/loogle/shortdep_qa.jsonl -o loogle-shortdep-qa.kvtrace
 for rate in 0 3; do
   log "$K" serve -t arena.kvtrace -w 1 -p lru,laru:predictor=oracle,belady -c 0.025,0.05,0.08 \
       --model qwen2.5-32b --gpu a100-80gb --rate $rate --jobs 1 --json d-arena-rate$rate.json

@@ -13,6 +13,31 @@ namespace {
 
 constexpr double kBlockBytes = 16 * 131072.0;
 
+// One serve setup for the runs below: a linear cost model (prefill 1 + 0.1 ms a token, decode
+// 1 ms a step), 16-token blocks, and a DRAM tier of 64 blocks behind a slow link (1 MB/s reads,
+// 0.5 MB/s writes, 1 ms latency).
+struct SlowDram {
+  CostModel cost = CostModel::linear(1, 0.1, 0, 1, 0, 131072, [] {
+    CostModel::Options co;
+    co.block_tokens = 16;
+    return co;
+  }());
+  ServeOptions options(uint64_t hbm_blocks) const {
+    TierSpec dram;
+    dram.name = "dram";
+    dram.capacity_blocks = 64;
+    dram.link = LinkSpec{"slow", 1e6, 0.5e6, 1e-3};
+    ServeOptions o;
+    o.capacity_blocks = hbm_blocks;
+    o.cost_model = &cost;
+    o.cache_outputs = false;
+    o.check_victims = true;
+    o.overlap_transfers = true;
+    o.tiers = {dram};
+    return o;
+  }
+};
+
 TEST(ServeLinks, TheSecondOfTwoSimultaneousLoadsWaitsTheFirstsTransfer) {
   const LinkSpec link = find_link("pcie4");
   for (uint32_t gpus : {1u, 2u}) {
@@ -61,20 +86,8 @@ TEST(ServeLinks, DemotionsDelayALaterLoadInServe) {
   t.add_request(10'000'000, b, 128, 1);
   t.add_request(19'990'000, c, 128, 1);
   t.add_request(20'000'000, a, 128, 1);
-  CostModel::Options co;
-  co.block_tokens = 16;
-  CostModel cost = CostModel::linear(1, 0.1, 0, 1, 0, 131072, co);
-  TierSpec dram;
-  dram.name = "dram";
-  dram.capacity_blocks = 64;
-  dram.link = LinkSpec{"slow", 1e6, 0.5e6, 1e-3};
-  ServeOptions o;
-  o.capacity_blocks = 16;
-  o.cost_model = &cost;
-  o.cache_outputs = false;
-  o.check_victims = true;
-  o.overlap_transfers = true;
-  o.tiers = {dram};
+  SlowDram setup;
+  ServeOptions o = setup.options(16);
   RequestTimeline tl;
   ServeResult r = serve(t, o, &tl);
   ASSERT_EQ(r.tiers.size(), 1u);
@@ -98,20 +111,10 @@ TEST(ServeLinks, WriteThroughHoldsTheLinkForEveryBlockItWrites) {
   std::vector<uint64_t> a{1, 2, 3, 4, 5, 6, 7, 8}, b{11, 12, 13, 14, 15, 16, 17, 18};
   t.add_request(0, a, 128, 1);
   t.add_request(1'000'000, b, 128, 1);  // B: 8 more writes, behind A's
-  CostModel::Options co;
-  co.block_tokens = 16;
-  CostModel cost = CostModel::linear(1, 0.1, 0, 1, 0, 131072, co);
-  TierSpec dram;
-  dram.name = "dram";
-  dram.capacity_blocks = 64;
-  dram.link = LinkSpec{"slow", 1e6, 0.5e6, 1e-3};
-  ServeOptions o;
-  o.capacity_blocks = 64;
-  o.cost_model = &cost;
-  o.cache_outputs = false;
+  SlowDram setup;
+  ServeOptions o = setup.options(64);
   o.placement = Placement::kInclusive;
   o.write_mode = WriteMode::kWriteThrough;
-  o.tiers = {dram};
   RequestTimeline tl;
   ServeResult r = serve(t, o, &tl);
   ASSERT_EQ(r.tiers[0].blocks_written, 16u);
@@ -135,22 +138,10 @@ TEST(ServeLinks, WriteThroughWritesWhenThePrefillComputesTheBlocks) {
   t.add_request(0, a, 128, 1);
   t.add_request(1'000'000, b, 128, 1);
   t.add_request(2'000'000, a, 128, 1);
-  CostModel::Options co;
-  co.block_tokens = 16;
-  CostModel cost = CostModel::linear(1, 0.1, 0, 1, 0, 131072, co);
-  TierSpec dram;
-  dram.name = "dram";
-  dram.capacity_blocks = 64;
-  dram.link = LinkSpec{"slow", 1e6, 0.5e6, 1e-3};
-  ServeOptions o;
-  o.capacity_blocks = 8;
-  o.cost_model = &cost;
-  o.cache_outputs = false;
-  o.check_victims = true;
-  o.overlap_transfers = true;
+  SlowDram setup;
+  ServeOptions o = setup.options(8);
   o.placement = Placement::kInclusive;
   o.write_mode = WriteMode::kWriteThrough;
-  o.tiers = {dram};
   RequestTimeline tl;
   ServeResult r = serve(t, o, &tl);
   ASSERT_EQ(r.tiers[0].hits, 8u);
