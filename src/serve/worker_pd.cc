@@ -91,7 +91,7 @@ bool Worker::admit_transferred_cached(uint32_t r, uint32_t need, double now) {
   }
   // The held prefix is found, the transferred rest is placed and computed: the KV has arrived.
   s.hit_blocks = cache_.admit(workload_.view(r, now, false), extra, s.path);
-  cache_.mark_computed(s.path, p);
+  cache_.mark_computed(s.path, p, static_cast<Time>(now * kMicrosPerSecond));
   release_hold(r);
   s.private_blocks = extra;
   s.prefilling = false;
