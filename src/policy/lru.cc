@@ -32,11 +32,7 @@ class Lru final : public InlinedPolicy<Lru> {
   void reserve_ids(size_t ids) override {
     list_.resize(ids);
     cand_.resize(ids);
-    if (ids > label_.size()) {
-      label_.resize(ids, 0);
-      in_heap_.resize(ids, 0);
-      gen_.resize(ids, 0);
-    }
+    if (labelled_) grow_labels(ids);
   }
 
   // The hooks are always_inline into the replay (InlinedPolicy): faster than virtual calls
@@ -45,16 +41,16 @@ class Lru final : public InlinedPolicy<Lru> {
     if (list_.contains(n)) {
       list_.erase(n);
       if (cand_.contains(n)) cand_.erase(n);
-      leave_heap(n);
+      if (labelled_) leave_heap(n);
     }
     NodeId parent = tree_.parent(n);
     // The parent is absent only when it is in another tier (n was demoted to this one).
     if (info.position == 0 || parent == kNoNode || !list_.contains(parent)) {
-      label_[n] = tail_label();
+      if (labelled_) label_[n] = tail_label();
       list_.push_back(n);
       cand_.push_back(n);
     } else {
-      label_[n] = label_before(parent);
+      if (labelled_) label_[n] = label_before(parent);
       list_.insert_before(n, parent);
       if (cand_.contains(parent)) {
         cand_.insert_before(n, parent);
@@ -65,7 +61,7 @@ class Lru final : public InlinedPolicy<Lru> {
   }
   [[gnu::always_inline]] void prefetch_for_access(NodeId n) const { list_.prefetch(n); }
   void on_evictable(NodeId n) override {
-    if (list_.contains(n) && !cand_.contains(n) && !in_heap_[n]) enter_heap(n);
+    if (list_.contains(n) && !cand_.contains(n) && !(labelled_ && in_heap_[n])) enter_heap(n);
   }
   void on_unevictable(NodeId) override {}
   // In replay only the current request's blocks (at the tail) are pinned, so the scan stops at
@@ -87,7 +83,7 @@ class Lru final : public InlinedPolicy<Lru> {
       prefetch_next_victims(tree_, cand_, n);
       cand_.erase(n);
     }
-    leave_heap(n);
+    if (labelled_) leave_heap(n);
     list_.erase(n);
   }
   size_t memory_bytes() const override {
@@ -132,8 +128,21 @@ class Lru final : public InlinedPolicy<Lru> {
     std::make_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
   }
 
+  // Labels are kept from the first block that returns through the heap on (never, without
+  // hints, in replay): until then the candidate list alone is the order.
+  void grow_labels(size_t ids) {
+    if (ids <= label_.size()) return;
+    label_.resize(ids, 0);
+    in_heap_.resize(ids, 0);
+    gen_.resize(ids, 0);
+  }
   bool valid(const Entry& e) const { return in_heap_[e.node] && gen_[e.node] == e.gen; }
   void enter_heap(NodeId n) {
+    if (!labelled_) {
+      labelled_ = true;
+      grow_labels(list_.ids());
+      relabel();
+    }
     in_heap_[n] = 1;
     ++in_heap_count_;
     heap_.push_back({label_[n], n, gen_[n]});
@@ -168,6 +177,7 @@ class Lru final : public InlinedPolicy<Lru> {
   std::vector<uint32_t> gen_;
   std::vector<Entry> heap_;
   size_t in_heap_count_ = 0;
+  bool labelled_ = false;
 };
 
 const bool registered = register_policy<Lru>({
