@@ -43,8 +43,8 @@
 #include <vector>
 
 #include "guard_recency.h"
+#include "guard_serve_order.h"
 #include "kvpolicy/core/error.h"
-#include "kvpolicy/core/order/intrusive_list.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
 #include "shadow_lru.h"
@@ -141,7 +141,7 @@ class Guarded final : public Policy {
     // request's own. Keys come from a counter, not the request's blocks: an owner driving the
     // cache through PolicyTree may not list them, and a flat cache's blocks are all roots.
     order_.set_key(n, dram ? first_key_ + demotions_++ : recency_key(n, info));
-    if (serving_) place_in_serve_order(n, info);
+    if (serving_) serve_order_.place(tree_, n, info);
     if (info.reused() && stamp_[n] < phase_) --old_count_;  // requested: no longer old
     stamp_[n] = phase_;
     request_path_.push_back(n);
@@ -220,7 +220,7 @@ class Guarded final : public Policy {
 
   void on_removed(NodeId n, Removal why) override {
     order_.remove(n);
-    if (serving_ && serve_order_.contains(n)) serve_order_.erase(n);
+    if (serving_) serve_order_.remove(n);
     if (stamp_[n] < phase_) --old_count_;
     // A block leaving HBM (not promoted into it) leaves what the tier and the shadow share.
     if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
@@ -312,25 +312,11 @@ class Guarded final : public Policy {
     NodeId n = pos < pos_node_.size() ? pos_node_[pos] : kNoNode;
     return n == kNoNode ? held(key) : tree_.tier(n) == Tier::kHbm ? n : kNoNode;
   }
-  // LRU's choice: the oldest evictable leaf by recency key; in serve mode lru.cc's own victim
-  // (serve_order_), the order the shadow trims in: the keys rank an answer block written at
-  // completion as new, which made a fallback evict a block the shadow kept (docs/policies.md).
+  // LRU's choice: the oldest evictable leaf by recency key; in serve mode lru.cc's victim, the
+  // order the shadow trims in (guard_serve_order.h).
   NodeId lru_choice() const {
     if (!serving_) return order_.oldest();
-    for (NodeId n = serve_order_.front(); n != kNoNode; n = serve_order_.next(n))
-      if (order_.contains(n)) return n;
-    return kNoNode;
-  }
-  // lru.cc's list, kept in serve mode: an answer block written at completion goes just before
-  // its parent (older than the recency keys make it), as the shadow places it.
-  void place_in_serve_order(NodeId n, const AccessInfo& info) {
-    if (serve_order_.contains(n)) serve_order_.erase(n);
-    NodeId parent = tree_.parent(n);
-    if (info.position == 0 || parent == kNoNode || !serve_order_.contains(parent)) {
-      serve_order_.push_back(n);
-    } else {
-      serve_order_.insert_before(n, parent);
-    }
+    return serve_order_.oldest([&](NodeId n) { return order_.contains(n); });
   }
 
   // D: blocks the shadow LRU holds and this tier does not.
@@ -462,8 +448,8 @@ class Guarded final : public Policy {
   bool check_;
   double ratio_, slack_, allowance_;
 
-  IntrusiveList serve_order_;  // serve mode: every block of the tier in lru.cc's order
-  GuardRecency order_;         // evictable leaves by recency key (LRU's order); keys of all blocks
+  GuardServeOrder serve_order_;  // serve mode: every block of the tier in lru.cc's order
+  GuardRecency order_;  // evictable leaves by recency key (LRU's order); keys of all blocks
   // Keys: each request's demotions count up from first_key_, each fresh block takes the next
   // multiple of the stride and its descendants in the request count down from it (a request's
   // demotions and depths stay below half the stride: 2^19).
