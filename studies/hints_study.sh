@@ -4,7 +4,8 @@
 # workload's structure, and the oracle: the bound), wrong hints (random blocks) and adversarial
 # hints (the blocks never reused again, at 100 forever), on the Mooncake conversation trace,
 # Chatbot Arena (built with `kvpolicy trace build`) and the agent generator (its defaults but 200
-# sessions instead of 500: lru's list scan grows with the hinted blocks, docs/results/hints.md);
+# sessions instead of 500: lru's list scan grew with the hinted blocks when first measured,
+# docs/results/hints.md);
 # then TTFT in serve mode for lru on the agent workload. Every hint parameter is fixed here, chosen before
 # any run (the examples), not tuned on these traces.
 # Env: KVPOLICY (binary, default build/kvpolicy), KVPOLICY_DATA, OUT (default hints_study),

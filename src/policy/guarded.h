@@ -3,7 +3,8 @@
 // LARU (LCR paper, Algorithm 1); docs/policies.md states it in full.
 // Cost: the inner's, plus O(1) per access, eviction and leaf transition (the recency list;
 // O(log n) with trust, which needs the treap: guard_recency.h) and O(1) hash lookups per block
-// (the shadow LRU).
+// (the shadow LRU). In serve mode LRU's choice comes from lru.cc's own list, scanned past pinned
+// blocks as lru.cc scans it.
 //
 // At each eviction the guard asks the inner policy for its victim v and takes it, unless
 //   1. v is LRU's choice anyway (the least recently used evictable leaf, lru.cc's order), or
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "guard_recency.h"
+#include "guard_serve_order.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/tree.h"
 #include "kvpolicy/policy/policy.h"
@@ -108,6 +110,7 @@ class Guarded final : public Policy {
   void reserve_ids(size_t ids) override {
     inner_->reserve_ids(ids);
     order_.resize(ids);
+    if (serving_) serve_order_.resize(ids);
     stamp_.resize(ids, 0);
     in_shadow_.resize(ids, 0);
   }
@@ -138,6 +141,7 @@ class Guarded final : public Policy {
     // request's own. Keys come from a counter, not the request's blocks: an owner driving the
     // cache through PolicyTree may not list them, and a flat cache's blocks are all roots.
     order_.set_key(n, dram ? first_key_ + demotions_++ : recency_key(n, info));
+    if (serving_) serve_order_.place(tree_, n, info);
     if (info.reused() && stamp_[n] < phase_) --old_count_;  // requested: no longer old
     stamp_[n] = phase_;
     request_path_.push_back(n);
@@ -188,7 +192,7 @@ class Guarded final : public Policy {
   // same answer: the inner's victim() is a choice too, and only a new phase (which the first
   // call starts and the second finds started) changes state here.
   NodeId victim(Time now) override {
-    NodeId lru = order_.oldest();
+    NodeId lru = lru_choice();
     if (lru == kNoNode) return chosen_ = kNoNode;
     if (old_count_ == 0) new_phase();
     shadow_to(next_pos_);  // (two tiers: positions found in DRAM were not told to this tier)
@@ -216,6 +220,7 @@ class Guarded final : public Policy {
 
   void on_removed(NodeId n, Removal why) override {
     order_.remove(n);
+    if (serving_) serve_order_.remove(n);
     if (stamp_[n] < phase_) --old_count_;
     // A block leaving HBM (not promoted into it) leaves what the tier and the shadow share.
     if (why != Removal::kPromoted && tree_.tier(n) == Tier::kHbm) {
@@ -265,8 +270,8 @@ class Guarded final : public Policy {
   }
 
   size_t memory_bytes() const override {
-    return inner_->memory_bytes() + order_.memory_bytes() + stamp_.capacity() * sizeof(uint32_t) +
-           in_shadow_.capacity() + shadow_.memory_bytes() +
+    return inner_->memory_bytes() + order_.memory_bytes() + serve_order_.memory_bytes() +
+           stamp_.capacity() * sizeof(uint32_t) + in_shadow_.capacity() + shadow_.memory_bytes() +
            evicted_.size() * (2 * sizeof(uint64_t) + 16);
   }
 
@@ -307,6 +312,13 @@ class Guarded final : public Policy {
     NodeId n = pos < pos_node_.size() ? pos_node_[pos] : kNoNode;
     return n == kNoNode ? held(key) : tree_.tier(n) == Tier::kHbm ? n : kNoNode;
   }
+  // LRU's choice: the oldest evictable leaf by recency key; in serve mode lru.cc's victim, the
+  // order the shadow trims in (guard_serve_order.h).
+  NodeId lru_choice() const {
+    if (!serving_) return order_.oldest();
+    return serve_order_.oldest([&](NodeId n) { return order_.contains(n); });
+  }
+
   // D: blocks the shadow LRU holds and this tier does not.
   int64_t debt() const { return int64_t(shadow_.size()) - both_; }
 
@@ -436,6 +448,7 @@ class Guarded final : public Policy {
   bool check_;
   double ratio_, slack_, allowance_;
 
+  GuardServeOrder serve_order_;  // serve mode: every block of the tier in lru.cc's order
   GuardRecency order_;  // evictable leaves by recency key (LRU's order); keys of all blocks
   // Keys: each request's demotions count up from first_key_, each fresh block takes the next
   // multiple of the stride and its descendants in the request count down from it (a request's
