@@ -47,7 +47,9 @@ bool Worker::allocate_chunk(uint32_t r, uint64_t end, double now,
   RequestState& s = requests_[r];
   auto [path_blocks, private_blocks] = blocks_through(r, end);
   uint32_t more = private_blocks > s.private_blocks ? private_blocks - s.private_blocks : 0;
-  auto need = [&] { return cache_.unallocated(s.path, path_blocks) + more; };
+  auto need = [&, path_blocks = path_blocks] {
+    return cache_.unallocated(s.path, path_blocks) + more;
+  };
   if (need() == 0) return true;  // the chunk's blocks are there already
   while (cache_.reclaimable() < need()) {
     // vLLM v1: the most recently admitted running request is preempted and recomputed.
