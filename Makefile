@@ -37,9 +37,12 @@ $(BUILD)-asan/build.ninja:
 test-sanitize: deps $(BUILD)-asan/build.ninja
 	cmake --build $(BUILD)-asan -j $(JOBS) --target kvpolicy_tests kvpolicy
 	# The CLI checks and the fault campaign run the sanitized binary too. The whole-trace
-	# Mooncake replays (goldens), the README tour and the results tables run in `make test` only:
-	# under the sanitizers they take many minutes and check no code the others do not.
-	cd $(BUILD)-asan && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS) -E 'Mooncake|ReadmeTour|ResultsTables'
+	# Mooncake replays (goldens), the README tour, the results tables and the long equality
+	# sweeps of lru's parking and serve's guard (ServeGuard.BoundHoldsInServeMode runs that code
+	# here) run in `make test` only: under the sanitizers they take minutes each and check no
+	# code the others do not.
+	cd $(BUILD)-asan && KVPOLICY_DATA=$${KVPOLICY_DATA:-$(DATA)} ctest --output-on-failure -j $(JOBS) \
+	  -E 'Mooncake|ReadmeTour|ResultsTables|LruParking|ServeGuard.BoundHoldsUnderPreemption|ServeGuard.GuardedLruIsLru'
 
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
