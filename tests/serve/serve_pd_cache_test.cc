@@ -10,15 +10,12 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/serve/serve.h"
 #include "kvpolicy/trace/generators.h"
+#include "support/linear_model.h"
 
 namespace kvpolicy {
 namespace {
 
-CostModel linear_model(double b_ms, double decode_a_ms) {
-  CostModel::Options o;
-  o.block_tokens = 16;
-  return CostModel::linear(0, b_ms, 0, decode_a_ms, 0, 131072, o);
-}
+using testing::linear_model;
 
 // One session: turn 1 has 10 blocks (160 tokens) and a 32-token answer (2 blocks); turn 2, at
 // 1 s, quotes them and adds 3 blocks: 15 blocks, 240 tokens.

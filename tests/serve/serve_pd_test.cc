@@ -11,17 +11,13 @@
 #include "kvpolicy/serve/serve.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/generators.h"
+#include "support/linear_model.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
 namespace {
 
-// Prefill: b_ms per token; decode step: decode_a_ms; nothing else (128 KiB of KV a token).
-CostModel linear_model(double b_ms, double decode_a_ms) {
-  CostModel::Options o;
-  o.block_tokens = 16;
-  return CostModel::linear(0, b_ms, 0, decode_a_ms, 0, 131072, o);
-}
+using testing::linear_model;
 
 // Requests of fresh blocks (nothing shared): (arrival s, prompt blocks, output tokens) each.
 Trace fresh_requests(std::initializer_list<std::tuple<double, uint32_t, uint32_t>> requests) {

@@ -14,6 +14,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/generators.h"
+#include "support/linear_model.h"
 #include "support/random_workload.h"
 
 namespace kvpolicy {
@@ -36,12 +37,7 @@ Trace unique_prompts(size_t n, uint32_t prompt_blocks, double rate, uint32_t out
   return t;
 }
 
-// Prefill: b_ms per token; decode step: decode_a_ms; nothing else.
-CostModel linear_model(double b_ms, double decode_a_ms) {
-  CostModel::Options o;
-  o.block_tokens = 16;
-  return CostModel::linear(0, b_ms, 0, decode_a_ms, 0, 131072, o);
-}
+using testing::linear_model;
 
 void expect_littles_law(const ServeResult& r, const RequestTimeline& t) {
   double sojourn = 0;
