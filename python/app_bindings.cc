@@ -124,6 +124,19 @@ void set_serve_tiers(app::ServeSpec& spec, const py::dict& tiers) {
   }
 }
 
+// Allocation and prefill/decode disaggregation, shared by serve() and size() as the CLI's
+// pd_options (docs/serve.md); serve() checks the values.
+void set_pd_options(ServeOptions& base, const py::dict& options) {
+  base.allocation = options["allocation"].cast<std::string>();
+  base.prefill_workers = options["prefill_workers"].cast<uint32_t>();
+  base.decode_workers = options["decode_workers"].cast<uint32_t>();
+  base.decode_router = parse_router_spec(options["decode_router"].cast<std::string>());
+  base.kv_link_bytes_per_s = options["kv_link_gb_per_s"].cast<double>() * 1e9;
+  base.kv_link_latency_s = options["kv_link_latency_us"].cast<double>() * 1e-6;
+  base.decode_cache = options["decode_cache"].cast<bool>();
+  base.kv_transfer = options["kv_transfer"].cast<std::string>();
+}
+
 // A serve sweep (app::serve_sweep); each result as the JSON line `kvpolicy serve --json` writes.
 std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::string>& routers,
                                     const std::vector<std::string>& policies,
@@ -151,15 +164,7 @@ std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::s
   spec.base.slo_ms = options["slo_ms"].cast<double>();
   spec.base.seed = options["seed"].cast<uint64_t>();
   spec.jobs = options["jobs"].cast<unsigned>();
-  // Allocation and prefill/decode disaggregation (docs/serve.md); serve() checks them.
-  spec.base.allocation = options["allocation"].cast<std::string>();
-  spec.base.prefill_workers = options["prefill_workers"].cast<uint32_t>();
-  spec.base.decode_workers = options["decode_workers"].cast<uint32_t>();
-  spec.base.decode_router = parse_router_spec(options["decode_router"].cast<std::string>());
-  spec.base.kv_link_bytes_per_s = options["kv_link_gb_per_s"].cast<double>() * 1e9;
-  spec.base.kv_link_latency_s = options["kv_link_latency_us"].cast<double>() * 1e-6;
-  spec.base.decode_cache = options["decode_cache"].cast<bool>();
-  spec.base.kv_transfer = options["kv_transfer"].cast<std::string>();
+  set_pd_options(spec.base, options);
   set_serve_tiers(spec, options["tiers"].cast<py::dict>());
   if (spec.tp < 1 || spec.tp > 64) throw ConfigError("tp must be in [1, 64]");
   for (double v : {spec.base.rate, spec.base.think_time_s, spec.base.slo_ms})
@@ -255,15 +260,7 @@ std::vector<std::string> size_rows(const Trace& trace, const py::dict& options) 
   o.no_cache_outputs = !options["cache_outputs"].cast<bool>();
   o.base.seed = options["seed"].cast<uint64_t>();
   o.jobs = options["jobs"].cast<unsigned>();
-  // Allocation and P/D (docs/serve.md, "Sizing"); run_size and serve() check them.
-  o.base.allocation = options["allocation"].cast<std::string>();
-  o.base.prefill_workers = options["prefill_workers"].cast<uint32_t>();
-  o.base.decode_workers = options["decode_workers"].cast<uint32_t>();
-  o.base.decode_router = parse_router_spec(options["decode_router"].cast<std::string>());
-  o.base.kv_link_bytes_per_s = options["kv_link_gb_per_s"].cast<double>() * 1e9;
-  o.base.kv_link_latency_s = options["kv_link_latency_us"].cast<double>() * 1e-6;
-  o.base.decode_cache = options["decode_cache"].cast<bool>();
-  o.base.kv_transfer = options["kv_transfer"].cast<std::string>();
+  set_pd_options(o.base, options);
   py::gil_scoped_release release;
   return app::size_rows(app::run_size(o, &trace));
 }
