@@ -2,11 +2,9 @@
 // loads: the session's worker unless it already holds its share, then clockwise to the next.
 // Source: consistent hashing with bounded loads (Mirrokni, Thorup, Zadimoghaddam, SODA 2018).
 // Cost: O(log(workers x vnodes)) per request, O(workers x vnodes) when every worker is full.
-#include <algorithm>
 #include <cmath>
-#include <utility>
-#include <vector>
 
+#include "hash_ring.h"
 #include "route_common.h"
 
 namespace kvpolicy {
@@ -15,13 +13,8 @@ namespace {
 class SessionAffinity final : public Router {
  public:
   SessionAffinity(const RouterContext& ctx, const Params& p)
-      : load_factor_(p.get_double("load_factor")) {
-    auto vnodes = static_cast<uint32_t>(p.get_int("vnodes"));
-    for (WorkerId w = 0; w < ctx.workers; ++w)
-      for (uint32_t v = 0; v < vnodes; ++v)
-        ring_.emplace_back(chain_key(chain_key(kRingSalt, w), v), w);
-    std::sort(ring_.begin(), ring_.end());
-  }
+      : load_factor_(p.get_double("load_factor")),
+        ring_(ctx.workers, static_cast<uint32_t>(p.get_int("vnodes")), kRingSalt) {}
 
   WorkerId route(const RequestView& r, const ClusterView& cluster) override {
     uint64_t total = 0;
@@ -29,13 +22,12 @@ class SessionAffinity final : public Router {
     // With this request counted, a worker may hold at most ceil(c * average load).
     auto bound = static_cast<uint64_t>(
         std::ceil(load_factor_ * double(total + 1) / double(cluster.workers())));
-    auto start = std::lower_bound(ring_.begin(), ring_.end(), std::pair{session_hash(r), 0u});
-    size_t first = static_cast<size_t>(start - ring_.begin());
+    size_t first = ring_.home(session_hash(r));
     // load_factor >= 1, so some worker is under the bound and the walk ends within one turn.
     for (size_t step = 0; step < ring_.size(); ++step) {
-      WorkerId w = ring_[(first + step) % ring_.size()].second;
+      WorkerId w = ring_.worker_at(first, step);
       if (cluster.load(w).in_flight < bound) {
-        if (w != ring_[first % ring_.size()].second) ++walked_;
+        if (w != ring_.worker_at(first)) ++walked_;
         return w;
       }
     }
@@ -55,7 +47,7 @@ class SessionAffinity final : public Router {
   }
 
   double load_factor_;
-  std::vector<std::pair<uint64_t, WorkerId>> ring_;  // (point, worker), sorted by point
+  HashRing ring_;
   uint64_t walked_ = 0;
 };
 

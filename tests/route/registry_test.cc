@@ -17,8 +17,9 @@ std::string config_error(const std::string& spec, uint32_t workers) {
 }
 
 TEST(RouterRegistry, RejectsBadInputWithOneConfigError) {
-  EXPECT_NE(config_error("nope", 2).find("unknown router 'nope' (known: cache_aware,"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error("nope", 2).find("unknown router 'nope' (known: aibrix_prefix, cache_aware,"),
+      std::string::npos);
   EXPECT_NE(config_error("cache_aware:cache_threshold=2", 2).find("cache_threshold"),
             std::string::npos);
   EXPECT_NE(config_error("lbgr:nope=1", 2).find("nope"), std::string::npos);

@@ -113,6 +113,28 @@ TEST(Serve, LittlesLawAndCompletionOnEveryConfiguration) {
   }
 }
 
+// Every registered router (with its defaults), so that a new one is checked without being
+// listed: one small configuration with a cache that overflows.
+TEST(Serve, LittlesLawAndCompletionForEveryRegisteredRouter) {
+  ConversationParams cp;
+  cp.sessions = 60;
+  cp.session_rate = 4;
+  cp.think_mean_s = 2;
+  Trace trace = generate_conversation(cp, 5);
+  for (const RouterInfo& info : RouterRegistry::instance().all()) {
+    SCOPED_TRACE(info.name);
+    ServeOptions o;
+    o.workers = 3;
+    o.router = parse_router_spec(info.name);
+    o.capacity_blocks = 600;
+    o.check_victims = true;
+    RequestTimeline t;
+    ServeResult r = serve(trace, o, &t);
+    expect_littles_law(r, t);
+    expect_each_completes_once(r, t);
+  }
+}
+
 TEST(Serve, PreemptionNeverLosesARequest) {
   // Long answers in little memory: running requests outgrow it and are preempted.
   ConversationParams cp;
