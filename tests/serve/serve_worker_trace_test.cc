@@ -64,7 +64,8 @@ TEST(ServeWorkerTrace, BusySharesIntegrateToEachWorkersUtilisation) {
                    std::to_string(interval));
       ServeOptions o = options("lbgr", 3, cost);
       o.stepped = stepped;
-      WorkerTrace t{.interval_s = interval};
+      WorkerTrace t;
+      t.interval_s = interval;
       o.worker_trace = &t;
       ServeResult r = serve(trace, o);
       expect_complete(t, r, 3);
@@ -92,7 +93,8 @@ TEST(ServeWorkerTrace, RoutersWithoutStateGiveLoadsOnly) {
   CostModel cost = linear_model(0.5, 5);
   Trace trace = testing::random_workload({.seed = 6, .requests = 120});
   ServeOptions o = options("round_robin", 2, cost);
-  WorkerTrace t{.interval_s = 0.1};
+  WorkerTrace t;
+  t.interval_s = 0.1;
   o.worker_trace = &t;
   ServeResult r = serve(trace, o);
   expect_complete(t, r, 2);
@@ -102,9 +104,10 @@ TEST(ServeWorkerTrace, RoutersWithoutStateGiveLoadsOnly) {
 TEST(ServeWorkerTrace, RejectsABadInterval) {
   CostModel cost = linear_model(0.5, 5);
   Trace trace = testing::random_workload({.seed = 6, .requests = 20});
-  for (double bad : {0.0, -1.0, std::nan(""), INFINITY}) {
+  for (double bad : {0.0, -1.0, std::nan(""), double(INFINITY)}) {
     ServeOptions o = options("lbgr", 2, cost);
-    WorkerTrace t{.interval_s = bad};
+    WorkerTrace t;
+    t.interval_s = bad;
     o.worker_trace = &t;
     EXPECT_THROW(serve(trace, o), ConfigError) << bad;
   }
