@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "command.h"
@@ -199,10 +200,15 @@ void write_worker_trace(const std::string& path, const WorkerTrace& t) {
   const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
   AtomicOutput out(path);
   std::string text;
+  // The routers' columns: every name any worker reports, in order of appearance (P/D: the
+  // prefill and decode routers' may differ); a worker without one leaves it empty.
+  std::vector<std::string> names;
+  for (const WorkerSample& x : t.samples)
+    for (const auto& [name, value] : x.router_state)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   if (!jsonl) {
     text = "time_s,interval_s,worker,waiting,running,queued_prefill_tokens,kv_blocks,busy_share";
-    if (!t.samples.empty())
-      for (const auto& [name, value] : t.samples.front().router_state) text += "," + name;
+    for (const std::string& name : names) text += "," + name;
     text += "\n";
   }
   for (const WorkerSample& x : t.samples) {
@@ -218,7 +224,11 @@ void write_worker_trace(const std::string& path, const WorkerTrace& t) {
     } else {
       text += fmt::format("{},{},{},{},{},{},{},{}", x.time_s, x.interval_s, x.worker, x.waiting,
                           x.running, x.queued_prefill_tokens, x.kv_blocks, x.busy_share);
-      for (const auto& [name, value] : x.router_state) text += fmt::format(",{}", value);
+      for (const std::string& name : names) {
+        auto it = std::find_if(x.router_state.begin(), x.router_state.end(),
+                               [&](const auto& kv) { return kv.first == name; });
+        text += it == x.router_state.end() ? std::string(",") : fmt::format(",{}", it->second);
+      }
       text += "\n";
     }
     if (text.size() > (1 << 20)) {

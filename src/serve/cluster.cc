@@ -383,7 +383,11 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       x.kv_blocks = l.active_blocks;
       x.busy_share = length > 0 ? (busy - busy_at_last[w]) / length : 0.0;
       busy_at_last[w] = busy;
-      if (w < prefill_pool) router->worker_state(w, x.router_state);
+      if (w < prefill_pool) {
+        router->worker_state(w, x.router_state);
+      } else {
+        decode_router->worker_state(w - prefill_pool, x.router_state);
+      }
       trace_out->samples.push_back(std::move(x));
     }
   };

@@ -34,6 +34,16 @@ PY
 python3 -c 'import json,sys; rows=[json.loads(l) for l in open("w.jsonl")]; assert rows and set(rows[0])=={"time_s","interval_s","worker","waiting","running","queued_prefill_tokens","kv_blocks","busy_share"}, rows[0]' ||
   fail "w.jsonl rows: $(head -1 w.jsonl)"
 
+# P/D: the decode workers' rows leave the prefill router's columns empty (least_loaded has none).
+"$K" "${serve[@]}" -r lbgr --prefill-workers 2 --decode-workers 1 --worker-trace pd.csv \
+  > /dev/null || fail "serve --worker-trace pd.csv (P/D) failed"
+python3 - pd.csv <<'PY' || fail "pd.csv rows: $(head -4 pd.csv)"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert rows[0][-1] == "lbgr_bias_used_s" and all(len(r) == 11 for r in rows), rows[:4]
+assert all(r[8] != "" for r in rows[1:] if r[2] != "2") and all(r[8] == "" for r in rows[1:] if r[2] == "2")
+PY
+
 for bad in 0 -1 nan abc; do
   expect_error "--worker-trace-interval" "${serve[@]}" --worker-trace bad.csv --worker-trace-interval "$bad"
 done
