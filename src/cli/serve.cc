@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "command.h"
 #include "common.h"
 #include "file_options.h"
+#include "kvpolicy/core/atomic_file.h"
 #include "kvpolicy/core/capacity.h"
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
@@ -192,11 +194,59 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
 
 namespace {
 
+// The per-worker trace (docs/serve.md, "Per-worker trace"): CSV, or JSON Lines when the name
+// ends in .jsonl; written whole after the run (AtomicOutput), one row per worker per interval.
+void write_worker_trace(const std::string& path, const WorkerTrace& t) {
+  const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  AtomicOutput out(path);
+  std::string text;
+  // The routers' columns: every name any worker reports, in order of appearance (P/D: the
+  // prefill and decode routers' may differ); a worker without one leaves it empty.
+  std::vector<std::string> names;
+  for (const WorkerSample& x : t.samples)
+    for (const auto& [name, value] : x.router_state)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  if (!jsonl) {
+    text = "time_s,interval_s,worker,waiting,running,queued_prefill_tokens,kv_blocks,busy_share";
+    for (const std::string& name : names) text += "," + name;
+    text += "\n";
+  }
+  for (const WorkerSample& x : t.samples) {
+    if (jsonl) {
+      text += fmt::format(
+          "{{\"time_s\":{},\"interval_s\":{},\"worker\":{},\"waiting\":{},\"running\":{},"
+          "\"queued_prefill_tokens\":{},\"kv_blocks\":{},\"busy_share\":{}",
+          x.time_s, x.interval_s, x.worker, x.waiting, x.running, x.queued_prefill_tokens,
+          x.kv_blocks, x.busy_share);
+      for (const auto& [name, value] : x.router_state)
+        text += fmt::format(",\"{}\":{}", name, value);
+      text += "}\n";
+    } else {
+      text += fmt::format("{},{},{},{},{},{},{},{}", x.time_s, x.interval_s, x.worker, x.waiting,
+                          x.running, x.queued_prefill_tokens, x.kv_blocks, x.busy_share);
+      for (const std::string& name : names) {
+        auto it = std::find_if(x.router_state.begin(), x.router_state.end(),
+                               [&](const auto& kv) { return kv.first == name; });
+        text += it == x.router_state.end() ? std::string(",") : fmt::format(",{}", it->second);
+      }
+      text += "\n";
+    }
+    if (text.size() > (1 << 20)) {
+      out.write(text);
+      text.clear();
+    }
+  }
+  out.write(text);
+  out.commit();
+}
+
 void add(CLI::App& app) {
   auto trace_args = std::make_shared<TraceArgs>();
   auto generate = std::make_shared<std::string>();
   auto generate_seed = std::make_shared<uint64_t>(1);
   auto args = std::make_shared<ServeArgs>();
+  auto worker_trace_path = std::make_shared<std::string>();
+  auto worker_trace = std::make_shared<WorkerTrace>();
   auto* cmd = app.add_subcommand(
       "serve", "simulate a serving cluster: routers, eviction policies, batching, queueing, TTFT");
   trace_args->add(cmd, false);
@@ -208,8 +258,16 @@ void add(CLI::App& app) {
                   "seed of the generated workload (--seed sets the routers' and policies')")
       ->capture_default_str();
   args->add(cmd);
+  output_file(cmd->add_option("--worker-trace", *worker_trace_path,
+                              "write a per-worker time series of one run here (CSV, or JSON "
+                              "Lines if it ends in .jsonl): load, busy share and router state "
+                              "every --worker-trace-interval"));
+  cmd->add_option("--worker-trace-interval", worker_trace->interval_s,
+                  "simulated seconds between --worker-trace samples")
+      ->check(finite_in(1e-3, 1e9))
+      ->capture_default_str();
   add_shard_option(cmd, args->shard);
-  cmd->callback([cmd, trace_args, generate, generate_seed, args] {
+  cmd->callback([cmd, trace_args, generate, generate_seed, args, worker_trace_path, worker_trace] {
     if (trace_args->path.empty() == generate->empty())
       throw ConfigError("serve: give either --trace FILE or --generate KIND[:params]");
     args->say_ignored(*cmd);
@@ -224,6 +282,14 @@ void add(CLI::App& app) {
     args->validate();  // bad flags fail before a long load
     parse_hint_rules(trace_args->hints);
     if (args->resume && args->json_path.empty()) throw ConfigError("--resume needs --json FILE");
+    if (worker_trace_path->empty()) {
+      say_ignored_flag(*cmd, "--worker-trace-interval", "without --worker-trace");
+    } else {
+      if (args->resume || !args->shard.empty())
+        throw ConfigError("--worker-trace records one run: not with --resume or --shard");
+      check_writable(*worker_trace_path);
+      args->base.worker_trace = worker_trace.get();
+    }
     SweepPlacement where = sweep_placement(args->shard, args->jobs);
     auto load = [&] {
       if (trace_args->path.empty()) {
@@ -247,7 +313,16 @@ void add(CLI::App& app) {
       return;
     }
     Trace trace = load();
-    print_serve_table(trace, app::serve_sweep(trace, *args, "serve", where), cost);
+    if (!worker_trace_path->empty()) {
+      size_t runs = args->configs(trace, cost).size();
+      if (runs != 1)
+        throw ConfigError("--worker-trace records one run, but the flags ask for " +
+                          std::to_string(runs) +
+                          " (give one router, policy, worker count and capacity)");
+    }
+    auto results = app::serve_sweep(trace, *args, "serve", where);
+    if (!worker_trace_path->empty()) write_worker_trace(*worker_trace_path, *worker_trace);
+    print_serve_table(trace, results, cost);
   });
 }
 

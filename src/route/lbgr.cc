@@ -23,6 +23,12 @@ class Lbgr final : public Router {
         decay_(p.get_double("decay")),
         interval_(std::max<Time>(1, static_cast<Time>(p.get_double("decay_interval_ms") * 1e3))),
         forgetting_(p.get_double("forgetting")),
+        paper_(p.get_string("variant") == "paper"),
+        shrink_(paper_ ? 1.0 : p.get_double("bias_shrink")),
+        cap_(paper_ ? -1.0 : p.get_double("bias_cap_s")),
+        guard_inflight_(paper_ ? 0 : static_cast<uint32_t>(p.get_int("guard_inflight"))),
+        guard_tokens_(paper_ ? 0 : static_cast<uint64_t>(p.get_int("guard_prefill_tokens"))),
+        queue_tau_(paper_ ? 0.0 : p.get_double("queue_tau")),
         tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
         workers_(ctx.workers) {
     for (Worker& w : workers_) w.p = p.get_double("p0");
@@ -31,6 +37,7 @@ class Lbgr final : public Router {
   WorkerId route(const RequestView& r, const ClusterView& cluster) override {
     const int64_t tick = cluster.now() / interval_;
     tree_.match(r.blocks, cluster.now(), matched_);
+    if (!paper_) return route_robust(r, cluster, tick);
     WorkerId best = 0;
     double best_latency = 0, best_service = 0;
     for (WorkerId w = 0; w < cluster.workers(); ++w) {
@@ -43,15 +50,7 @@ class Lbgr final : public Router {
         best_service = service(r, matched_[w], cluster.block_tokens());
       }
     }
-    // The estimate the bias corrects: service and queue, without the bias itself.
-    last_estimate_ = best_service + workers_[best].queue;
-    // Open records by request index: a vector, not a hash map (one allocation per request was
-    // a visible share of serve mode's time, docs/results/bench.md).
-    if (r.index >= records_.size())
-      records_.resize(std::max<size_t>(r.index + 1, records_.size() * 2));
-    if (!records_[r.index].open) ++open_records_;
-    records_[r.index] = {best, best_service, tick, last_estimate_, true};
-    workers_[best].queue += best_service;
+    record(r, best, best_service, tick);
     tree_.insert(best, r.blocks, cluster.now());
     return best;
   }
@@ -65,11 +64,20 @@ class Lbgr final : public Router {
     Worker& w = workers_[rec.worker];
     const int64_t tick = cluster.now() / interval_;
     decay_to(rec.worker, tick);
-    // What is left of this request's share of the slot, decayed as the slot was.
-    double left = rec.service * std::pow(decay_, double(std::max<int64_t>(0, tick - rec.tick)));
-    w.queue = std::max(0.0, w.queue - left);
+    const double latency = double(done.finish - done.arrival) / double(kMicrosPerSecond);
+    if (paper_) {
+      // What is left of this request's share of the slot, decayed as the slot was.
+      double left = rec.service * std::pow(decay_, double(std::max<int64_t>(0, tick - rec.tick)));
+      w.queue = std::max(0.0, w.queue - left);
+    } else {
+      // The slot's decay may vary (queue_tau): the share left follows its summed log-decay.
+      double left = rec.service * std::exp(w.log_decay - rec.log_decay);
+      w.queue = --w.open ? std::max(0.0, w.queue - left) : 0.0;
+      mean_latency_ =
+          completions_ ? mean_latency_ + kLatencyWeight * (latency - mean_latency_) : latency;
+    }
     // Scalar RLS with feature 1: the bias tracks latency - estimate, forgetting old errors.
-    double residual = double(done.finish - done.arrival) / double(kMicrosPerSecond) - rec.estimate;
+    double residual = latency - rec.estimate;
     double gain = w.p / (forgetting_ + w.p);
     w.bias += gain * (residual - w.bias);
     w.p = (1.0 - gain) * w.p / forgetting_;
@@ -79,12 +87,21 @@ class Lbgr final : public Router {
   PolicyStats stats() const override {
     PolicyStats out = {{"completions", double(completions_)},
                        {"open_records", double(open_records_)},
-                       {"last_estimate_s", last_estimate_}};
+                       {"last_estimate_s", last_estimate_},
+                       {"guard_fired", double(guard_fired_)}};
     for (WorkerId w = 0; w < workers_.size(); ++w) {
       out.emplace_back("bias_s_w" + std::to_string(w), workers_[w].bias);
       out.emplace_back("queue_s_w" + std::to_string(w), workers_[w].queue);
     }
     return out;
+  }
+
+  // The slot as of the router's last event (it decays lazily), the learned bias and the bias
+  // the robust variant routes with (shrunk towards the workers' mean and capped).
+  void worker_state(WorkerId w, std::vector<std::pair<std::string, double>>& out) const override {
+    out.emplace_back("lbgr_queue_s", workers_[w].queue);
+    out.emplace_back("lbgr_bias_s", workers_[w].bias);
+    out.emplace_back("lbgr_bias_used_s", paper_ ? workers_[w].bias : used_bias(w, mean_bias()));
   }
 
   double in_flight_state() const override {
@@ -98,14 +115,91 @@ class Lbgr final : public Router {
     double queue = 0;        // seconds of service routed to it, decayed, not yet released
     int64_t tick = 0;        // decay interval the queue was last decayed to
     double bias = 0, p = 0;  // the RLS estimate and its variance
+    double log_decay = 0;    // robust: log of the product of the decay factors applied so far
+    uint32_t open = 0;       // robust: its open records
   };
   struct Record {
     WorkerId worker;
     double service;  // its addition to the worker's queue
     int64_t tick;    // when it was added
     double estimate;
-    bool open = false;  // routed, not yet completed
+    bool open = false;     // routed, not yet completed
+    double log_decay = 0;  // robust: the worker's log_decay when it was added
   };
+  static constexpr double kLatencyWeight = 0.05;  // EWMA of observed latencies (queue_tau)
+
+  // The robust variant (docs/routers.md, lbgr): the paper's argmin with the bias shrunk and
+  // capped, under a load guard that falls back to the least loaded worker.
+  WorkerId route_robust(const RequestView& r, const ClusterView& cluster, int64_t tick) {
+    const uint32_t n = cluster.workers();
+    const double mean = mean_bias();
+    WorkerId best = 0;
+    double best_latency = 0;
+    for (WorkerId w = 0; w < n; ++w) {
+      decay_to(w, tick);
+      double latency =
+          service(r, matched_[w], cluster.block_tokens()) + workers_[w].queue + used_bias(w, mean);
+      if (w == 0 || latency < best_latency) {
+        best = w;
+        best_latency = latency;
+      }
+    }
+    if (WorkerId g = guarded(cluster); g != kNoGuard) {
+      best = g;
+      ++guard_fired_;
+    }
+    record(r, best, service(r, matched_[best], cluster.block_tokens()), tick);
+    ++workers_[best].open;
+    tree_.insert(best, r.blocks, cluster.now());
+    return best;
+  }
+
+  // The load guard: when the spread (max - min) of requests in flight exceeds guard_inflight,
+  // the worker with the fewest in flight; else when the spread of queued prefill tokens exceeds
+  // guard_prefill_tokens, the one with the fewest; ties to the lower index. kNoGuard otherwise.
+  static constexpr WorkerId kNoGuard = ~WorkerId{0};
+  WorkerId guarded(const ClusterView& cluster) const {
+    if (!guard_inflight_ && !guard_tokens_) return kNoGuard;
+    WorkerId few = 0, few_tokens = 0;
+    uint32_t most = 0;
+    uint64_t most_tokens = 0;
+    for (WorkerId w = 0; w < cluster.workers(); ++w) {
+      const WorkerLoad& l = cluster.load(w);
+      if (l.in_flight < cluster.load(few).in_flight) few = w;
+      if (l.queued_prefill_tokens < cluster.load(few_tokens).queued_prefill_tokens) few_tokens = w;
+      most = std::max(most, l.in_flight);
+      most_tokens = std::max(most_tokens, l.queued_prefill_tokens);
+    }
+    if (guard_inflight_ && most - cluster.load(few).in_flight > guard_inflight_) return few;
+    if (guard_tokens_ &&
+        most_tokens - cluster.load(few_tokens).queued_prefill_tokens > guard_tokens_)
+      return few_tokens;
+    return kNoGuard;
+  }
+
+  double mean_bias() const {
+    double sum = 0;
+    for (const Worker& w : workers_) sum += w.bias;
+    return workers_.empty() ? 0.0 : sum / double(workers_.size());
+  }
+  // Only the workers' differences in bias move the argmin: shrink them towards the mean, cap.
+  double used_bias(WorkerId w, double mean) const {
+    double d = shrink_ * (workers_[w].bias - mean);
+    if (cap_ >= 0) d = std::clamp(d, -cap_, cap_);
+    return mean + d;
+  }
+
+  void record(const RequestView& r, WorkerId best, double best_service, int64_t tick) {
+    // The estimate the bias corrects: service and queue, without the bias itself.
+    last_estimate_ = best_service + workers_[best].queue;
+    // Open records by request index: a vector, not a hash map (one allocation per request was
+    // a visible share of serve mode's time, docs/results/bench.md).
+    if (r.index >= records_.size())
+      records_.resize(std::max<size_t>(r.index + 1, records_.size() * 2));
+    if (!records_[r.index].open) ++open_records_;
+    records_[r.index] = {best, best_service, tick, last_estimate_, true, workers_[best].log_decay};
+    workers_[best].queue += best_service;
+  }
 
   double service(const RequestView& r, uint32_t matched_blocks, uint32_t block_tokens) const {
     uint64_t cached = std::min<uint64_t>(uint64_t{matched_blocks} * block_tokens, r.prompt_tokens);
@@ -113,15 +207,36 @@ class Lbgr final : public Router {
   }
 
   // The slot decays once per interval; applied lazily, from the intervals since the last time.
+  // Robust with queue_tau > 0: the factor is exp(-interval / (queue_tau x the EWMA of observed
+  // latencies)), so the slot forgets a request about when one completes (the paper's fixed
+  // factor until the first completion).
   void decay_to(WorkerId w, int64_t tick) {
     Worker& x = workers_[w];
-    if (tick > x.tick) x.queue *= std::pow(decay_, double(tick - x.tick));
+    if (tick > x.tick) {
+      if (paper_) {
+        x.queue *= std::pow(decay_, double(tick - x.tick));
+      } else {
+        double log_f = std::log(decay_);
+        if (queue_tau_ > 0 && completions_ > 0 && mean_latency_ > 0)
+          log_f = -double(interval_) / double(kMicrosPerSecond) / (queue_tau_ * mean_latency_);
+        double k = double(tick - x.tick) * log_f;
+        x.queue *= std::exp(k);
+        x.log_decay += k;
+      }
+    }
     x.tick = std::max(x.tick, tick);
   }
 
   double seconds_per_token_, decay_;
   Time interval_;
   double forgetting_;
+  bool paper_;
+  double shrink_, cap_;
+  uint32_t guard_inflight_;
+  uint64_t guard_tokens_;
+  double queue_tau_;
+  double mean_latency_ = 0;  // EWMA of observed end-to-end latencies, seconds
+  uint64_t guard_fired_ = 0;
   ApproxTree tree_;
   std::vector<Worker> workers_;
   std::vector<uint32_t> matched_;
@@ -152,8 +267,30 @@ const bool registered = register_router<Lbgr>({
                             "RLS initial variance of the bias"),
                param_int("max_tree_tokens", int64_t{1} << 24, {.min = 1},
                          "per-worker size of the approximate tree, tokens (SGLang: 2^24 "
-                         "characters); LRU leaves go beyond it")},
-    .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1"},
+                         "characters); LRU leaves go beyond it"),
+               param_choice("variant", "robust", {"robust", "paper"},
+                            "paper: Algorithm 2 as published (the five parameters below are "
+                            "ignored); robust: with them"),
+               param_double("bias_shrink", 0.5, {.min = 0, .max = 1},
+                            "robust: each worker's bias deviation from the workers' mean is "
+                            "multiplied by this when routing (1 = as learned; 0.5 tuned on "
+                            "Mooncake's first half, docs/routers.md)"),
+               param_double("bias_cap_s", -1, {.min = 0, .special = {-1}},
+                            "robust: cap on a worker's (shrunk) bias deviation from the mean, "
+                            "seconds; -1 = none"),
+               param_int("guard_inflight", 0, {.min = 0},
+                         "robust: route to the worker with fewest requests in flight when the "
+                         "spread (max - min) of in-flight requests exceeds this; 0 = off"),
+               param_int("guard_prefill_tokens", 0, {.min = 0},
+                         "robust: route to the worker with fewest queued prefill tokens when "
+                         "their spread exceeds this; 0 = off"),
+               param_double("queue_tau", 0.5, {.min = 0},
+                            "robust: the queue slot's time constant as a multiple of the EWMA "
+                            "of observed latencies (0 = the fixed decay; 0.5 tuned on "
+                            "Mooncake's first half)")},
+    .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1", "variant=paper",
+                 "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
+                 "queue_tau=1"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

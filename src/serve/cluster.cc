@@ -38,6 +38,9 @@ void check_options(const Trace& trace, const ServeOptions& o) {
     throw ConfigError("serve: --rate must be a positive number of requests per second");
   if (!(o.think_time_s >= 0) || !std::isfinite(o.think_time_s))
     throw ConfigError("serve: --think-time must be >= 0");
+  if (o.worker_trace &&
+      (!(o.worker_trace->interval_s > 0) || !std::isfinite(o.worker_trace->interval_s)))
+    throw ConfigError("serve: --worker-trace-interval must be a positive number of seconds");
   serve_detail::check_tiers(o);
 }
 
@@ -293,9 +296,13 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   serve_detail::attach_tiers(workers, o, pctx, remote_pool);
 
   std::vector<uint64_t> generation(nw, 0);  // of each worker's live iteration end
+  // Per-worker trace: a worker is busy from the start of an iteration (or stretch) to its live
+  // end event, so its busy time up to t is the closed spans plus the open one's part.
+  std::vector<double> busy_closed(nw, 0.0), busy_since(nw, -1.0);
   auto kick = [&](uint32_t w, double now) {
     double seconds = workers[w]->start_iteration(now);
     if (seconds >= 0) {
+      busy_since[w] = now;
       double end = o.stepped ? now + seconds : workers[w]->plan_stretch(now, seconds);
       events.push({end, 0, 0, w, ++generation[w]});
       ++res.iterations;
@@ -356,6 +363,41 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   size_t next_arrival = 0;
   double first_arrival = closed ? 0.0 : (n ? arrival[0] : 0.0);
   last_t = first_arrival;
+  WorkerTrace* trace_out = o.worker_trace;
+  if (trace_out) trace_out->samples.clear();
+  uint64_t samples_taken = 0;  // boundaries first_arrival + k x interval sampled, k < this
+  std::vector<double> busy_at_last(nw, 0.0);
+  // One row per worker for the interval ending at t (its load and the router's state as they
+  // are before the events at t).
+  auto sample = [&](double t, double length) {
+    for (uint32_t w = 0; w < nw; ++w) {
+      double busy = busy_closed[w] + (busy_since[w] >= 0 ? std::max(0.0, t - busy_since[w]) : 0.0);
+      const WorkerLoad& l = workers[w]->load();
+      WorkerSample x;
+      x.time_s = t - first_arrival;
+      x.interval_s = length;
+      x.worker = w;
+      x.waiting = l.waiting;
+      x.running = l.running;
+      x.queued_prefill_tokens = l.queued_prefill_tokens;
+      x.kv_blocks = l.active_blocks;
+      x.busy_share = length > 0 ? (busy - busy_at_last[w]) / length : 0.0;
+      busy_at_last[w] = busy;
+      if (w < prefill_pool) {
+        router->worker_state(w, x.router_state);
+      } else {
+        decode_router->worker_state(w - prefill_pool, x.router_state);
+      }
+      trace_out->samples.push_back(std::move(x));
+    }
+  };
+  auto sample_until = [&](double t) {
+    const double dt = trace_out->interval_s;
+    while (first_arrival + double(samples_taken + 1) * dt <= t) {
+      ++samples_taken;
+      sample(first_arrival + double(samples_taken) * dt, dt);
+    }
+  };
   while (true) {
     bool from_trace = !closed && next_arrival < n;
     if (!from_trace && events.empty()) break;
@@ -370,6 +412,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       events.pop();
       if (e.kind == 0 && e.generation != generation[e.worker]) continue;  // a cut stretch's
     }
+    if (trace_out) sample_until(e.time);
     cluster.set_now(e.time);
     ++res.events;
     if (e.kind == 1) {
@@ -382,6 +425,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       workers[e.worker]->receive_kv(e.request);
       wake(e.worker, e.time);
     } else {
+      busy_closed[e.worker] += e.time - busy_since[e.worker];
+      busy_since[e.worker] = -1.0;
       workers[e.worker]->end_iteration(e.time);
       kick(e.worker, e.time);
     }
@@ -421,6 +466,10 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     res.output_tokens += s.generated;
     res.prompt_tokens += trace.prompt_tokens[r];
     res.token_hits += std::min<uint64_t>(uint64_t{s.counted_hits} * B, trace.prompt_tokens[r]);
+  }
+  if (trace_out && last_finish > first_arrival) {  // the last, shorter interval
+    double from = first_arrival + double(samples_taken) * trace_out->interval_s;
+    if (last_finish > from) sample(last_finish, last_finish - from);
   }
   res.queue_wait_ms = summarize(wait);
   res.ttft_ms = summarize(ttft);

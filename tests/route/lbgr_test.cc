@@ -5,6 +5,7 @@
 #include <cmath>
 #include <queue>
 
+#include "../../src/route/approx_tree.h"
 #include "kvpolicy/route/router.h"
 #include "kvpolicy/trace/generators.h"
 #include "support/fake_cluster.h"
@@ -13,10 +14,129 @@
 namespace kvpolicy {
 namespace {
 
+using testing::drive;
 using testing::FakeCluster;
 using testing::prompt;
 using testing::random_workload;
 using testing::request;
+
+// LBGR as it was before issue 38 (commit 96c89ff, src/route/lbgr.cc), frozen as the reference
+// the paper variant must reproduce decision for decision.
+class PaperLbgr final : public Router {
+ public:
+  PaperLbgr(const RouterContext& ctx, const Params& p)
+      : seconds_per_token_(p.get_double("token_cost_ms") < 0 ? ctx.prefill_seconds_per_token
+                                                             : p.get_double("token_cost_ms") / 1e3),
+        decay_(p.get_double("decay")),
+        interval_(std::max<Time>(1, static_cast<Time>(p.get_double("decay_interval_ms") * 1e3))),
+        forgetting_(p.get_double("forgetting")),
+        tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
+        workers_(ctx.workers) {
+    for (Worker& w : workers_) w.p = p.get_double("p0");
+  }
+
+  WorkerId route(const RequestView& r, const ClusterView& cluster) override {
+    const int64_t tick = cluster.now() / interval_;
+    tree_.match(r.blocks, cluster.now(), matched_);
+    WorkerId best = 0;
+    double best_latency = 0, best_service = 0;
+    for (WorkerId w = 0; w < cluster.workers(); ++w) {
+      decay_to(w, tick);
+      double latency =
+          service(r, matched_[w], cluster.block_tokens()) + workers_[w].queue + workers_[w].bias;
+      if (w == 0 || latency < best_latency) {
+        best = w;
+        best_latency = latency;
+        best_service = service(r, matched_[w], cluster.block_tokens());
+      }
+    }
+    // The estimate the bias corrects: service and queue, without the bias itself.
+    last_estimate_ = best_service + workers_[best].queue;
+    // Open records by request index: a vector, not a hash map (one allocation per request was
+    // a visible share of serve mode's time, docs/results/bench.md).
+    if (r.index >= records_.size())
+      records_.resize(std::max<size_t>(r.index + 1, records_.size() * 2));
+    if (!records_[r.index].open) ++open_records_;
+    records_[r.index] = {best, best_service, tick, last_estimate_, true};
+    workers_[best].queue += best_service;
+    tree_.insert(best, r.blocks, cluster.now());
+    return best;
+  }
+
+  void on_complete(const RequestView& r, WorkerId, const Completion& done,
+                   const ClusterView& cluster) override {
+    if (r.index >= records_.size() || !records_[r.index].open) return;
+    const Record rec = records_[r.index];
+    records_[r.index].open = false;
+    --open_records_;
+    Worker& w = workers_[rec.worker];
+    const int64_t tick = cluster.now() / interval_;
+    decay_to(rec.worker, tick);
+    // What is left of this request's share of the slot, decayed as the slot was.
+    double left = rec.service * std::pow(decay_, double(std::max<int64_t>(0, tick - rec.tick)));
+    w.queue = std::max(0.0, w.queue - left);
+    // Scalar RLS with feature 1: the bias tracks latency - estimate, forgetting old errors.
+    double residual = double(done.finish - done.arrival) / double(kMicrosPerSecond) - rec.estimate;
+    double gain = w.p / (forgetting_ + w.p);
+    w.bias += gain * (residual - w.bias);
+    w.p = (1.0 - gain) * w.p / forgetting_;
+    ++completions_;
+  }
+
+  PolicyStats stats() const override {
+    PolicyStats out = {{"completions", double(completions_)},
+                       {"open_records", double(open_records_)},
+                       {"last_estimate_s", last_estimate_}};
+    for (WorkerId w = 0; w < workers_.size(); ++w) {
+      out.emplace_back("bias_s_w" + std::to_string(w), workers_[w].bias);
+      out.emplace_back("queue_s_w" + std::to_string(w), workers_[w].queue);
+    }
+    return out;
+  }
+
+  double in_flight_state() const override {
+    double queued = 0;
+    for (const Worker& w : workers_) queued += w.queue;
+    return queued + double(open_records_);
+  }
+
+ private:
+  struct Worker {
+    double queue = 0;        // seconds of service routed to it, decayed, not yet released
+    int64_t tick = 0;        // decay interval the queue was last decayed to
+    double bias = 0, p = 0;  // the RLS estimate and its variance
+  };
+  struct Record {
+    WorkerId worker;
+    double service;  // its addition to the worker's queue
+    int64_t tick;    // when it was added
+    double estimate;
+    bool open = false;  // routed, not yet completed
+  };
+
+  double service(const RequestView& r, uint32_t matched_blocks, uint32_t block_tokens) const {
+    uint64_t cached = std::min<uint64_t>(uint64_t{matched_blocks} * block_tokens, r.prompt_tokens);
+    return double(r.prompt_tokens - cached) * seconds_per_token_;
+  }
+
+  // The slot decays once per interval; applied lazily, from the intervals since the last time.
+  void decay_to(WorkerId w, int64_t tick) {
+    Worker& x = workers_[w];
+    if (tick > x.tick) x.queue *= std::pow(decay_, double(tick - x.tick));
+    x.tick = std::max(x.tick, tick);
+  }
+
+  double seconds_per_token_, decay_;
+  Time interval_;
+  double forgetting_;
+  ApproxTree tree_;
+  std::vector<Worker> workers_;
+  std::vector<uint32_t> matched_;
+  std::vector<Record> records_;  // by request index
+  size_t open_records_ = 0;
+  double last_estimate_ = 0;
+  uint64_t completions_ = 0;
+};
 
 double stat(const Router& router, const std::string& name) {
   for (auto& [key, value] : router.stats())
@@ -26,7 +146,8 @@ double stat(const Router& router, const std::string& name) {
 }
 
 TEST(LbgrRouter, QueueSlotsDecayEveryIntervalAndAreReleasedOnCompletion) {
-  auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1"), RouterContext{.workers = 2});
+  auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1,variant=paper"),
+                            RouterContext{.workers = 2});
   FakeCluster cluster(2);
   auto a = prompt({1, 2}), b = prompt({3, 4});  // 32 uncached tokens each: 0.032 s of service
   EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
@@ -53,8 +174,8 @@ TEST(LbgrRouter, RecursiveLeastSquaresRecoversAPlantedBiasPerWorker) {
   const uint32_t workers = 4;
   // Service at 1 ms a token makes the queues, not the biases, spread the load: every worker
   // sees enough completions to learn from.
-  auto router =
-      make_router(parse_router_spec("lbgr:token_cost_ms=1"), RouterContext{.workers = workers});
+  auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1,variant=paper"),
+                            RouterContext{.workers = workers});
   FakeCluster cluster(workers);
   Trace trace = random_workload({.seed = 3, .requests = 1500});
   Rng rng(17);
@@ -98,6 +219,102 @@ TEST(LbgrRouter, RecursiveLeastSquaresRecoversAPlantedBiasPerWorker) {
                 0.03 * planted[w] + 0.001);
   }
   EXPECT_NEAR(router->in_flight_state(), 0.0, 1e-9);
+}
+
+TEST(LbgrRouter, PaperVariantMakesTheFrozenReferencesDecisions) {
+  for (const std::string params :
+       {"", "token_cost_ms=-1", "token_cost_ms=1,decay=0.9", "max_tree_tokens=64,forgetting=0.9"}) {
+    SCOPED_TRACE(params);
+    for (uint64_t seed : {1, 2, 3}) {
+      const uint32_t workers = 3 + uint32_t(seed);
+      RouterContext ctx{.workers = workers, .prefill_seconds_per_token = 2e-4};
+      RouterSpec spec =
+          parse_router_spec("lbgr:variant=paper" + (params.empty() ? "" : "," + params));
+      auto paper = make_router(spec, ctx);
+      PaperLbgr reference(
+          ctx, Params::parse(params, RouterRegistry::instance().get("lbgr").params, "router lbgr"));
+      Trace trace = random_workload({.seed = seed, .requests = 2000});
+      FakeCluster a(workers), b(workers);
+      // Gaps up to 60 ms cross the 20 ms decay intervals; completions come at random.
+      EXPECT_EQ(drive(*paper, a, trace, seed, 0, 60'000),
+                drive(reference, b, trace, seed, 0, 60'000));
+      auto ours = paper->stats(), theirs = reference.stats();
+      ours.erase(std::remove_if(ours.begin(), ours.end(),
+                                [](auto& kv) { return kv.first == "guard_fired"; }),
+                 ours.end());
+      EXPECT_EQ(ours, theirs);
+    }
+  }
+}
+
+// Drives `router` on a cluster whose in-flight counts are set by hand: a prompt it has cached
+// on worker 0 goes there unless the guard fires.
+WorkerId route_cached_prompt(const std::string& spec, std::vector<uint32_t> in_flight,
+                             std::vector<uint64_t> queued_tokens, double* fired) {
+  const uint32_t workers = static_cast<uint32_t>(in_flight.size());
+  auto router = make_router(parse_router_spec(spec), RouterContext{.workers = workers});
+  FakeCluster cluster(workers);
+  auto a = prompt({1, 2, 3, 4});
+  EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
+  // It completes exactly as estimated: the slot is released and the bias stays 0.
+  cluster.set_now(64'000);
+  router->on_complete(request(a, 0), 0, Completion{.arrival = 0, .finish = 64'000}, cluster);
+  for (WorkerId w = 0; w < workers; ++w) {
+    cluster.mutable_load(w).in_flight = in_flight[w];
+    cluster.mutable_load(w).queued_prefill_tokens = queued_tokens[w];
+  }
+  WorkerId chosen = router->route(request(a, 1), cluster);
+  *fired = stat(*router, "guard_fired");
+  return chosen;
+}
+
+TEST(LbgrRouter, LoadGuardFiresAboveTheStatedSpreadAndNotAtIt) {
+  double fired = -1;
+  const std::string base = "lbgr:token_cost_ms=1,";
+  // In-flight spread 3 (5 - 2) at a bound of 3: LBGR's own choice, the cached worker 0.
+  EXPECT_EQ(route_cached_prompt(base + "guard_inflight=3", {5, 2, 3}, {0, 0, 0}, &fired), 0u);
+  EXPECT_EQ(fired, 0);
+  // Spread 4: the fewest in flight, worker 1.
+  EXPECT_EQ(route_cached_prompt(base + "guard_inflight=3", {6, 2, 3}, {0, 0, 0}, &fired), 1u);
+  EXPECT_EQ(fired, 1);
+  // Ties of the fewest go to the lower index.
+  EXPECT_EQ(route_cached_prompt(base + "guard_inflight=3", {6, 2, 2}, {0, 0, 0}, &fired), 1u);
+  // The token guard: spread 1000 at a bound of 1000 holds, 1001 fires to the fewest tokens.
+  EXPECT_EQ(
+      route_cached_prompt(base + "guard_prefill_tokens=1000", {1, 1, 1}, {1000, 500, 0}, &fired),
+      0u);
+  EXPECT_EQ(fired, 0);
+  EXPECT_EQ(
+      route_cached_prompt(base + "guard_prefill_tokens=1000", {1, 1, 1}, {1001, 500, 0}, &fired),
+      2u);
+  EXPECT_EQ(fired, 1);
+  // Off (0), and under variant=paper, nothing fires whatever the spread.
+  EXPECT_EQ(route_cached_prompt(base + "guard_inflight=0", {60, 0, 0}, {0, 0, 0}, &fired), 0u);
+  EXPECT_EQ(
+      route_cached_prompt(base + "variant=paper,guard_inflight=1", {60, 0, 0}, {0, 0, 0}, &fired),
+      0u);
+  EXPECT_EQ(fired, 0);
+}
+
+TEST(LbgrRouter, BiasShrinkAndCapActOnDeviationsFromTheMean) {
+  auto router =
+      make_router(parse_router_spec("lbgr:token_cost_ms=1,bias_shrink=0.5,bias_cap_s=0.01"),
+                  RouterContext{.workers = 2});
+  FakeCluster cluster(2);
+  auto a = prompt({1, 2}), b = prompt({3, 4});
+  EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
+  cluster.set_now(100'000);  // 0.1 s observed - 0.032 s estimated: worker 0 learns 0.068 s
+  router->on_complete(request(a, 0), 0, Completion{.arrival = 0, .finish = 100'000}, cluster);
+  std::vector<std::pair<std::string, double>> state;
+  router->worker_state(0, state);
+  router->worker_state(1, state);
+  ASSERT_EQ(state.size(), 6u);
+  EXPECT_NEAR(state[1].second, 0.068, 1e-6);  // learned
+  // Mean 0.034; deviation 0.034 shrunk to 0.017, capped at 0.01.
+  EXPECT_NEAR(state[2].second, 0.044, 1e-6);
+  EXPECT_NEAR(state[5].second, 0.024, 1e-6);
+  // A fresh prompt: 0.032 + 0.044 on worker 0 against 0.032 + 0.024 on worker 1.
+  EXPECT_EQ(router->route(request(b, 1), cluster), 1u);
 }
 
 }  // namespace

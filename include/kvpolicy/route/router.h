@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvpolicy/core/access.h"
@@ -68,6 +69,12 @@ class Router {
   // What the router still attributes to requests in flight (LBGR's queue slots and routing
   // records): 0 once every request it routed has completed. The contract suite checks it.
   virtual double in_flight_state() const { return 0.0; }
+  // Its internal state about worker w now (LBGR: queue slot and learned bias), as named
+  // numbers appended to `out`, the same names in the same order for every w; serve mode's
+  // per-worker trace records them (docs/serve.md, "Per-worker trace"). Default: none.
+  virtual void worker_state(WorkerId w, std::vector<std::pair<std::string, double>>& out) const {
+    (void)w, (void)out;
+  }
 };
 
 struct RouterContext {

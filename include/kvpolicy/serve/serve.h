@@ -17,6 +17,25 @@
 
 namespace kvpolicy {
 
+// One worker at one sampling instant of serve mode's per-worker trace (docs/serve.md,
+// "Per-worker trace"): its load as a router sees it at `time_s`, and its busy share over the
+// interval that ends there.
+struct WorkerSample {
+  double time_s = 0;      // the interval's end, seconds from the first arrival
+  double interval_s = 0;  // its length (the last interval may be shorter)
+  uint32_t worker = 0;
+  uint32_t waiting = 0, running = 0;
+  uint64_t queued_prefill_tokens = 0;
+  uint64_t kv_blocks = 0;  // KV blocks held by running requests
+  double busy_share = 0;   // share of the interval spent in iterations
+  std::vector<std::pair<std::string, double>> router_state;  // Router::worker_state
+};
+
+struct WorkerTrace {
+  double interval_s = 1.0;            // simulated seconds between samples
+  std::vector<WorkerSample> samples;  // by time, then worker
+};
+
 struct ServeOptions {
   uint32_t workers = 1;
   RouterSpec router{"round_robin", ""};
@@ -65,6 +84,9 @@ struct ServeOptions {
   bool stepped = false;
   // Called now and then with the share of requests completed; may be empty.
   std::function<void(double)> progress;
+  // When set, filled with a per-worker sample every worker_trace->interval_s of simulated time
+  // from the first arrival to the last completion (it is cleared first).
+  WorkerTrace* worker_trace = nullptr;
 
   // Memory tiers (issue 37, item 1; docs/serve.md, "Memory tiers"): lower tiers under each
   // worker's HBM in lookup order, capacities in blocks: "dram" and "ssd" per worker, then

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Tables of studies/lbgr_fix.sh OUT (issue 38, item 1): per trace, workers and load, each router
+x policy's median and P99 TTFT, hit rate, throughput and the spread of per-worker utilisation;
+then LBGR+RLT (paper and robust) against cache_aware+lru and +rlt: ratio = LBGR / cache_aware
+(<= 1.05 meets the target); and GSP's rows at 12 requests/s."""
+import json
+import os
+import sys
+
+
+def rows(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def label(r):
+    router = r["router"] + (":" + r["router_params"] if r.get("router_params") else "")
+    return router, r["policy"]
+
+
+def util(r):
+    us = [w.get("utilisation", 0) for w in r.get("per_worker", [])]
+    return (min(us), max(us)) if us else (0, 0)
+
+
+def fmt(x):
+    return f"{x:.1f}"
+
+
+def main():
+    out = sys.argv[1]
+    caps = {}
+    if os.path.exists(os.path.join(out, "capacity.txt")):
+        for line in open(os.path.join(out, "capacity.txt")):
+            tr, w, c = line.split()
+            caps[(tr, int(w))] = float(c)
+    print("Capacity (completed requests/s under overload, the better of least_loaded+lru and "
+          "cache_aware+lru):\n")
+    print("| trace | workers | capacity req/s |\n|---|---:|---:|")
+    for (tr, w), c in sorted(caps.items()):
+        print(f"| {tr} | {w} | {c:.3f} |")
+    print()
+    summary = []
+    compact = []  # per cell: cache_aware+lru, +rlt, then the lbgr variants with rlt
+    files = sorted(f for f in os.listdir(out) if f.startswith("run-") and f.endswith(".jsonl"))
+    key = lambda f: (f.split("-")[1], int(f.split("-")[2][1:]), int(f.split("-")[3][1:-6]))
+    for f in sorted(files, key=key):
+        tr, w, load = key(f)
+        rs = rows(os.path.join(out, f))
+        if not rs:
+            continue
+        print(f"#### {tr}, {w} workers, load {load} % ({rs[0]['rate']:.3f} requests/s)\n")
+        print("| router | policy | P50 TTFT ms | P99 TTFT ms | hit % | req/s | utilisation min-max % |")
+        print("|---|---|---:|---:|---:|---:|---|")
+        by = {}
+        for r in rs:
+            router, policy = label(r)
+            by[(router, policy)] = r
+            lo, hi = util(r)
+            print(f"| {router} | {policy} | {fmt(r['ttft_p50_ms'])} | {fmt(r['ttft_p99_ms'])} "
+                  f"| {r['block_hit_rate']*100:.2f} | {r['throughput_rps']:.3f} | {lo*100:.0f}-{hi*100:.0f} |")
+        print()
+        for lb in sorted({router for router, _ in by if router.startswith("lbgr")}):
+            x = by.get((lb, "rlt"))
+            if not x:
+                continue
+            ratios = []
+            for pol in ("lru", "rlt"):
+                c = by.get(("cache_aware", pol))
+                if not c:
+                    continue
+                for q in ("p50", "p99"):
+                    ratios.append(x[f"ttft_{q}_ms"] / c[f"ttft_{q}_ms"] if c[f"ttft_{q}_ms"] > 0 else float("inf"))
+            if len(ratios) == 4:
+                summary.append((tr, w, load, lb, ratios))
+        cells = [by.get(k) for k in (("cache_aware", "lru"), ("cache_aware", "rlt"))]
+        cells += [by.get((lb, "rlt")) for lb in sorted({r for r, _ in by if r.startswith("lbgr")},
+                                                       key=lambda x: x != "lbgr:variant=paper")]
+        if all(cells):
+            compact.append((tr, w, load, cells))
+    if compact:
+        names = [label(c)[0] for c in compact[0][3][2:]]
+        print("TTFT P50 / P99 in seconds, LBGR with rlt; worst = the largest of its four ratios "
+              "to cache_aware+lru and +rlt (P50, P99; <= 1.05 meets the target):\n")
+        print("| trace | W | load % | cache_aware+lru | cache_aware+rlt | " +
+              " | ".join(f"{n}+rlt | worst" for n in names) + " |")
+        print("|---|---:|---:|---:|---:|" + "---:|---:|" * len(names))
+        for tr, w, load, cells in compact:
+            line = f"| {tr} | {w} | {load} |"
+            for c in cells[:2]:
+                line += f" {c['ttft_p50_ms']/1e3:.2f} / {c['ttft_p99_ms']/1e3:.1f} |"
+            for c in cells[2:]:
+                worst = max(c[f"ttft_{q}_ms"] / b[f"ttft_{q}_ms"] for b in cells[:2] for q in ("p50", "p99"))
+                line += f" {c['ttft_p50_ms']/1e3:.2f} / {c['ttft_p99_ms']/1e3:.1f} | {worst:.2f} |"
+            print(line)
+        print()
+    if summary:
+        print("LBGR+RLT / cache_aware, TTFT (<= 1.05 meets the target):\n")
+        print("| trace | workers | load % | lbgr | P50 vs +lru | P99 vs +lru | P50 vs +rlt | P99 vs +rlt | met |")
+        print("|---|---:|---:|---|---:|---:|---:|---:|---|")
+        for tr, w, load, lb, r in summary:
+            met = "yes" if max(r) <= 1.05 else "no"
+            print(f"| {tr} | {w} | {load} | {lb} | " + " | ".join(f"{x:.2f}" for x in r) + f" | {met} |")
+        print()
+        for lb in sorted({s[3] for s in summary}):
+            cells = [s for s in summary if s[3] == lb]
+            met = sum(max(s[4]) <= 1.05 for s in cells)
+            print(f"- {lb}: target met in {met} of {len(cells)} cells")
+        print()
+    gsp = os.path.join(out, "gsp-rate12.jsonl")
+    if os.path.exists(gsp):
+        rs = rows(gsp)
+        print("GSP at 12 requests/s, 4 workers (route-study):\n")
+        print("| workload | router | policy | P50 TTFT ms | P99 TTFT ms | hit % | vs cache_aware+lru P50 |")
+        print("|---|---|---|---:|---:|---:|---:|")
+        base = {r["trace"]: r for r in rs if label(r) == ("cache_aware", "lru")}
+        for r in sorted(rs, key=lambda r: (r["trace"],) + label(r)):
+            router, policy = label(r)
+            b = base.get(r["trace"])
+            speed = f"{b['ttft_p50_ms'] / r['ttft_p50_ms']:.2f}x" if b else ""
+            print(f"| {r['trace']} | {router} | {policy} | {fmt(r['ttft_p50_ms'])} | "
+                  f"{fmt(r['ttft_p99_ms'])} | {r['block_hit_rate']*100:.2f} | {speed} |")
+
+
+if __name__ == "__main__":
+    main()
