@@ -216,10 +216,17 @@ TEST(LMetricRouter, LeastProductOfNewPrefillTokensAndBatchSize) {
   for (WorkerId w = 0; w < 3; ++w) cluster.mutable_load(w).running = 0;
   EXPECT_EQ(router->route(request(p, 2), cluster), 2u);
   EXPECT_EQ(stat(*router, "zero_score_decisions"), 1);
-  // Equal tokens and scores: the lower index.
+  // Equal tokens and scores: the fewer requests in flight, then the lower index.
   FakeCluster same(3);
   EXPECT_EQ(router->route(request(p, 3), same), 0u);
   EXPECT_EQ(stat(*router, "ties_to_lower_index"), 1);
+  same.mutable_load(0).in_flight = 2;
+  same.mutable_load(1).in_flight = same.mutable_load(2).in_flight = 1;
+  EXPECT_EQ(router->route(request(p, 3), same), 1u);
+  EXPECT_EQ(stat(*router, "ties_to_lower_index"), 2);
+  same.mutable_load(1).in_flight = 3;
+  EXPECT_EQ(router->route(request(p, 3), same), 2u);
+  EXPECT_EQ(stat(*router, "ties_to_fewer_in_flight"), 1);
   // Waiting requests are not the batch, unless batch=in_flight: running gives 64 x 3 = 192,
   // 160 x 2 = 320, 32 x 7 = 224; in flight, 64 x 7 = 448 instead of 192.
   cluster.mutable_load(0).running = 3;
