@@ -88,6 +88,10 @@ class Cluster final : public ClusterView {
   uint32_t cached_prefix_blocks(WorkerId w, const RequestView& r) const override {
     return workers_[first_ + w]->computed_prefix(r.blocks);
   }
+  std::array<uint32_t, 2> lower_tier_prefix_blocks(WorkerId w,
+                                                   const RequestView& r) const override {
+    return workers_[first_ + w]->lower_tier_prefix(r.blocks);
+  }
   Time now() const override { return static_cast<Time>(now_ * kMicrosPerSecond); }
   uint32_t block_tokens() const override { return block_tokens_; }
   void set_now(double t) { now_ = t; }

@@ -305,6 +305,16 @@ void Worker::end_iteration(double now) {
   }
 }
 
+std::array<uint32_t, 2> Worker::lower_tier_prefix(std::span<const BlockKey> prompt) const {
+  std::array<uint32_t, 2> out{0, 0};
+  const LowerTiers* tiers = cache_.tiers();
+  if (!tiers || tiers->count() == 0) return out;
+  size_t hbm = cache_.computed_prefix(prompt);
+  tiers->lookup(prompt, hbm, tier_found_);
+  for (uint8_t t : tier_found_) ++out[tiers->tier(t).name() == "dram" ? 0 : 1];
+  return out;
+}
+
 const WorkerLoad& Worker::load() {
   load_.waiting = static_cast<uint32_t>(waiting_.size() + kv_waiting_.size() + incoming_kv_);
   load_.running = static_cast<uint32_t>(running_.size());

@@ -100,6 +100,9 @@ class Worker {
   uint32_t computed_prefix(std::span<const BlockKey> prompt) const {
     return cache_.computed_prefix(prompt);
   }
+  // The blocks of `prompt` right after its HBM prefix that the lower tiers hold, one unbroken
+  // run: [0] in DRAM, [1] on SSD or in the remote pool (ClusterView::lower_tier_prefix_blocks).
+  std::array<uint32_t, 2> lower_tier_prefix(std::span<const BlockKey> prompt) const;
   const WorkerResult& result() const { return result_; }
   ServingCache& cache() { return cache_; }
   // Memory tiers: blocks of completed requests read from each lower tier, and the seconds of
@@ -145,6 +148,7 @@ class Worker {
 
   uint32_t id_;
   ServingCache cache_;
+  mutable std::vector<uint8_t> tier_found_;  // lower_tier_prefix's scratch
   const CostModel& cost_;
   Config config_;
   const Workload& workload_;

@@ -95,7 +95,11 @@ TEST_P(RouterContract, SeedChangesDecisionsOnlyIfRandomized) {
     FakeCluster cluster(4, trace.block_tokens);
     return drive(*router, cluster, trace, /*driver seed=*/5);
   };
-  if (info().randomized) {
+  bool randomized = info().randomized;
+  if (info().randomized_with)
+    randomized = info().randomized_with(
+        Params::parse(GetParam().params, info().params, "router " + GetParam().name));
+  if (randomized) {
     EXPECT_NE(decisions(1), decisions(2));
   } else {
     EXPECT_EQ(decisions(1), decisions(2));

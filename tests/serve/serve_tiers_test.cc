@@ -330,5 +330,31 @@ TEST(ServeTiers, BadTierConfigurationsGetOneClearError) {
   EXPECT_DOUBLE_EQ(find_link("custom:12.5:50").read_bytes_per_s, 12.5e9);
 }
 
+// The router's view of the lower tiers (ClusterView::lower_tier_prefix_blocks): dynamo credits
+// DRAM blocks after a worker's HBM prefix when HBM is small and DRAM holds what it dropped, and
+// only then (docs/routers.md, "dynamo").
+TEST(ServeTiers, DynamoSeesTheWorkersLowerTiers) {
+  ConversationParams cp;
+  cp.sessions = 60;
+  cp.session_rate = 6;
+  cp.think_mean_s = 2;
+  Trace trace = generate_conversation(cp, 11);
+  auto credited = [&](const std::string& router, bool with_dram) {
+    ServeOptions o;
+    o.workers = 2;
+    o.router = parse_router_spec(router);
+    o.capacity_blocks = 400;
+    if (with_dram) o.tiers = {tier("dram", 20000)};
+    ServeResult r = serve(trace, o);
+    for (auto& [name, value] : r.router_stats)
+      if (name == "tier_credited_decisions") return value;
+    ADD_FAILURE() << "no tier_credited_decisions";
+    return -1.0;
+  };
+  EXPECT_GT(credited("dynamo", true), 0);
+  EXPECT_EQ(credited("dynamo", false), 0);
+  EXPECT_EQ(credited("dynamo:host_cache_hit_weight=0,disk_cache_hit_weight=0", true), 0);
+}
+
 }  // namespace
 }  // namespace kvpolicy

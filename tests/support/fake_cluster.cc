@@ -7,7 +7,7 @@
 namespace kvpolicy::testing {
 
 FakeCluster::FakeCluster(uint32_t workers, uint32_t block_tokens, uint64_t capacity_blocks)
-    : block_tokens_(block_tokens), loads_(workers), cached_(workers) {
+    : block_tokens_(block_tokens), loads_(workers), cached_(workers), lower_(workers) {
   for (WorkerLoad& l : loads_) l.capacity_blocks = capacity_blocks;
 }
 
@@ -15,6 +15,22 @@ uint32_t FakeCluster::cached_prefix_blocks(WorkerId w, const RequestView& reques
   uint32_t n = 0;
   while (n < request.blocks.size() && cached_.at(w).contains(request.blocks[n])) ++n;
   return n;
+}
+
+std::array<uint32_t, 2> FakeCluster::lower_tier_prefix_blocks(WorkerId w,
+                                                              const RequestView& request) const {
+  std::array<uint32_t, 2> out{0, 0};
+  for (size_t n = cached_prefix_blocks(w, request); n < request.blocks.size(); ++n) {
+    uint32_t t = 0;
+    while (t < 2 && !lower_.at(w)[t].contains(request.blocks[n])) ++t;
+    if (t == 2) break;
+    ++out[t];
+  }
+  return out;
+}
+
+void FakeCluster::cache_lower(WorkerId w, uint32_t tier, std::span<const BlockKey> blocks) {
+  lower_.at(w).at(tier).insert(blocks.begin(), blocks.end());
 }
 
 void FakeCluster::cache(WorkerId w, std::span<const BlockKey> blocks) {

@@ -2,6 +2,7 @@
 // cached prefixes from the prompts each worker was given, and a clock the test moves.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -21,6 +22,8 @@ class FakeCluster final : public ClusterView {
   uint32_t workers() const override { return static_cast<uint32_t>(loads_.size()); }
   const WorkerLoad& load(WorkerId w) const override { return loads_.at(w); }
   uint32_t cached_prefix_blocks(WorkerId w, const RequestView& request) const override;
+  std::array<uint32_t, 2> lower_tier_prefix_blocks(WorkerId w,
+                                                   const RequestView& request) const override;
   Time now() const override { return now_; }
   uint32_t block_tokens() const override { return block_tokens_; }
 
@@ -28,6 +31,8 @@ class FakeCluster final : public ClusterView {
   void set_now(Time t) { now_ = t; }
   // Worker w holds these blocks from now on (its KV events said so).
   void cache(WorkerId w, std::span<const BlockKey> blocks);
+  // Worker w's lower tier `tier` (0: host DRAM, 1: SSD or remote) holds these blocks.
+  void cache_lower(WorkerId w, uint32_t tier, std::span<const BlockKey> blocks);
 
   // A request routed to w arrives there (waiting, its prompt queued for prefill), is admitted
   // (running: its prompt is prefilled, cached and held by the running request) and finishes.
@@ -40,6 +45,7 @@ class FakeCluster final : public ClusterView {
   Time now_ = 0;
   std::vector<WorkerLoad> loads_;
   std::vector<std::unordered_set<BlockKey>> cached_;
+  std::vector<std::array<std::unordered_set<BlockKey>, 2>> lower_;
 };
 
 // A prompt of chained block keys from block ids: prompt({1, 2, 3}) shares its first two blocks

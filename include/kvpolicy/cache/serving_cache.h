@@ -88,6 +88,7 @@ class ServingCache {
   // prefix into them and promotes what it finds, and HBM's victims are handed to them.
   void set_tiers(std::unique_ptr<LowerTiers> tiers);
   LowerTiers* tiers() { return tiers_.get(); }
+  const LowerTiers* tiers() const { return tiers_.get(); }
   // Per lower tier, the blocks the last admit() read from it into HBM.
   std::span<const uint32_t> last_tier_hits() const { return last_tier_hits_; }
   // Leading blocks of `keys` an admission now would reuse: computed in HBM, then found in the

@@ -5,6 +5,7 @@
 // approximate tree, as SGLang's router and LBGR keep). docs/routers.md states each.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,14 @@ class ClusterView {
   virtual const WorkerLoad& load(WorkerId w) const = 0;
   // Exact longest cached prefix of `request` on worker w, in blocks (the KV-event view).
   virtual uint32_t cached_prefix_blocks(WorkerId w, const RequestView& request) const = 0;
+  // The blocks of `request` right after that HBM prefix which w's lower memory tiers hold, as
+  // one unbroken run (KV events of offloaded blocks, as Dynamo's KVBM sends them): [0] in host
+  // DRAM, [1] on SSD or in the shared remote pool. {0, 0} without lower tiers (the default).
+  virtual std::array<uint32_t, 2> lower_tier_prefix_blocks(WorkerId w,
+                                                           const RequestView& request) const {
+    (void)w, (void)request;
+    return {0, 0};
+  }
   virtual Time now() const = 0;
   virtual uint32_t block_tokens() const = 0;
 };
@@ -92,6 +101,9 @@ struct RouterInfo {
   std::vector<ParamSpec> params = {};
   std::vector<std::string> variants = {};  // parameter settings the contract suite also runs
   bool randomized = false;
+  // Randomized only under some parameter settings (dynamo with router_temperature > 0): when
+  // set, the contract suite asks it about each variant instead of reading `randomized`.
+  std::function<bool(const Params&)> randomized_with = {};
   // The most workers it can route over (its approximate tree keeps a 64-bit holder mask);
   // 0 = any number. make_router rejects a larger cluster.
   uint32_t max_workers = 0;
