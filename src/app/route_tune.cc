@@ -322,8 +322,10 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
   CostModel cost = spec.serve.cost_model();
   ServeSpec one = spec.serve;
   one.routers = info.name;
-  ServeOptions base_tune = one.configs(split.tune, cost).at(0);
-  ServeOptions base_held = one.configs(split.held_out, cost).at(0);
+  // Sized on the whole trace, so a share of unique blocks ("10%") is the same memory in both
+  // parts.
+  ServeOptions base_tune = one.configs(trace, cost).at(0);
+  ServeOptions base_held = base_tune;
 
   // A setting as the router's parameter text: every knob and fixed value, in declaration order.
   auto setting = [&](const std::map<std::string, std::string>& values) {

@@ -157,7 +157,7 @@ TEST(RouteTune, GridFindsTheLowThresholdThatServeConfirms) {
   const char* settings[2] = {"balance_abs=1000,cache_threshold=0",
                              "balance_abs=1000,cache_threshold=0.5"};
   for (int i = 0; i < 2; ++i) {
-    ServeOptions o = s.configs(split.held_out, cost).at(0);
+    ServeOptions o = s.configs(t, cost).at(0);
     o.router = {"cache_aware", settings[i]};
     o.cost_model = &cost;
     hit[i] = serve(split.held_out, o).block_hit_rate;
@@ -207,7 +207,7 @@ TEST(RouteTune, ResumeReadsTheRunsFile) {
   TuneResult fresh = route_tune(t, spec);
   TraceSplit split = split_by_time(t, 0.5);
   CostModel cost = spec.serve.cost_model();
-  ServeOptions o = spec.serve.configs(split.tune, cost).at(0);
+  ServeOptions o = spec.serve.configs(t, cost).at(0);
   o.router = {"cache_aware", fresh.default_params};
   o.cost_model = &cost;
   ServeResult planted = serve(split.tune, o);
