@@ -17,20 +17,20 @@
 namespace kvpolicy::app {
 namespace {
 
-// `sessions` conversations, one request every `gap_us`, round robin over the sessions: each
-// request is its session's fixed prefix of `shared` blocks then `shared` fresh blocks, so the
-// best match a router can see covers exactly half the prompt.
-Trace half_shared_trace(uint32_t sessions, uint32_t requests, uint32_t shared, Time gap_us) {
+// `prefixes` shared prefixes in turn, one request every `gap_us`: request r is prefix r mod
+// `prefixes` (`shared` blocks) then `shared` fresh blocks, so the best match a router can see
+// covers exactly half the prompt. No session column: only the prefixes tie requests together.
+Trace half_shared_trace(uint32_t prefixes, uint32_t requests, uint32_t shared, Time gap_us) {
   Trace t;
   t.name = "half-shared";
   t.block_tokens = 16;
   uint64_t fresh = 1'000'000;
   for (uint32_t r = 0; r < requests; ++r) {
-    uint32_t s = r % sessions;
+    uint32_t p = r % prefixes;
     std::vector<uint64_t> ids;
-    for (uint32_t b = 0; b < shared; ++b) ids.push_back(uint64_t{s} * 1000 + b);
+    for (uint32_t b = 0; b < shared; ++b) ids.push_back(uint64_t{p} * 1000 + b);
     for (uint32_t b = 0; b < shared; ++b) ids.push_back(fresh++);
-    t.add_request(Time{r} * gap_us, ids, 2 * shared * 16, 4, s, r / sessions + 1);
+    t.add_request(Time{r} * gap_us, ids, 2 * shared * 16, 4);
   }
   return t;
 }
@@ -136,17 +136,18 @@ TEST(RouteTune, SplitIsByTimeAndDisjoint) {
 }
 
 TEST(RouteTune, GridFindsTheLowThresholdThatServeConfirms) {
-  // Every prompt is half its session's prefix: cache_aware routes by prefix only when the
-  // threshold is below 0.5, and otherwise scatters a session over the smallest trees.
-  Trace t = half_shared_trace(8, 160, 8, 200'000);
+  // Every prompt is half a shared prefix: cache_aware routes by prefix only when the threshold
+  // is below 0.5, and otherwise to the smallest tree, which here is the next worker in turn:
+  // 41 prefixes on 4 workers, so a prefix never meets the worker that has it.
+  Trace t = half_shared_trace(41, 164, 8, 200'000);
   TuneSpec spec = small_spec("cache_aware");
   spec.objective = "hit";
-  spec.space = "cache_threshold=0:1,balance_abs=1000";  // no imbalance branch
+  spec.space = "cache_threshold=0:1,balance_abs=1000,balance_rel=1.0001";  // no imbalance branch
   spec.budget = 5;
   TuneResult r = route_tune(t, spec);
-  ASSERT_EQ(r.runs.size(), 5u);  // 0, 0.25, 0.5 (the default, run first), 0.75, 1
-  EXPECT_EQ(r.default_params, "balance_abs=1000,cache_threshold=0.5");
-  EXPECT_EQ(r.best_params, "balance_abs=1000,cache_threshold=0");
+  ASSERT_EQ(r.runs.size(), 5u);  // 0.5 (the default, run first), 0, 0.25, 0.75, 1
+  EXPECT_EQ(r.default_params, "balance_abs=1000,balance_rel=1.0001,cache_threshold=0.5");
+  EXPECT_EQ(r.best_params, "balance_abs=1000,balance_rel=1.0001,cache_threshold=0");
   EXPECT_GT(r.best_tune.hit_rate, r.default_tune.hit_rate + 0.2);
   EXPECT_TRUE(r.beats_default_held);
   // serve itself, on the held-out part, agrees.
@@ -154,8 +155,8 @@ TEST(RouteTune, GridFindsTheLowThresholdThatServeConfirms) {
   ServeSpec s = spec.serve;
   CostModel cost = s.cost_model();
   double hit[2];
-  const char* settings[2] = {"balance_abs=1000,cache_threshold=0",
-                             "balance_abs=1000,cache_threshold=0.5"};
+  const char* settings[2] = {"balance_abs=1000,balance_rel=1.0001,cache_threshold=0",
+                             "balance_abs=1000,balance_rel=1.0001,cache_threshold=0.5"};
   for (int i = 0; i < 2; ++i) {
     ServeOptions o = s.configs(t, cost).at(0);
     o.router = {"cache_aware", settings[i]};
