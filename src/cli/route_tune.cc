@@ -53,6 +53,7 @@ void add(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto spec = std::make_shared<app::TuneSpec>();
   args->workers = "4";
+  args->routers = "";  // --router is required
   auto* cmd = app.add_subcommand(
       "route-tune",
       "search a router's parameters in serve mode on the first part of a trace, check them on "
@@ -60,6 +61,7 @@ void add(CLI::App& app) {
   trace_args->add(cmd, true);
   args->add(cmd);
   cmd->get_option("--router")
+      ->required()
       ->description("the router to tune: name[:key=value,...] (given values are fixed)");
   cmd->get_option("--json")->description(
       "write the report (every run, default and tuned on both parts, the export) to this file "
