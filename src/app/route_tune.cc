@@ -219,7 +219,11 @@ std::vector<TuneKnob> tune_space(const RouterInfo& info, const std::string& spac
         break;
       case ParamKind::kInt:
       case ParamKind::kDouble:
-        k = numeric_knob(spec);
+        try {
+          k = numeric_knob(spec);
+        } catch (const ConfigError&) {
+          continue;  // a default that is no finite number ("inf"): no range around it
+        }
         if (!(k.lo < k.hi)) continue;  // nothing to search between its bounds
         break;
       default:

@@ -59,9 +59,12 @@ TEST(RouteTune, SpaceOfCacheAwareFollowsItsParamSpecs) {
   EXPECT_EQ(knobs[1].describe(), "balance_rel: 1 .. 4.0004 log (around default)");
   EXPECT_EQ(knobs[2].describe(), "cache_threshold: 0 .. 1 linear (bounds)");
   EXPECT_TRUE(fixed.empty());
-  auto dyn = tune_space(RouterRegistry::instance().get("dynamo"), "", &fixed);
-  ASSERT_GE(dyn.size(), 3u);
-  EXPECT_EQ(dyn[1].describe(), "events: exact | approx (choices)");
+  std::map<std::string, std::string> dyn;
+  for (const TuneKnob& k : tune_space(RouterRegistry::instance().get("dynamo"), "", &fixed))
+    dyn[k.name] = k.describe();
+  EXPECT_EQ(dyn["overlap_weight"], "overlap_weight: 0.25 .. 4 log (around default)");
+  EXPECT_EQ(dyn["events"], "events: exact | approx (choices)");
+  EXPECT_EQ(dyn["ttl_s"], "ttl_s: 30 .. 480 log (around default)");
 }
 
 TEST(RouteTune, EveryRoutersSpaceStaysInsideItsParamSpecs) {
