@@ -17,6 +17,7 @@
 #include "kvpolicy/app/mrc.h"
 #include "kvpolicy/app/recommend.h"
 #include "kvpolicy/app/replay.h"
+#include "kvpolicy/app/route_tune.h"
 #include "kvpolicy/app/serve.h"
 #include "kvpolicy/app/size.h"
 #include "kvpolicy/core/error.h"
@@ -137,17 +138,9 @@ void set_pd_options(ServeOptions& base, const py::dict& options) {
   base.kv_transfer = options["kv_transfer"].cast<std::string>();
 }
 
-// A serve sweep (app::serve_sweep); each result as the JSON line `kvpolicy serve --json` writes.
-std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::string>& routers,
-                                    const std::vector<std::string>& policies,
-                                    const std::vector<std::string>& workers,
-                                    const std::vector<std::string>& capacities,
-                                    const py::dict& options) {
+// serve's flags from the keywords serve() and route_tune() share.
+app::ServeSpec serve_spec(const py::dict& options) {
   app::ServeSpec spec;
-  spec.routers = joined(routers);
-  spec.policies = joined(policies);
-  spec.workers = joined(workers);
-  spec.capacities = joined(capacities);
   spec.cost.model = options["model"].cast<std::string>();
   spec.cost.gpu = options["gpu"].cast<std::string>();
   spec.cost.kv_dtype = options["kv_dtype"].cast<std::string>();
@@ -171,6 +164,20 @@ std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::s
     if (!std::isfinite(v) || v < 0) throw ConfigError("rate, think_time_s and slo_ms must be >= 0");
   if (!std::isfinite(spec.base.time_scale) || spec.base.time_scale <= 0)
     throw ConfigError("time_scale must be a finite number > 0");
+  return spec;
+}
+
+// A serve sweep (app::serve_sweep); each result as the JSON line `kvpolicy serve --json` writes.
+std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::string>& routers,
+                                    const std::vector<std::string>& policies,
+                                    const std::vector<std::string>& workers,
+                                    const std::vector<std::string>& capacities,
+                                    const py::dict& options) {
+  app::ServeSpec spec = serve_spec(options);
+  spec.routers = joined(routers);
+  spec.policies = joined(policies);
+  spec.workers = joined(workers);
+  spec.capacities = joined(capacities);
   std::vector<ServeResult> results;
   {
     py::gil_scoped_release release;
@@ -179,6 +186,32 @@ std::vector<std::string> serve_rows(const Trace& trace, const std::vector<std::s
   std::vector<std::string> out;
   for (const ServeResult& r : results) out.push_back(r.to_json());
   return out;
+}
+
+// route-tune (app::route_tune): its report as `kvpolicy route-tune --json` writes it.
+std::string route_tune_json(const Trace& trace, const std::string& router,
+                            const std::string& policy, const std::string& workers,
+                            const std::string& capacity, const py::dict& options,
+                            const py::dict& tune) {
+  app::TuneSpec spec;
+  spec.serve = serve_spec(options);
+  spec.serve.routers = router;
+  spec.serve.policies = policy;
+  spec.serve.workers = workers;
+  spec.serve.capacities = capacity;
+  spec.objective = tune["objective"].cast<std::string>();
+  spec.search = tune["search"].cast<std::string>();
+  spec.budget = tune["budget"].cast<size_t>();
+  spec.split = tune["split"].cast<double>();
+  spec.space = tune["space"].cast<std::string>();
+  spec.json_path = tune["json"].cast<std::string>();
+  spec.resume = tune["resume"].cast<bool>();
+  app::TuneResult r;
+  {
+    py::gil_scoped_release release;
+    r = app::route_tune(trace, spec);
+  }
+  return r.to_json();
 }
 
 // A miss-ratio curve (app::run_mrc); its rows as `kvpolicy mrc --json` writes them.
@@ -400,6 +433,8 @@ void bind_app(py::module_& m) {
         "follows them.");
   m.def("_serve", &serve_rows, py::arg("trace"), py::arg("routers"), py::arg("policies"),
         py::arg("workers"), py::arg("capacities"), py::arg("options"));
+  m.def("_route_tune", &route_tune_json, py::arg("trace"), py::arg("router"), py::arg("policy"),
+        py::arg("workers"), py::arg("capacity"), py::arg("options"), py::arg("tune"));
   m.def("_mrc", &mrc_rows, py::arg("trace"), py::arg("policies"), py::arg("points"), py::arg("min"),
         py::arg("max"), py::arg("linear"), py::arg("target_hit"), py::arg("model"), py::arg("gpu"),
         py::arg("kv_dtype"), py::arg("cost_params"), py::arg("seed"), py::arg("jobs"),

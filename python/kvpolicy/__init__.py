@@ -38,6 +38,7 @@ from ._kvpolicy import (  # noqa: F401  (re-exported)
     _policies,
     _recommend,
     _routers,
+    _route_tune,
     _serve,
     _size,
     _simulate,
@@ -63,6 +64,7 @@ __all__ = [
     "policies",
     "policy_names",
     "recommend",
+    "route_tune",
     "routers",
     "serve",
     "simulate",
@@ -136,6 +138,33 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
                         decode_cache=bool(decode_cache), kv_transfer=str(kv_transfer),
                         tiers=dict(tiers or {}), stepped=bool(stepped)))
     return [json.loads(line) for line in lines]
+
+
+def route_tune(trace, router, *, policy="lru", workers=4, capacity="0.1", objective="ttft-p50",
+               budget=24, search="grid", split=0.5, space="", json_path=None, resume=False,
+               model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto", cost_params="", tp=1,
+               rate=0.0, time_scale=1.0, max_batch_tokens=8192, max_running=256,
+               cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, allocation="chunked"):
+    """Searches `router`'s parameters in serve mode as `kvpolicy route-tune` does: tuned on the
+    first `split` of the trace by arrival time, the default and the tuned setting judged on the
+    rest, and the configuration to paste (docs/serve.md, "Autotuning a router: route-tune").
+    Returns the report `route-tune --json` writes, as a dict; json_path also writes it there
+    (its runs stream to json_path + ".runs" meanwhile, which resume=True reads).
+    """
+    line = _route_tune(_trace(trace), str(router), str(policy), str(workers), str(capacity),
+                       dict(model=model, gpu=gpu, kv_dtype=kv_dtype, cost_params=cost_params,
+                            tp=int(tp), rate=float(rate), time_scale=float(time_scale), clients=0,
+                            think_time_s=0.0, max_batch_tokens=int(max_batch_tokens),
+                            max_running=int(max_running), cache_outputs=bool(cache_outputs),
+                            slo_ms=float(slo_ms), seed=int(seed), jobs=int(jobs),
+                            allocation=str(allocation), prefill_workers=0, decode_workers=0,
+                            decode_router="least_loaded", kv_link_gb_per_s=50.0,
+                            kv_link_latency_us=10.0, decode_cache=True,
+                            kv_transfer="after-prefill", tiers={}, stepped=False),
+                       dict(objective=str(objective), search=str(search), budget=int(budget),
+                            split=float(split), space=str(space), json=str(json_path or ""),
+                            resume=bool(resume)))
+    return json.loads(line)
 
 
 def size(trace, *, model="llama-3.1-8b", gpu="a100-80gb", tp=1, max_tp=8, workers=(1, 2, 4, 8),

@@ -1,5 +1,5 @@
-"""Python's simulate, serve, mrc, import_trace, policies() and routers() against the command line
-with the same arguments: the same records, field by field (timings aside). Run by ctest
+"""Python's simulate, serve, route_tune, mrc, import_trace, policies() and routers() against the
+command line with the same arguments: the same records, field by field (timings aside). Run by ctest
 PythonTests with KVPOLICY_BINARY set; without it the parity checks are skipped."""
 
 import json
@@ -57,6 +57,18 @@ def test_serve_rows_equal_the_cli(trace_path, tmp_path):
     got = kvpolicy.serve(str(trace_path), capacities=[50], clients=4, think_time_s=2, tp=2,
                          cache_outputs=False)
     assert untimed(got) == untimed(want) and len(got) == 1
+
+
+@needs_cli
+def test_route_tune_equals_the_cli(trace_path, tmp_path):
+    out = tmp_path / "tune.json"
+    cli("route-tune", "-t", trace_path, "-r", "cache_aware", "-w", 2, "-c", "10%", "--rate", 2,
+        "--budget", 4, "--search", "random", "--seed", 3, "--json", out)
+    want = json.loads(out.read_text())
+    got = kvpolicy.route_tune(str(trace_path), "cache_aware", workers=2, capacity="10%", rate=2.0,
+                              budget=4, search="random", seed=3)
+    assert got == want
+    assert len(got["runs"]) == 5 and "--router cache_aware:" in got["export"]
 
 
 @needs_cli

@@ -15,6 +15,14 @@ expect_error "finite number" serve -t t.kvtrace --rate -3
 expect_error "finite number" serve -t t.kvtrace --time-scale 0
 expect_error "less than one block" serve -t t.kvtrace --capacity 1e-9
 expect_error "worker count" serve -t t.kvtrace --workers 0
+expect_error "--split: 'nan' is not a finite" route-tune -t t.kvtrace -r cache_aware --split nan
+expect_error "--split must be in (0, 1)" route-tune -t t.kvtrace -r cache_aware --split 1
+expect_error "--budget must be in [1, 10000]" route-tune -t t.kvtrace -r cache_aware --budget 0
+expect_error "--objective: 'fast'" route-tune -t t.kvtrace -r cache_aware --objective fast
+expect_error "--space: cache_threshold=0:2" route-tune -t t.kvtrace -r cache_aware --space cache_threshold=0:2
+expect_error "--router is required" route-tune -t t.kvtrace
+expect_error "--split must be in (0, 1)" route-tune -t t.kvtrace -r cache_aware --split 1 --json tune.json
+[[ ! -e tune.json && ! -e tune.json.runs ]] || fail "route-tune wrote tune.json on a bad flag"
 expect_error "must be a number in [0, 1]" simulate -t t.kvtrace -p laru:p=2 -c 0.1
 expect_error "parameter p applies to predictor=noisy only" simulate -t t.kvtrace -p laru:p=0.2 -c 0.1
 expect_error "parameter trees applies to predictor=gbm only" simulate -t t.kvtrace -p laru:predictor=noisy,trees=5 -c 0.1

@@ -1,0 +1,567 @@
+#include "kvpolicy/app/route_tune.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "kvpolicy/core/atomic_file.h"
+#include "kvpolicy/core/error.h"
+#include "kvpolicy/core/json_writer.h"
+#include "kvpolicy/core/strings.h"
+#include "kvpolicy/core/types.h"
+
+namespace kvpolicy::app {
+namespace {
+
+// Parameters that bound the router's memory, not its decisions: left out of the default space
+// (--space brings one back).
+const std::set<std::string> kNotKnobs = {"max_tree_tokens"};
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+std::string format_number(double v, bool integer) {
+  if (integer) return fmt::format("{}", static_cast<int64_t>(std::llround(v)));
+  return fmt::format("{:.6g}", v);
+}
+
+double to_double(const std::string& text, const std::string& what) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw ConfigError(what + ": '" + text + "' is not a number");
+}
+
+// The range around or within a numeric parameter's declaration (docs/serve.md,
+// "Autotuning a router: route-tune"): its bounds when it has both, else default / 4 .. default x 4.
+TuneKnob numeric_knob(const ParamSpec& spec) {
+  TuneKnob k;
+  k.name = spec.name;
+  k.integer = spec.kind == ParamKind::kInt;
+  k.default_value = spec.default_value;
+  double d = to_double(spec.default_value, "parameter " + spec.name);
+  ParamRange r = spec.range.value_or(ParamRange{});
+  if (r.min && r.max) {
+    k.lo = *r.min, k.hi = *r.max;
+    double inside = (k.hi - k.lo) * 0.01;  // an exclusive end moved inside by 1 % of the span
+    if (r.min_exclusive) k.lo += inside;
+    if (r.max_exclusive) k.hi -= inside;
+    k.scale = k.lo > 0 && k.hi / k.lo >= 100 ? TuneKnob::Scale::kLog : TuneKnob::Scale::kLinear;
+    k.origin = "bounds";
+  } else {
+    if (d > 0) {
+      k.lo = d / 4, k.hi = d * 4, k.scale = TuneKnob::Scale::kLog;
+    } else if (d == 0) {
+      k.lo = 0, k.hi = 1, k.scale = TuneKnob::Scale::kLinear;
+    } else {
+      k.lo = d * 4, k.hi = d / 4, k.scale = TuneKnob::Scale::kLinear;
+    }
+    if (r.min && k.lo <= *r.min) k.lo = r.min_exclusive ? *r.min + (k.hi - *r.min) * 0.01 : *r.min;
+    if (r.max && k.hi >= *r.max) k.hi = r.max_exclusive ? *r.max - (*r.max - k.lo) * 0.01 : *r.max;
+    if (k.lo <= 0) k.scale = TuneKnob::Scale::kLinear;
+    k.origin = "around default";
+  }
+  if (k.integer) k.lo = std::ceil(k.lo), k.hi = std::floor(k.hi);
+  return k;
+}
+
+const ParamSpec& find_param(const RouterInfo& info, const std::string& key,
+                            const std::string& flag) {
+  for (const ParamSpec& p : info.params)
+    if (p.name == key && !p.deprecated) return p;
+  std::vector<std::string> names;
+  for (const ParamSpec& p : info.params)
+    if (!p.deprecated) names.push_back(p.name);
+  throw ConfigError(fmt::format("{}: router {} has no parameter '{}' (its parameters: {})", flag,
+                                info.name, key, names.empty() ? "none" : join(names, ", ")));
+}
+
+void check_value(const ParamSpec& spec, const std::string& value, const std::string& item) {
+  std::string why = spec.problem(value);
+  if (!why.empty()) throw ConfigError("--space: " + item + ": " + spec.name + " " + why);
+}
+
+// splitmix64: the search's own generator, the same sequence on every platform.
+struct SearchRng {
+  uint64_t state;
+  uint64_t next() { return mix64(state += 0x9e3779b97f4a7c15ULL); }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+  double normal() {  // Box-Muller
+    double u1 = std::max(uniform(), 1e-300), u2 = uniform();
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * 3.14159265358979323846 * u2);
+  }
+};
+
+TuneFigures figures(const ServeResult& r) {
+  return {r.ttft_ms.p50, r.ttft_ms.p99, r.ttft_ms.mean, r.block_hit_rate, r.requests};
+}
+
+void append_request(const Trace& src, size_t r, Time offset, Trace& dst) {
+  dst.add_request_keys(src.time[r] - offset, src.prompt(r), src.prompt_tokens[r],
+                       src.output_tokens[r], src.session[r], src.turn[r], src.category[r],
+                       src.user[r]);
+  if (src.has_continuation()) dst.continuation.push_back(src.continuation[r]);
+  if (src.has_priority()) dst.priority.push_back(src.priority[r]);
+}
+
+std::string figures_json(const TuneFigures& f) {
+  return JsonObject()
+      .add("ttft_p50_ms", f.ttft_p50_ms, 3)
+      .add("ttft_p99_ms", f.ttft_p99_ms, 3)
+      .add("ttft_mean_ms", f.ttft_mean_ms, 3)
+      .add("hit_rate", f.hit_rate, 6)
+      .add("requests", f.requests)
+      .str();
+}
+
+}  // namespace
+
+std::string TuneKnob::at(double u) const {
+  u = std::clamp(u, 0.0, 1.0);
+  switch (scale) {
+    case Scale::kList:
+      return values[std::min(values.size() - 1, static_cast<size_t>(u * double(values.size())))];
+    case Scale::kLog:
+      return format_number(std::exp(std::log(lo) + u * (std::log(hi) - std::log(lo))), integer);
+    case Scale::kLinear:
+      break;
+  }
+  return format_number(lo + u * (hi - lo), integer);
+}
+
+std::string TuneKnob::describe() const {
+  if (scale == Scale::kList) return fmt::format("{}: {} ({})", name, join(values, " | "), origin);
+  return fmt::format("{}: {} .. {} {}{} ({})", name, format_number(lo, integer),
+                     format_number(hi, integer), scale == Scale::kLog ? "log" : "linear",
+                     integer ? " integer" : "", origin);
+}
+
+std::vector<TuneKnob> tune_space(const RouterInfo& info, const std::string& space,
+                                 std::map<std::string, std::string>* fixed) {
+  std::map<std::string, TuneKnob> overrides;
+  std::set<std::string> fixed_keys;
+  for (const std::string& item : split_top_level(space)) {
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw ConfigError("--space: '" + item + "' is not key=lo:hi, key=a|b|c or key=value");
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const ParamSpec& spec = find_param(info, key, "--space");
+    if (overrides.count(key) || fixed_keys.count(key))
+      throw ConfigError("--space: parameter '" + key + "' given twice");
+    TuneKnob k;
+    k.name = key;
+    k.default_value = spec.default_value;
+    k.origin = "--space";
+    k.integer = spec.kind == ParamKind::kInt;
+    if (value.find('|') != std::string::npos) {
+      k.scale = TuneKnob::Scale::kList;
+      for (const std::string& v : split_list(value, '|')) {
+        check_value(spec, v, item);
+        k.values.push_back(v);
+      }
+    } else if (value.find(':') != std::string::npos) {
+      if (spec.kind != ParamKind::kInt && spec.kind != ParamKind::kDouble)
+        throw ConfigError("--space: " + item + ": a range lo:hi needs a numeric parameter; " + key +
+                          " is " + spec.type_name() + " (list its values as a|b)");
+      std::vector<std::string> parts = split_list(value, ':');
+      if (parts.size() < 2 || parts.size() > 3)
+        throw ConfigError("--space: " + item + ": a range is lo:hi or lo:hi:log or lo:hi:lin");
+      check_value(spec, parts[0], item);
+      check_value(spec, parts[1], item);
+      k.lo = to_double(parts[0], "--space " + key);
+      k.hi = to_double(parts[1], "--space " + key);
+      if (!(k.lo < k.hi)) throw ConfigError("--space: " + item + ": lo must be below hi");
+      std::string scale =
+          parts.size() == 3 ? parts[2] : (k.lo > 0 && k.hi / k.lo >= 100 ? "log" : "lin");
+      if (scale == "log") {
+        if (k.lo <= 0) throw ConfigError("--space: " + item + ": a log range needs lo > 0");
+        k.scale = TuneKnob::Scale::kLog;
+      } else if (scale == "lin") {
+        k.scale = TuneKnob::Scale::kLinear;
+      } else {
+        throw ConfigError("--space: " + item + ": the scale is log or lin, not '" + scale + "'");
+      }
+    } else {
+      check_value(spec, value, item);
+      (*fixed)[key] = value;
+      fixed_keys.insert(key);
+      continue;
+    }
+    overrides[key] = k;
+  }
+  std::vector<TuneKnob> knobs;
+  for (const ParamSpec& spec : info.params) {
+    if (spec.deprecated || fixed_keys.count(spec.name)) continue;
+    if (auto it = overrides.find(spec.name); it != overrides.end()) {
+      knobs.push_back(it->second);
+      continue;
+    }
+    if (kNotKnobs.count(spec.name)) continue;
+    TuneKnob k;
+    switch (spec.kind) {
+      case ParamKind::kBool:
+        k.name = spec.name, k.scale = TuneKnob::Scale::kList, k.values = {"0", "1"};
+        k.default_value = spec.default_value, k.origin = "bool";
+        break;
+      case ParamKind::kChoice:
+        k.name = spec.name, k.scale = TuneKnob::Scale::kList, k.values = spec.choices;
+        k.default_value = spec.default_value, k.origin = "choices";
+        break;
+      case ParamKind::kInt:
+      case ParamKind::kDouble:
+        try {
+          k = numeric_knob(spec);
+        } catch (const ConfigError&) {
+          continue;  // a default that is no finite number ("inf"): no range around it
+        }
+        if (!(k.lo < k.hi)) continue;  // nothing to search between its bounds
+        break;
+      default:
+        continue;  // strings and nested components are no knobs
+    }
+    knobs.push_back(k);
+  }
+  return knobs;
+}
+
+TraceSplit split_by_time(const Trace& trace, double fraction) {
+  if (!(fraction > 0 && fraction < 1))
+    throw ConfigError(fmt::format("--split must be in (0, 1), not {:g}", fraction));
+  if (trace.size() < 2) throw ConfigError("route-tune: the trace has fewer than 2 requests");
+  Time first = trace.time.front(), last = trace.time.back();
+  double cut = double(first) + fraction * double(last - first);
+  TraceSplit out;
+  for (Trace* t : {&out.tune, &out.held_out}) {
+    t->block_tokens = trace.block_tokens;
+    t->category_names = trace.category_names;
+    t->assumptions = trace.assumptions;
+  }
+  int pct = static_cast<int>(std::lround(fraction * 100));
+  out.tune.name = fmt::format("{} [first {} % by time]", trace.name, pct);
+  out.held_out.name = fmt::format("{} [last {} % by time]", trace.name, 100 - pct);
+  size_t r = 0;
+  std::vector<std::vector<RetentionHint>> hints_tune, hints_held;
+  for (; r < trace.size() && double(trace.time[r]) < cut; ++r) {
+    append_request(trace, r, first, out.tune);
+    if (trace.has_hints())
+      hints_tune.emplace_back(trace.hints_of(r).begin(), trace.hints_of(r).end());
+  }
+  if (r == 0 || r == trace.size())
+    throw ConfigError(fmt::format("--split {:g} leaves no request in the {} part", fraction,
+                                  r == 0 ? "tuning" : "held-out"));
+  Time held_start = trace.time[r];
+  for (size_t i = r; i < trace.size(); ++i) {
+    append_request(trace, i, held_start, out.held_out);
+    if (trace.has_hints())
+      hints_held.emplace_back(trace.hints_of(i).begin(), trace.hints_of(i).end());
+  }
+  if (trace.has_hints()) out.tune.set_hints(hints_tune), out.held_out.set_hints(hints_held);
+  out.cut_s = (cut - double(first)) / double(kMicrosPerSecond);
+  return out;
+}
+
+double objective_value(const std::string& objective, const TuneFigures& f) {
+  if (objective == "ttft-p50") return f.ttft_p50_ms;
+  if (objective == "ttft-p99") return f.ttft_p99_ms;
+  if (objective == "ttft-mean") return f.ttft_mean_ms;
+  if (objective == "hit") return -f.hit_rate;
+  throw ConfigError("--objective: '" + objective +
+                    "' is not one of ttft-p50, ttft-p99, ttft-mean, hit");
+}
+
+const RouterInfo& TuneSpec::validate() const {
+  auto routers = parse_router_list(serve.routers);
+  if (routers.size() != 1)
+    throw ConfigError("--router: route-tune tunes one router, not " + serve.routers);
+  const RouterInfo& info = RouterRegistry::instance().get(routers[0].name);
+  Params::parse(routers[0].params, info.params, "--router " + info.name);
+  objective_value(objective, {});
+  if (search != "grid" && search != "random")
+    throw ConfigError("--search: '" + search +
+                      "' is not grid or random (seeded random + local refinement); CMA-ES is "
+                      "not implemented");
+  if (budget < 1 || budget > 10000)
+    throw ConfigError(fmt::format("--budget must be in [1, 10000], not {}", budget));
+  if (!(split > 0 && split < 1))
+    throw ConfigError(fmt::format("--split must be in (0, 1), not {:g}", split));
+  if (resume && json_path.empty()) throw ConfigError("--resume needs --json FILE");
+  std::map<std::string, std::string> fixed;
+  tune_space(info, space, &fixed);
+  auto counts = serve.validate();
+  if (counts.size() != 1) throw ConfigError("--workers: route-tune takes one worker count");
+  if (split_list(serve.policies).size() != 1)
+    throw ConfigError("--policy: route-tune takes one eviction policy");
+  if (split_list(serve.capacities).size() != 1)
+    throw ConfigError("--capacity: route-tune takes one capacity");
+  if (!json_path.empty()) check_writable(json_path);
+  return info;
+}
+
+TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
+  const RouterInfo& info = spec.validate();
+  RouterSpec given = parse_router_list(spec.serve.routers)[0];
+  std::map<std::string, std::string> fixed;
+  std::vector<TuneKnob> knobs = tune_space(info, spec.space, &fixed);
+  for (const std::string& item : split_top_level(given.params)) {  // --router R:k=v fixes k
+    if (item.empty()) continue;
+    std::string key = item.substr(0, item.find('='));
+    fixed[key] = item.substr(item.find('=') + 1);
+    std::erase_if(knobs, [&](const TuneKnob& k) { return k.name == key; });
+  }
+  if (knobs.empty())
+    throw ConfigError("route-tune: router " + info.name +
+                      " has no parameter left to tune (--space key=lo:hi adds one)");
+
+  TraceSplit split = split_by_time(trace, spec.split);
+  CostModel cost = spec.serve.cost_model();
+  ServeSpec one = spec.serve;
+  one.routers = info.name;
+  // Sized on the whole trace, so a share of unique blocks ("10%") is the same memory in both
+  // parts.
+  ServeOptions base_tune = one.configs(trace, cost).at(0);
+  ServeOptions base_held = base_tune;
+
+  // A setting as the router's parameter text: every knob and fixed value, in declaration order.
+  auto setting = [&](const std::map<std::string, std::string>& values) {
+    std::vector<std::string> items;
+    for (const ParamSpec& p : info.params) {
+      if (auto it = values.find(p.name); it != values.end())
+        items.push_back(p.name + "=" + it->second);
+      else if (auto f = fixed.find(p.name); f != fixed.end())
+        items.push_back(p.name + "=" + f->second);
+    }
+    return join(items, ",");
+  };
+  auto from_u = [&](const std::vector<double>& u) {
+    std::map<std::string, std::string> values;
+    for (size_t i = 0; i < knobs.size(); ++i) values[knobs[i].name] = knobs[i].at(u[i]);
+    return setting(values);
+  };
+
+  std::string runs_path = spec.json_path.empty() ? "" : spec.json_path + ".runs";
+  bool resume_now = spec.resume;
+  auto evaluate = [&](const Trace& half, const ServeOptions& base,
+                      const std::vector<std::string>& settings, const std::string& what) {
+    std::vector<ServeOptions> configs;
+    for (const std::string& s : settings) {
+      ServeOptions o = base;
+      o.router.params = s;
+      o.cost_model = &cost;
+      configs.push_back(o);
+    }
+    SweepSettings sweep;
+    sweep.jobs = spec.serve.jobs;
+    sweep.json_path = runs_path;
+    sweep.resume = resume_now;
+    sweep.what = what;
+    auto results = run_sweep(serve_cells(half, configs, runs_path), sweep);
+    resume_now = !runs_path.empty();  // later batches append to the same file
+    return results;
+  };
+
+  TuneResult out;
+  out.router = info.name;
+  out.objective = spec.objective;
+  out.search = spec.search;
+  out.seed = spec.serve.base.seed;
+  out.budget = spec.budget;
+  out.split = spec.split;
+  out.cut_s = split.cut_s;
+  out.tune_requests = split.tune.size();
+  out.held_requests = split.held_out.size();
+  out.knobs = knobs;
+
+  std::map<std::string, std::string> defaults;
+  for (const TuneKnob& k : knobs) defaults[k.name] = k.default_value;
+  out.default_params = setting(defaults);
+
+  std::set<std::string> seen;
+  std::vector<std::vector<double>> coords;  // the u of each run (refinement starts from them)
+  auto run_batch = [&](const std::vector<std::string>& settings,
+                       const std::vector<std::vector<double>>& u) {
+    auto results = evaluate(split.tune, base_tune, settings, "route-tune (tuning part)");
+    for (size_t i = 0; i < results.size(); ++i) {
+      TuneRun run{settings[i], figures(results[i]), 0};
+      run.objective = objective_value(spec.objective, run.tune);
+      out.runs.push_back(run);
+      coords.push_back(u[i]);
+    }
+  };
+  auto best_index = [&] {
+    size_t best = 0;
+    for (size_t i = 1; i < out.runs.size(); ++i)
+      if (out.runs[i].objective < out.runs[best].objective) best = i;
+    return best;
+  };
+
+  // The default's coordinates, for refinement around it.
+  std::vector<double> default_u;
+  for (const TuneKnob& k : knobs) {
+    double u = 0.5;
+    if (k.scale == TuneKnob::Scale::kList) {
+      auto it = std::find(k.values.begin(), k.values.end(), k.default_value);
+      if (it != k.values.end()) u = (double(it - k.values.begin()) + 0.5) / double(k.values.size());
+    } else {
+      double d = std::stod(k.default_value);
+      u = k.scale == TuneKnob::Scale::kLog && d > 0
+              ? (std::log(d) - std::log(k.lo)) / (std::log(k.hi) - std::log(k.lo))
+              : (d - k.lo) / (k.hi - k.lo);
+    }
+    default_u.push_back(std::clamp(u, 0.0, 1.0));
+  }
+
+  std::vector<std::string> batch{out.default_params};
+  std::vector<std::vector<double>> batch_u{default_u};
+  seen.insert(out.default_params);
+  if (spec.search == "grid") {
+    size_t lists = 1, numeric = 0;
+    for (const TuneKnob& k : knobs)
+      k.scale == TuneKnob::Scale::kList ? lists *= k.values.size() : ++numeric;
+    // Levels per numeric knob: the most with levels^numeric x lists <= budget, at least 2.
+    size_t levels = 2;
+    if (numeric > 0)
+      while (true) {
+        double next = std::pow(double(levels + 1), double(numeric)) * double(lists);
+        if (next > double(spec.budget)) break;
+        ++levels;
+      }
+    std::vector<size_t> radix;
+    for (const TuneKnob& k : knobs)
+      radix.push_back(k.scale == TuneKnob::Scale::kList ? k.values.size() : levels);
+    std::vector<size_t> digit(knobs.size(), 0);
+    while (true) {
+      std::vector<double> u;
+      for (size_t i = 0; i < knobs.size(); ++i)
+        u.push_back(knobs[i].scale == TuneKnob::Scale::kList
+                        ? (double(digit[i]) + 0.5) / double(radix[i])
+                        : double(digit[i]) / double(radix[i] - 1));
+      std::string s = from_u(u);
+      if (seen.insert(s).second) batch.push_back(s), batch_u.push_back(u);
+      size_t i = 0;
+      while (i < digit.size() && ++digit[i] == radix[i]) digit[i++] = 0;
+      if (i == digit.size()) break;
+    }
+    if (batch.size() - 1 > spec.budget)
+      fmt::print(stderr, "kvpolicy route-tune: the grid has {} settings, above --budget {}\n",
+                 batch.size() - 1, spec.budget);
+    run_batch(batch, batch_u);
+  } else {
+    // Seeded random search over two thirds of the budget, then rounds of 4 settings perturbed
+    // around the best so far with a shrinking step (docs/serve.md, "Autotuning a router:
+    // route-tune").
+    SearchRng rng{spec.serve.base.seed * 0x2545f4914f6cdd1dULL + 0x5eed};
+    size_t random = spec.budget - spec.budget / 3, tried = 0;
+    auto add = [&](const std::vector<double>& u) {
+      std::string s = from_u(u);
+      if (!seen.insert(s).second) return false;
+      batch.push_back(s), batch_u.push_back(u);
+      return true;
+    };
+    for (size_t attempts = 0; tried < random && attempts < random * 20; ++attempts) {
+      std::vector<double> u;
+      for (size_t i = 0; i < knobs.size(); ++i) u.push_back(rng.uniform());
+      if (add(u)) ++tried;
+    }
+    run_batch(batch, batch_u);
+    double step = 0.2;
+    while (tried < spec.budget) {
+      batch.clear(), batch_u.clear();
+      std::vector<double> centre = coords[best_index()];
+      size_t round = std::min<size_t>(4, spec.budget - tried);
+      for (size_t attempts = 0; batch.size() < round && attempts < 80; ++attempts) {
+        std::vector<double> u = centre;
+        for (size_t i = 0; i < knobs.size(); ++i) {
+          if (knobs[i].scale == TuneKnob::Scale::kList) {
+            if (rng.uniform() < 0.25) u[i] = rng.uniform();
+          } else {
+            u[i] = std::clamp(u[i] + step * rng.normal(), 0.0, 1.0);
+          }
+        }
+        add(u);
+      }
+      if (batch.empty()) break;  // the neighbourhood is exhausted
+      tried += batch.size();
+      run_batch(batch, batch_u);
+      step /= 2;
+    }
+  }
+
+  size_t best = best_index();
+  out.best_params = out.runs[best].params;
+  out.default_tune = out.runs[0].tune;
+  out.best_tune = out.runs[best].tune;
+  std::vector<std::string> held{out.default_params};
+  if (best != 0) held.push_back(out.best_params);
+  auto held_results = evaluate(split.held_out, base_held, held, "route-tune (held-out part)");
+  out.default_held = figures(held_results[0]);
+  out.best_held = best != 0 ? figures(held_results[1]) : out.default_held;
+  out.beats_default_held = objective_value(spec.objective, out.best_held) <
+                           objective_value(spec.objective, out.default_held);
+  Params full = Params::parse(out.best_params, info.params, "router " + info.name);
+  out.export_text = export_config(info.name, full.canonical(), out.best_params);
+
+  if (!spec.json_path.empty()) {
+    write_file_atomically(spec.json_path, out.to_json() + "\n");
+    std::remove(runs_path.c_str());  // the report holds every run now
+  }
+  return out;
+}
+
+std::string TuneResult::to_json() const {
+  std::vector<std::string> knob_rows, run_rows;
+  for (const TuneKnob& k : knobs) {
+    JsonObject o;
+    o.add("name", k.name);
+    if (k.scale == TuneKnob::Scale::kList) {
+      std::vector<std::string> v;
+      for (auto& s : k.values) v.push_back(json_string(s));
+      o.add("scale", "list").raw("values", "[" + join(v, ",") + "]");
+    } else {
+      o.add("scale", k.scale == TuneKnob::Scale::kLog ? "log" : "linear")
+          .add("lo", k.lo)
+          .add("hi", k.hi)
+          .raw("integer", k.integer ? "true" : "false");
+    }
+    knob_rows.push_back(o.add("default", k.default_value).add("origin", k.origin).str());
+  }
+  for (const TuneRun& r : runs)
+    run_rows.push_back(JsonObject()
+                           .add("params", r.params)
+                           .raw("tune", figures_json(r.tune))
+                           .add("objective", r.objective, 6)
+                           .str());
+  return JsonObject()
+      .add("command", "route-tune")
+      .add("router", router)
+      .add("objective", objective)
+      .add("search", search)
+      .add("seed", seed)
+      .add("budget", budget)
+      .add("split", split, 4)
+      .add("cut_s", cut_s, 3)
+      .add("tune_requests", tune_requests)
+      .add("held_requests", held_requests)
+      .raw("knobs", "[" + join(knob_rows, ",") + "]")
+      .raw("runs", "[" + join(run_rows, ",") + "]")
+      .add("default_params", default_params)
+      .add("best_params", best_params)
+      .raw("default_tune", figures_json(default_tune))
+      .raw("default_held", figures_json(default_held))
+      .raw("best_tune", figures_json(best_tune))
+      .raw("best_held", figures_json(best_held))
+      .raw("beats_default_held", beats_default_held ? "true" : "false")
+      .add("export", export_text)
+      .str();
+}
+
+}  // namespace kvpolicy::app
