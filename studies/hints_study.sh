@@ -59,3 +59,19 @@ done
     -c 0.05 "${flags[@]}" --json "$OUT/serve.$label.jsonl" > /dev/null 2>&1
 done
 python3 studies/hints_tables.py "$OUT"
+
+# The minimum priority for offload (docs/serve.md, "Memory tiers"): the same serve runs for lru
+# with a DRAM tier twice HBM, each hint rule without and with --offload-min-priority. With the
+# system-prompt rule (prefixes at 90, the rest unhinted at 35) a minimum of 36 demotes only the
+# hinted prefixes; with the oracle rule (blocks never used again at 0) TensorRT-LLM's default of
+# 30 drops exactly those.
+[[ " $ONLY " == *" offload "* ]] && for h in "system-prompt:system-prompt=90:600s:36" "oracle:oracle=90:600s:30"; do
+  label=${h%%:*} rest=${h#*:}
+  rule=${rest%:*} min=${rest##*:}
+  for m in off "$min"; do
+    flags=(--hint "$rule")
+    [[ $m != off ]] && flags+=(--offload-min-priority "$m")
+    run "$K" serve -t "$OUT/agent.kvtrace" -p lru --workers 4 --router cache_aware -c 0.05 \
+      --dram 2 "${flags[@]}" --json "$OUT/offload.$label.$m.jsonl" > /dev/null 2>&1
+  done
+done
