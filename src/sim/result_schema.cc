@@ -97,7 +97,8 @@ std::vector<ResultField> make_fields() {
                    o.add("offload_min_priority", r.offload_min_priority);
                },
                [](const JsonRecord& j, R& r) {
-                 r.offload_min_priority = static_cast<int32_t>(j.num_or("offload_min_priority", -1));
+                 r.offload_min_priority =
+                     static_cast<int32_t>(j.num_or("offload_min_priority", -1));
                }});
   f.push_back({"offload_skipped_priority", "int", "blocks",
                "with `offload_min_priority`: HBM victims below it, dropped instead of demoted "

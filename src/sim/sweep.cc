@@ -37,8 +37,7 @@ std::string result_key(const ReplayResult& r) {
   // (the minimum priority for offload only when set: older keys stay as they were)
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}{}", trace_identity(r.trace),
                      r.trace_fingerprint, r.policy, r.params, r.capacity_blocks,
-                     r.dram_capacity_blocks, r.dram_policy, r.seed, r.cost_model, r.xi_ms,
-                     r.slo_ms,
+                     r.dram_capacity_blocks, r.dram_policy, r.seed, r.cost_model, r.xi_ms, r.slo_ms,
                      r.offload_min_priority >= 0
                          ? fmt::format("|offload>={}", r.offload_min_priority)
                          : std::string());

@@ -57,10 +57,9 @@ std::unique_ptr<ServingCache> tiered(size_t hbm, int32_t min_priority) {
   std::vector<std::unique_ptr<TierStore>> local;
   local.push_back(std::make_unique<TierStore>("dram", 10, PolicySpec{"lru", ""}, with_hints(),
                                               AdmissionFilter{}));
-  cache->set_tiers(std::make_unique<LowerTiers>(Placement::kExclusive, WriteMode::kWriteBack,
-                                                std::move(local),
-                                                std::vector<LinkSpec>{find_link("pcie5")},
-                                                nullptr, LinkSpec{}));
+  cache->set_tiers(
+      std::make_unique<LowerTiers>(Placement::kExclusive, WriteMode::kWriteBack, std::move(local),
+                                   std::vector<LinkSpec>{find_link("pcie5")}, nullptr, LinkSpec{}));
   cache->tiers()->set_offload_min_priority(min_priority);
   cache->set_checking(true);
   return cache;
@@ -138,8 +137,8 @@ TEST(OffloadMinPriority, BlocksAreConservedWithTheFilterOn) {
   for (int32_t min : {-1, 20, 30}) {
     auto cache = std::make_unique<ServingCache>(60, PolicySpec{"lru", ""}, with_hints());
     std::vector<std::unique_ptr<TierStore>> local;
-    local.push_back(std::make_unique<TierStore>("dram", 50, PolicySpec{"s3fifo", ""},
-                                                with_hints(), AdmissionFilter{}));
+    local.push_back(std::make_unique<TierStore>("dram", 50, PolicySpec{"s3fifo", ""}, with_hints(),
+                                                AdmissionFilter{}));
     local.push_back(std::make_unique<TierStore>("ssd", 80, PolicySpec{"lru", ""}, with_hints(),
                                                 AdmissionFilter{}));
     cache->set_tiers(std::make_unique<LowerTiers>(

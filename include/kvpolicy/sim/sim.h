@@ -48,9 +48,9 @@ struct ReplayResult {
   uint64_t token_hits = 0;
   uint64_t evictions = 0;  // blocks dropped from the cache
   uint64_t dram_capacity_blocks = 0;
-  std::string dram_policy;       // its policy label, when there is a DRAM tier
-  uint64_t dram_hits = 0;        // block hits served from DRAM (promoted)
-  uint64_t demotions = 0;        // HBM blocks moved to DRAM
+  std::string dram_policy;  // its policy label, when there is a DRAM tier
+  uint64_t dram_hits = 0;   // block hits served from DRAM (promoted)
+  uint64_t demotions = 0;   // HBM blocks moved to DRAM
   // The minimum priority for offload (-1: off) and the HBM victims it dropped instead of
   // demoting (in the JSON only when the minimum is set).
   int32_t offload_min_priority = -1;
