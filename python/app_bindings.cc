@@ -91,7 +91,8 @@ std::string joined(const std::vector<std::string>& items) {
 }
 
 // Memory tiers (docs/serve.md, "Memory tiers"): serve's tier flags as one dict, keyed by the
-// flags' names with underscores (dram, dram_policy, ..., placement, write, overlap_transfers).
+// flags' names with underscores (dram, dram_policy, ..., placement, write, overlap_transfers,
+// offload_min_priority).
 void set_serve_tiers(app::ServeSpec& spec, const py::dict& tiers) {
   std::pair<const char*, std::string*> text[] = {{"dram", &spec.dram},
                                                  {"ssd", &spec.ssd},
@@ -111,6 +112,10 @@ void set_serve_tiers(app::ServeSpec& spec, const py::dict& tiers) {
     std::string k = key.cast<std::string>();
     if (k == "overlap_transfers") {
       spec.overlap_transfers = value.cast<bool>();
+      continue;
+    }
+    if (k == "offload_min_priority") {  // None: off (validate() checks the range)
+      spec.offload_min_priority = value.is_none() ? -1 : value.cast<int32_t>();
       continue;
     }
     bool known = false;

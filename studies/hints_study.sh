@@ -9,7 +9,8 @@
 # then TTFT in serve mode for lru on the agent workload. Every hint parameter is fixed here, chosen before
 # any run (the issue's examples), not tuned on these traces.
 # Env: KVPOLICY (binary, default build/kvpolicy), KVPOLICY_DATA, OUT (default hints_study),
-# CAPACITY (default 0.05), JOBS (default 1), ONLY (run these traces only: "agent serve").
+# CAPACITY (default 0.05), JOBS (default 1), ONLY (run these traces only: "agent serve"; "offload"
+# runs the minimum priority for offload's serve rows, not in the default set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${KVPOLICY:-build/kvpolicy}
@@ -58,4 +59,21 @@ done
   run "$K" serve -t "$OUT/agent.kvtrace" -p lru,guarded:inner=lru --workers 4 --router cache_aware \
     -c 0.05 "${flags[@]}" --json "$OUT/serve.$label.jsonl" > /dev/null 2>&1
 done
+# The minimum priority for offload (docs/serve.md, "Memory tiers"): the same serve runs for lru
+# with a DRAM tier twice HBM, each hint rule without and with --offload-min-priority. With the
+# system-prompt rule (prefixes at 90, the rest unhinted at 35) a minimum of 36 demotes only the
+# hinted prefixes; with the oracle rule (blocks never used again at 0) TensorRT-LLM's default of
+# 30 drops exactly those.
+if [[ " $ONLY " == *" offload "* ]]; then for h in "system-prompt:system-prompt=90:600s:36" "oracle:oracle=90:600s:30"; do
+  label=${h%%:*} rest=${h#*:}
+  rule=${rest%:*} min=${rest##*:}
+  for m in off "$min"; do
+    flags=(--hint "$rule")
+    [[ $m != off ]] && flags+=(--offload-min-priority "$m")
+    run "$K" serve -t "$OUT/agent.kvtrace" -p lru --workers 4 --router cache_aware -c 0.05 \
+      --dram 2 "${flags[@]}" --json "$OUT/offload.$label.$m.jsonl" > /dev/null 2>&1
+  done
+done; fi
+
 python3 studies/hints_tables.py "$OUT"
+

@@ -2,7 +2,8 @@
 """The retention-hint study's tables (docs/results/hints.md) from studies/hints_study.sh's rows.
 
 Usage: hints_tables.py DIR. Prints one markdown table per trace and capacity (block hit rate in
-%, per policy and hint configuration, and the change against no hints), then serve mode's.
+%, per policy and hint configuration, and the change against no hints), then serve mode's, and
+the minimum priority for offload's serve rows when present.
 """
 import json
 import os
@@ -66,6 +67,25 @@ def main(out):
         for h, r in serve:
             print(f"| {h} | `{label(r)}` | {r['block_hit_rate'] * 100:.2f} | "
                   f"{r['ttft_p50_ms']:.1f} | {r['ttft_p99_ms']:.1f} |")
+    offload = []
+    for h, m in [("system-prompt", "off"), ("system-prompt", "36"), ("oracle", "off"),
+                 ("oracle", "30")]:
+        path = os.path.join(out, f"offload.{h}.{m}.jsonl")
+        if os.path.exists(path):
+            offload += [(h, m, r) for r in rows(path)]
+    if offload:
+        print("\n**serve mode, agent workload, lru, 4 workers (cache_aware), 5 % each, DRAM 2x**\n")
+        print("| hints | --offload-min-priority | block hit % | HBM % | DRAM % | DRAM blocks "
+              "written | DRAM GB written | DRAM GB read | skipped | TTFT p50 ms | TTFT p99 ms |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for h, m, r in offload:
+            d = r["tiers"][0]
+            skipped = r.get("offload_skipped_priority")
+            print(f"| {h} | {m} | {r['block_hit_rate'] * 100:.2f} | {r['hbm_hit_rate'] * 100:.2f} "
+                  f"| {d['hit_rate'] * 100:.2f} | {d['blocks_written']:,} | "
+                  f"{d['bytes_written'] / 1e9:.1f} | {d['bytes_read'] / 1e9:.1f} | "
+                  f"{'–' if skipped is None else f'{skipped:,}'} | {r['ttft_p50_ms']:.1f} | "
+                  f"{r['ttft_p99_ms']:.1f} |")
 
 
 if __name__ == "__main__":

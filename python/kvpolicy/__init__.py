@@ -120,7 +120,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
     dict per configuration with the fields of `kvpolicy serve --json` (docs/formats.md).
     tiers: memory tiers as serve's flags with underscores, e.g. dict(dram="2",
     dram_policy="s3fifo", ssd="64GB", ssd_admit="seen>=2", placement="exclusive",
-    overlap_transfers=True) (docs/serve.md, "Memory tiers").
+    overlap_transfers=True, offload_min_priority=35) (docs/serve.md, "Memory tiers").
     """
     lines = _serve(_trace(trace), [str(r) for r in _as_list(routers)],
                    [str(p) for p in _as_list(policies)], [str(w) for w in _as_list(workers)],

@@ -106,7 +106,7 @@ def serve(
     kv_link_latency_us: float = 10.0,
     decode_cache: bool = True,
     kv_transfer: str = "after-prefill",
-    tiers: Optional[dict[str, Union[str, bool]]] = None,
+    tiers: Optional[dict[str, Union[str, bool, int]]] = None,
     stepped: bool = False,
 ) -> list[dict[str, Any]]: ...
 def route_tune(

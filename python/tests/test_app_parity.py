@@ -116,6 +116,23 @@ def test_serve_with_tiers_equals_the_cli(trace_path, tmp_path):
 
 
 @needs_cli
+def test_serve_offload_min_priority_equals_the_cli(tmp_path):
+    # System prompts hinted at 90, the rest at 35: a minimum of 36 demotes only the prompts.
+    want = cli_rows(tmp_path, "serve", "--generate", "gsp:groups=4,prompts=8", "--generate-seed",
+                    2, "--hint", "system-prompt=90:600s", "-c", "5%", "--dram", 2,
+                    "--offload-min-priority", 36)
+    trace = kvpolicy.generate_trace("gsp", "groups=4,prompts=8", seed=2,
+                                    hints=["system-prompt=90:600s"])
+    got = kvpolicy.serve(trace, capacities=["5%"], tiers=dict(dram="2", offload_min_priority=36))
+    assert len(got) == 1 and untimed(got) == untimed(want)
+    assert got[0]["offload_min_priority"] == 36
+    off = kvpolicy.serve(trace, capacities=["5%"], tiers=dict(dram="2"))
+    assert "offload_min_priority" not in off[0]
+    with pytest.raises(Exception, match="--offload-min-priority"):
+        kvpolicy.serve(trace, capacities=["5%"], tiers=dict(dram="2", offload_min_priority=101))
+
+
+@needs_cli
 def test_serve_stepped_equals_the_cli_and_the_skipping_loop(trace_path, tmp_path):
     # --stepped runs every decode-only iteration through the event queue: the same rows.
     want = cli_rows(tmp_path, "serve", "-t", trace_path, "-r", "cache_aware", "-w", 2, "-c",

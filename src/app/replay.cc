@@ -17,6 +17,7 @@ ReplayOptions grid_replay_options(uint64_t seed, const GridOptions& grid) {
   ReplayOptions base;
   base.seed = seed;
   base.dram_policy = grid.dram_policy;
+  base.offload_min_priority = grid.offload_min_priority;
   base.cost_model = grid.cost_model;
   base.xi_ms = grid.xi_ms;
   base.slo_ms = grid.slo_ms;

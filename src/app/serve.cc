@@ -38,6 +38,13 @@ std::vector<uint32_t> ServeSpec::validate() const {
   tier_specs(size_t{1} << 20, 1, size_t{1} << 20, 1, 1.0);
   parse_placement(placement);
   parse_write_mode(write);
+  if (offload_min_priority < -1 || offload_min_priority > 100)
+    throw ConfigError("--offload-min-priority: " + std::to_string(offload_min_priority) +
+                      " is not a priority from 0 to 100");
+  if (offload_min_priority >= 0 && parse_write_mode(write) == WriteMode::kWriteThrough)
+    throw ConfigError(
+        "--offload-min-priority: filters the blocks HBM evicts (write-back); with --write "
+        "write-through every block is written down when computed");
   return worker_counts;
 }
 
@@ -66,6 +73,7 @@ std::vector<ServeOptions> ServeSpec::configs(const Trace& trace, const CostModel
             o.placement = parse_placement(placement);
             o.write_mode = parse_write_mode(write);
             o.overlap_transfers = overlap_transfers;
+            o.offload_min_priority = offload_min_priority;
           }
           out.push_back(o);
         }

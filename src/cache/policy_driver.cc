@@ -46,7 +46,8 @@ void PolicyDriver::drop(NodeId n) {
   remove_quietly(n);
 }
 
-PolicyDriver::Evicted PolicyDriver::evict(Time now, bool check, bool ask_twice) {
+PolicyDriver::Evicted PolicyDriver::evict(Time now, bool check, bool ask_twice,
+                                          bool read_priority) {
   NodeId v = policy_->victim(now);
   if (v == kNoNode) return {};
   if (check) {
@@ -59,6 +60,7 @@ PolicyDriver::Evicted PolicyDriver::evict(Time now, bool check, bool ask_twice) 
   }
   Evicted e{v, tree_->key(v), tree_->parent(v), 0, tree_->depth(v)};
   if (e.parent != kNoNode) e.parent_key = tree_->key(e.parent);
+  if (read_priority) e.priority = policy_->retention_priority(v).value_or(e.priority);
   policy_->on_removed(v, Removal::kEvicted);
   NodeId parent = tree_->remove(v);
   if (parent != kNoNode) policy_->on_evictable(parent);

@@ -65,7 +65,8 @@ bool ServingCache::fits(std::span<const BlockKey> prompt, size_t private_blocks)
 }
 
 bool ServingCache::evict_one(Time now) {
-  PolicyDriver::Evicted e = driver_->evict(now, checking_, /*ask_twice=*/true);
+  const bool read_priority = tiers_ && tiers_->offload_min_priority() >= 0;
+  PolicyDriver::Evicted e = driver_->evict(now, checking_, /*ask_twice=*/true, read_priority);
   NodeId v = e.node;
   if (v == kNoNode) return false;
   if (tiers_) demote_victim(e, now);
@@ -190,7 +191,8 @@ bool ServingCache::grow(Time now) {
   return true;
 }
 
-void ServingCache::release(std::span<const NodeId> path, size_t private_blocks) {
+void ServingCache::release(std::span<const NodeId> path, size_t private_blocks, Time now) {
+  policy_->on_time(now);
   for (size_t j = path.size(); j-- > 0;) {
     NodeId n = path[j];
     if (unallocated_node_[n] && driver_->holders(n) == 1) {
@@ -208,6 +210,7 @@ void ServingCache::release(std::span<const NodeId> path, size_t private_blocks) 
 void ServingCache::complete(const RequestView& r, std::vector<NodeId>& path,
                             size_t private_blocks) {
   if (path.size() >= r.blocks.size() || private_blocks == 0) {  // no answer block to cache
+    policy_->on_time(r.time);  // (a cycle tells the policy the time; here nothing else would)
     private_ -= private_blocks;
     for (size_t j = path.size(); j-- > 0;) unpin(path[j]);
     path.clear();

@@ -24,6 +24,10 @@ void ServingCache::demote_victim(const PolicyDriver::Evicted& e, Time now) {
     tiers_->hbm_removed(e.key);
     return;
   }
+  if (e.priority < tiers_->offload_min_priority()) {  // (-1 when off: never)
+    tiers_->skip_offload(e.key);
+    return;
+  }
   TierStore::Block b;
   b.key = e.key;
   b.parent = e.parent_key;

@@ -109,6 +109,12 @@ void ServeArgs::add_tier_options(CLI::App* cmd) {
                   "write-back (written down when evicted) or write-through (when computed; "
                   "needs --placement inclusive)")
       ->capture_default_str();
+  cmd->add_option("--offload-min-priority", offload_min_priority,
+                  "minimum retention priority (0-100) an HBM victim needs to be demoted to the "
+                  "lower tiers; below it the block is dropped (TensorRT-LLM's "
+                  "secondary_offload_min_priority, whose default is 30 in its eviction policy; "
+                  "write-back only). Unset: off, every victim may be demoted")
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("--overlap-transfers", overlap_transfers,
                 "lower-tier reads overlap the forward pass (max of the two) instead of "
                 "preceding it");
@@ -128,6 +134,9 @@ void ServeArgs::say_ignored(const CLI::App& cmd) const {
     for (const char* flag : {"--decode-router", "--kv-link-bandwidth", "--kv-link-latency",
                              "--kv-link", "--decode-cache", "--kv-transfer"})
       say_ignored_flag(cmd, flag, "without --prefill-workers and --decode-workers");
+  auto none = [](const std::string& size) { return size.empty() || size == "0"; };
+  if (none(dram) && none(ssd) && none(remote))
+    say_ignored_flag(cmd, "--offload-min-priority", "without --dram, --ssd or --remote");
   if (base.clients > 0) {
     for (const char* flag : {"--rate", "--time-scale"})
       say_ignored_flag(cmd, flag,
@@ -148,6 +157,9 @@ void print_tier_line(const ServeResult& r) {
   for (const TierResult& t : r.tiers)
     line += fmt::format(", {} {:.2f} % (written {:.1f} GB, read {:.1f} GB)", t.tier,
                         t.hit_rate * 100, t.bytes_written / 1e9, t.bytes_read / 1e9);
+  if (r.offload_min_priority >= 0)
+    line += fmt::format("; {} victims below priority {} dropped, not demoted",
+                        r.offload_skipped_priority, r.offload_min_priority);
   fmt::print("{}; transfers {:.2f} s\n", line, r.transfer_seconds);
 }
 

@@ -25,6 +25,7 @@ struct SimulateArgs {
   GridOptions grid;
   double dram_ratio = 0;
   std::string dram_policy = "lru";
+  int32_t offload_min_priority = -1;
   double xi_ms = 200;
   double slo_ms = 200;
   std::string shard;
@@ -106,6 +107,12 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dram-policy", args->dram_policy, "policy of the DRAM tier")
       ->capture_default_str();
+  cmd->add_option("--offload-min-priority", args->offload_min_priority,
+                  "with --dram: minimum retention priority (0-100) an HBM victim needs to be "
+                  "demoted; below it the block is dropped (TensorRT-LLM's "
+                  "secondary_offload_min_priority, whose default is 30 in its eviction policy). "
+                  "Unset: off, every victim may be demoted")
+      ->check(CLI::Range(0, 100));
   args->cost.add(cmd);
   cmd->add_option("--xi", args->xi_ms, "threshold of the tail excess latency TEL, ms")
       ->check(finite_in(0, 1e9))
@@ -135,6 +142,7 @@ void add(CLI::App& app) {
     GridOptions& grid = args->grid;
     grid.dram_ratio = args->dram_ratio;
     grid.dram_policy = parse_policy_spec(args->dram_policy);
+    grid.offload_min_priority = args->offload_min_priority;
     grid.cost_model = cost.get();
     grid.xi_ms = args->xi_ms;
     grid.slo_ms = args->slo_ms;

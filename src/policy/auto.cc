@@ -142,6 +142,15 @@ class AutoSelector final : public Policy {
     for (auto& c : candidates_)
       if (c.policy) c.policy->on_unevictable(n);
   }
+  // Every live candidate keeps the same claims (each behind its own retention wrapper): the
+  // leader's answer is theirs.
+  std::optional<int32_t> retention_priority(NodeId n) const override {
+    return candidates_[leader_].policy->retention_priority(n);
+  }
+  void on_time(Time now) override {
+    for (auto& c : candidates_)
+      if (c.policy) c.policy->on_time(now);
+  }
   // Only the leader is asked; it changes only between requests, so asked twice, the same block.
   NodeId victim(Time now) override { return chosen_ = candidates_[leader_].policy->victim(now); }
 

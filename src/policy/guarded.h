@@ -183,6 +183,11 @@ class Guarded final : public Policy {
     inner_->on_evictable(n);
     if (!order_.contains(n)) order_.insert(n);
   }
+  // Hints live in the inner policy (the retention wrapper goes inside the guard).
+  std::optional<int32_t> retention_priority(NodeId n) const override {
+    return inner_->retention_priority(n);
+  }
+  void on_time(Time now) override { inner_->on_time(now); }
   void on_unevictable(NodeId n) override {
     inner_->on_unevictable(n);
     if (order_.contains(n)) order_.erase(n);

@@ -15,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <span>
 #include <vector>
@@ -156,8 +157,14 @@ class Retention final : public Policy {
     return s;
   }
 
-  // The priority n has now (tests): its claim's while it lasts, else the default.
+  // The priority n has now: its claim's while it lasts, else the default.
   int32_t priority(NodeId n) const { return hinted(n) ? prio_[n] : default_; }
+  std::optional<int32_t> retention_priority(NodeId n) const override { return priority(n); }
+  // A release at the owner's time (serve mode): durations released now count from `now`.
+  void on_time(Time now) override {
+    advance(now);
+    inner_->on_time(now);
+  }
   Policy& inner() { return *inner_; }
 
  private:

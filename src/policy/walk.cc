@@ -34,6 +34,15 @@ bool RequestWalk::make_room_dram(Time now, AccessResult& res) {
 }
 
 bool RequestWalk::demote(NodeId v, const AccessInfo& info, AccessResult& res, bool swap) {
+  // Below the minimum priority for offload the victim leaves the cache (its priority read
+  // before the removal resets it); a block with DRAM blocks below it is demoted whatever it is.
+  if (offload_min_priority_ >= 0 && tree_.is_leaf(v) &&
+      hbm_->retention_priority(v).value_or(RetentionSettings{}.default_priority) <
+          offload_min_priority_) {
+    drop(*hbm_, v, res);
+    ++res.offload_skipped;
+    return true;
+  }
   // A promotion swaps: the promoted block's DRAM place takes the victim.
   if (dram_size() >= dram_capacity_ + (swap ? 1 : 0) && !make_room_dram(info.now, res)) {
     // DRAM is all pinned: drop the victim instead, if no DRAM block hangs below it.

@@ -424,7 +424,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     } else if (e.kind == 2) {
       // The prefill worker frees the blocks it held for the transfer; the decode worker has KV.
       uint32_t from = sent_from[e.request];
-      workers[from]->kv_sent(e.request);
+      workers[from]->kv_sent(e.request, e.time);
       wake(from, e.time);
       workers[e.worker]->receive_kv(e.request);
       wake(e.worker, e.time);

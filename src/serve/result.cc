@@ -31,6 +31,7 @@ std::string ServeResult::tiers_key() const {
   std::string k = fmt::format("|tiers:{}:{}:{}", tier_placement, tier_write, overlap_transfers);
   for (const TierResult& t : tiers)
     k += fmt::format("|{}:{}:{}:{}:{}", t.tier, t.capacity_blocks, t.policy, t.admission, t.link);
+  if (offload_min_priority >= 0) k += fmt::format("|offload>={}", offload_min_priority);
   return k;
 }
 

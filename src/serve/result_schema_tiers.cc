@@ -116,6 +116,21 @@ ServeResultField tier_number(const char* name, T R::*m, std::string type, std::s
           }};
 }
 
+// Written only when the minimum priority for offload is set (read as its default when absent).
+template <typename T>
+ServeResultField offload_number(const char* name, T R::*m, std::string desc) {
+  return {name,
+          "int",
+          name == std::string("offload_skipped_priority") ? "blocks" : "",
+          std::move(desc),
+          [name, m](const R& r, JsonObject& o) {
+            if (!r.tiers.empty() && r.offload_min_priority >= 0) o.add(name, r.*m);
+          },
+          [name, m](const JsonRecord& j, R& r) {
+            if (has(j, name)) r.*m = static_cast<T>(j.num(name));
+          }};
+}
+
 }  // namespace
 
 void add_tier_fields(std::vector<ServeResultField>& f) {
@@ -133,6 +148,14 @@ void add_tier_fields(std::vector<ServeResultField>& f) {
       tier_number("transfer_seconds", &R::transfer_seconds, "number", "s",
                   "with lower tiers: iterations' waits for their lower-tier reads (queueing on the "
                   "links included), summed"));
+  f.push_back(offload_number("offload_min_priority", &R::offload_min_priority,
+                             "with lower tiers and `--offload-min-priority`: the minimum "
+                             "retention priority for offload (TensorRT-LLM's "
+                             "`secondary_offload_min_priority`); absent (read as -1) when off"));
+  f.push_back(offload_number("offload_skipped_priority", &R::offload_skipped_priority,
+                             "with `offload_min_priority`: computed HBM victims whose retention "
+                             "priority was below it, dropped instead of demoted (blocks, summed "
+                             "over workers)"));
   f.push_back(tiers_array());
 }
 

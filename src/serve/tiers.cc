@@ -18,6 +18,13 @@ void check_tiers(const ServeOptions& o) {
     if (t.capacity_blocks == 0)
       throw ConfigError("serve: the " + t.name + " tier needs at least one block");
   }
+  if (o.offload_min_priority < -1 || o.offload_min_priority > 100)
+    throw ConfigError("serve: --offload-min-priority " + std::to_string(o.offload_min_priority) +
+                      " is not a priority from 0 to 100");
+  if (o.offload_min_priority >= 0 && !o.tiers.empty() && o.write_mode == WriteMode::kWriteThrough)
+    throw ConfigError(
+        "serve: --offload-min-priority filters the blocks HBM evicts (write-back); with "
+        "write-through every block is written down when computed");
   if (!o.tiers.empty() && o.placement == Placement::kExclusive &&
       o.write_mode == WriteMode::kWriteThrough)
     throw ConfigError(
@@ -39,6 +46,7 @@ void echo_tiers(const ServeOptions& o, ServeResult& res) {
   res.tier_placement = placement_name(o.placement);
   res.tier_write = write_mode_name(o.write_mode);
   res.overlap_transfers = o.overlap_transfers;
+  res.offload_min_priority = o.offload_min_priority;
 }
 
 void attach_tiers(std::vector<std::unique_ptr<Worker>>& workers, const ServeOptions& o,
@@ -63,6 +71,7 @@ void attach_tiers(std::vector<std::unique_ptr<Worker>>& workers, const ServeOpti
     workers[w]->cache().set_tiers(
         std::make_unique<LowerTiers>(o.placement, o.write_mode, std::move(local), std::move(links),
                                      remote.get(), pool ? pool->link : LinkSpec{}));
+    workers[w]->cache().tiers()->set_offload_min_priority(o.offload_min_priority);
     // Each link a FIFO server of this worker's (the pool's: its own NIC), reads and writes.
     if (ctx.cost_model)
       workers[w]->cache().tiers()->set_transfer(ctx.cost_model->kv_bytes_per_block(),
@@ -104,7 +113,10 @@ void collect_tiers(const std::vector<std::unique_ptr<Worker>>& workers, const Se
   }
   res.hbm_hits = res.block_hits - lower_hits;
   res.hbm_hit_rate = res.block_accesses ? double(res.hbm_hits) / double(res.block_accesses) : 0;
-  for (const auto& w : workers) res.transfer_seconds += w->transfer_seconds();
+  for (const auto& w : workers) {
+    res.transfer_seconds += w->transfer_seconds();
+    res.offload_skipped_priority += w->cache().tiers()->offload_skipped();
+  }
 }
 
 }  // namespace kvpolicy::serve_detail

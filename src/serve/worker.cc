@@ -60,9 +60,9 @@ void Worker::charge_tier_reads(RequestState& s, double now) {
   pending_transfer_s_ = std::max(pending_transfer_s_, tiers->load(hits, now) - now);
 }
 
-void Worker::preempt(uint32_t r) {
+void Worker::preempt(uint32_t r, double now) {
   RequestState& s = requests_[r];
-  cache_.release(s.path, s.private_blocks);
+  cache_.release(s.path, s.private_blocks, static_cast<Time>(now * kMicrosPerSecond));
   s.path.clear();
   s.private_blocks = 0;
   if (s.prefilling) queued_prefill_ -= s.prefill_left;
@@ -85,7 +85,7 @@ void Worker::complete(uint32_t r, double now) {
     for (size_t t = 0; t < tier_hits_.size(); ++t) tier_hits_[t] += s.counted_tier_hits[t];
   }
   if (s.transferred) {  // P/D: a decode worker caches nothing of transferred KV
-    cache_.release(s.path, s.private_blocks);
+    cache_.release(s.path, s.private_blocks, static_cast<Time>(now * kMicrosPerSecond));
     s.path.clear();
   } else {
     cache_.complete(workload_.view(r, now, true), s.path, s.private_blocks);
@@ -111,7 +111,7 @@ void Worker::make_room_for_decodes(double now) {
       }
       // Out of memory: the most recently admitted request gives its blocks back.
       uint32_t victim = running_.back();
-      preempt(victim);
+      preempt(victim, now);
       if (victim == r) break;
     }
   }

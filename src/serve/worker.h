@@ -64,7 +64,7 @@ class Worker {
   void set_handoff(std::function<void(uint32_t, double)> handoff) { handoff_ = std::move(handoff); }
   void receive_kv(uint32_t request);
   // A prefill worker's KV of `request` has left over the link: its blocks are released.
-  void kv_sent(uint32_t request);
+  void kv_sent(uint32_t request, double now);
   // A request routed here whose KV is still on the link: it counts as waiting for routers.
   void expect_kv() { ++incoming_kv_; }
   // P/D's decode cache: pins this decode worker's computed prefix of the request's prompt until
@@ -122,7 +122,7 @@ class Worker {
   bool admit(uint32_t r, double now);
   // An admitted request runs, its first `cached` of `tokens` tokens found in the cache.
   void start_prefill(uint32_t r, uint64_t cached, uint64_t tokens, double now);
-  void preempt(uint32_t r);
+  void preempt(uint32_t r, double now);
   // Memory tiers: records the last admission's lower-tier hits and queues their reads at `now`.
   void charge_tier_reads(RequestState& s, double now);
   void complete(uint32_t r, double now);
@@ -142,7 +142,7 @@ class Worker {
   // placed computed); false if it does not fit yet.
   bool admit_transferred_cached(uint32_t r, uint32_t need, double now);
   // Lets a request's hold go (if any).
-  void release_hold(uint32_t r);
+  void release_hold(uint32_t r, double now);
   // Gives every decoding request room for its next token, preempting the newest if need be.
   void make_room_for_decodes(double now);
 

@@ -54,7 +54,7 @@ bool Worker::allocate_chunk(uint32_t r, uint64_t end, double now,
   while (cache_.reclaimable() < need()) {
     // vLLM v1: the most recently admitted running request is preempted and recomputed.
     uint32_t victim = running_.back();
-    preempt(victim);
+    preempt(victim, now);
     preempted.push_back(victim);
     if (victim == r) return false;
   }

@@ -24,7 +24,7 @@ void Worker::admit_transferred(double now) {
     uint32_t need = sequence_blocks(workload_.prompt_blocks[r], s.context + 1, b);
     if (need > cache_.capacity()) {  // larger than this worker's whole memory
       kv_waiting_.pop_front();
-      release_hold(r);
+      release_hold(r, now);
       lost_hold_.erase(r);
       done_(r, now, true);
       continue;
@@ -53,10 +53,10 @@ uint32_t Worker::hold_prefix(uint32_t r) {
   return cache_.hold_computed_prefix(workload_.sequences.prompt(r).first(p), path);
 }
 
-void Worker::release_hold(uint32_t r) {
+void Worker::release_hold(uint32_t r, double now) {
   auto it = held_.find(r);
   if (it == held_.end()) return;
-  cache_.release(it->second, 0);
+  cache_.release(it->second, 0, static_cast<Time>(now * kMicrosPerSecond));
   held_.erase(it);
 }
 
@@ -75,7 +75,7 @@ bool Worker::admit_transferred_cached(uint32_t r, uint32_t need, double now) {
       if (q != r) others.push_back(q);
     std::sort(others.begin(), others.end());  // the same run, the same order
     for (uint32_t q : others) {
-      release_hold(q);
+      release_hold(q, now);
       lost_hold_.insert(q);
       dropped = true;
     }
@@ -92,7 +92,7 @@ bool Worker::admit_transferred_cached(uint32_t r, uint32_t need, double now) {
   // The held prefix is found, the transferred rest is placed and computed: the KV has arrived.
   s.hit_blocks = cache_.admit(workload_.view(r, now, false), extra, s.path);
   cache_.mark_computed(s.path, p, static_cast<Time>(now * kMicrosPerSecond));
-  release_hold(r);
+  release_hold(r, now);
   s.private_blocks = extra;
   s.prefilling = false;
   s.prefill_left = 0;
@@ -101,9 +101,10 @@ bool Worker::admit_transferred_cached(uint32_t r, uint32_t need, double now) {
   return true;
 }
 
-void Worker::kv_sent(uint32_t r) {
+void Worker::kv_sent(uint32_t r, double now) {
   auto it = sending_.find(r);
-  cache_.release(it->second.path, it->second.private_blocks);
+  cache_.release(it->second.path, it->second.private_blocks,
+                 static_cast<Time>(now * kMicrosPerSecond));
   sending_.erase(it);
 }
 

@@ -71,6 +71,10 @@ ReplayRun::ReplayRun(const std::string& trace_name, uint32_t block_tokens, const
       cache_(capacity_blocks, spec, replay_context(block_tokens, future, cost_, opts),
              opts.dram_capacity_blocks, opts.dram_policy) {
   cache_.set_checking(opts.check_victims);
+  if (opts.dram_capacity_blocks) {
+    cache_.set_offload_min_priority(opts.offload_min_priority);
+    res_.offload_min_priority = opts.offload_min_priority;
+  }
   res_.trace = trace_name;
   res_.policy = spec.name;
   res_.params = spec.params;

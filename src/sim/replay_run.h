@@ -24,6 +24,7 @@ class ReplayRun {
     res_.evictions += a.evictions;
     res_.dram_hits += a.dram_hit_blocks;
     res_.demotions += a.demotions;
+    res_.offload_skipped_priority += a.offload_skipped;
     res_.uncached_blocks += view.blocks.size() - a.hit_blocks - a.inserted_blocks;
     res_.token_hits +=
         std::min<uint64_t>(uint64_t{a.hit_blocks} * block_tokens_, view.prompt_tokens);

@@ -86,6 +86,31 @@ std::vector<ResultField> make_fields() {
   f.push_back(
       integer("dram_hits", &R::dram_hits, "blocks", "block hits served from DRAM (then promoted)"));
   f.push_back(integer("demotions", &R::demotions, "blocks", "HBM blocks moved to DRAM"));
+  // The minimum priority for offload: both fields only when it is set (older rows: off); not
+  // CSV columns.
+  f.push_back({"offload_min_priority", "int", "",
+               "with a DRAM tier and `--offload-min-priority`: the minimum retention priority "
+               "an HBM victim needs to be demoted (TensorRT-LLM's "
+               "`secondary_offload_min_priority`); absent (read as -1) when off",
+               [](const R& r, JsonObject& o) {
+                 if (r.offload_min_priority >= 0)
+                   o.add("offload_min_priority", r.offload_min_priority);
+               },
+               [](const JsonRecord& j, R& r) {
+                 r.offload_min_priority =
+                     static_cast<int32_t>(j.num_or("offload_min_priority", -1));
+               }});
+  f.push_back({"offload_skipped_priority", "int", "blocks",
+               "with `offload_min_priority`: HBM victims below it, dropped instead of demoted "
+               "(counted in `evictions` too)",
+               [](const R& r, JsonObject& o) {
+                 if (r.offload_min_priority >= 0)
+                   o.add("offload_skipped_priority", r.offload_skipped_priority);
+               },
+               [](const JsonRecord& j, R& r) {
+                 r.offload_skipped_priority =
+                     static_cast<uint64_t>(j.num_or("offload_skipped_priority", 0));
+               }});
   f.push_back(
       number("hbm_hit_rate", &R::hbm_hit_rate, 6, -1, "", "hits in HBM / `block_accesses`"));
   f.push_back(

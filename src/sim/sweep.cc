@@ -34,10 +34,13 @@ std::vector<SweepConfig> grid_configs(const std::vector<PolicySpec>& policies,
 }
 
 std::string result_key(const ReplayResult& r) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}", trace_identity(r.trace),
+  // (the minimum priority for offload only when set: older keys stay as they were)
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{:g}|{:g}{}", trace_identity(r.trace),
                      r.trace_fingerprint, r.policy, r.params, r.capacity_blocks,
-                     r.dram_capacity_blocks, r.dram_policy, r.seed, r.cost_model, r.xi_ms,
-                     r.slo_ms);
+                     r.dram_capacity_blocks, r.dram_policy, r.seed, r.cost_model, r.xi_ms, r.slo_ms,
+                     r.offload_min_priority >= 0
+                         ? fmt::format("|offload>={}", r.offload_min_priority)
+                         : std::string());
 }
 
 ReplayResult parse_result_json(const std::string& line, const std::string& path, uint64_t line_no) {
@@ -89,6 +92,7 @@ std::string ReplayCells::key(size_t i) const {
   r.capacity_blocks = c.capacity_blocks;
   r.dram_capacity_blocks = c.options.dram_capacity_blocks;
   r.dram_policy = c.options.dram_capacity_blocks ? c.options.dram_policy.label() : "";
+  if (c.options.dram_capacity_blocks) r.offload_min_priority = c.options.offload_min_priority;
   r.seed = c.options.seed;
   r.cost_model = replay_cost_model(block_tokens_, c.options).label();
   r.xi_ms = c.options.xi_ms;

@@ -40,4 +40,26 @@ expect_error "--ssd '-1'" serve -t t.kvtrace -c 400 --ssd -1
 expect_error "write-through" serve -t t.kvtrace -c 400 --dram 2 --write write-through
 expect_error "--placement" serve -t t.kvtrace -c 400 --dram 2 --placement sideways
 expect_error "unknown policy" serve -t t.kvtrace -c 400 --dram 2 --dram-policy nosuch
+# The minimum priority for offload: a system prompt hinted at 20 is dropped below 30, not demoted.
+for min in "" 30; do
+  "$K" serve -t t.kvtrace -c 400 --dram 2 --hint system-prompt=20:inf \
+    ${min:+--offload-min-priority $min} --json "offload$min.jsonl" > /dev/null 2> err.txt ||
+    fail "serve --offload-min-priority '$min' exited $?: $(cat err.txt)"
+done
+python3 - offload.jsonl offload30.jsonl << 'PY' || fail "offload rows inconsistent"
+import json, sys
+off = json.loads(open(sys.argv[1]).readline())
+on = json.loads(open(sys.argv[2]).readline())
+assert "offload_min_priority" not in off and "offload_skipped_priority" not in off, off
+assert on["offload_min_priority"] == 30 and on["offload_skipped_priority"] > 0, on
+# Every HBM victim is written to DRAM, refused, dropped for room or skipped for its priority.
+d = on["tiers"][0]
+assert d["blocks_written"] + d["rejected"] + d["full"] + on["offload_skipped_priority"] <= on["evictions"], on
+PY
+expect_error "--offload-min-priority" serve -t t.kvtrace -c 400 --dram 2 --offload-min-priority 101
+expect_error "--offload-min-priority" serve -t t.kvtrace -c 400 --dram 2 --offload-min-priority x
+expect_error "write-back" serve -t t.kvtrace -c 400 --dram 2 --placement inclusive \
+  --write write-through --offload-min-priority 30
+expect_error "--offload-min-priority" simulate -t t.kvtrace -p lru -c 0.1 --dram 1 \
+  --offload-min-priority -3
 finish "serve tiers CLI: ok"

@@ -50,6 +50,8 @@ ReplayResult every_field_set() {
   r.dram_policy = "lru";
   r.dram_hits = 2;
   r.demotions = 5;
+  r.offload_min_priority = 30;
+  r.offload_skipped_priority = 4;
   r.hbm_hit_rate = 2.0 / 9;
   r.dram_hit_rate = 2.0 / 9;
   r.cost_model = "llama-3.1-8b@a100-80gb";
@@ -91,6 +93,7 @@ TEST(ResultSchema, OptionalFieldsAreLeftOutOrNull) {
   EXPECT_EQ(json.find("model_fitted"), std::string::npos);
   EXPECT_EQ(json.find("policy_stats"), std::string::npos);
   EXPECT_EQ(json.find("assumptions"), std::string::npos);
+  EXPECT_EQ(json.find("offload_"), std::string::npos);  // the minimum for offload is off
   EXPECT_EQ(parse_result_json(json, "rows.jsonl", 1).to_json(), json);
 }
 

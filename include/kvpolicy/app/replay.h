@@ -18,6 +18,7 @@ namespace kvpolicy::app {
 struct GridOptions {
   double dram_ratio = 0;
   PolicySpec dram_policy{"lru", ""};
+  int32_t offload_min_priority = -1;  // with a DRAM tier (ReplayOptions); -1 = off
   // TTFT metrics: the cost model (null = the default preset), TEL's threshold, the SLO.
   const CostModel* cost_model = nullptr;
   double xi_ms = 200;

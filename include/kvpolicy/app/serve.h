@@ -36,6 +36,8 @@ struct ServeSpec {
   std::string dram_link = "pcie4", ssd_link = "nvme", remote_link = "rdma-200";
   std::string placement = "exclusive", write = "write-back";
   bool overlap_transfers = false;
+  // TensorRT-LLM's minimum priority for offload (ServeOptions::offload_min_priority); -1 = off.
+  int32_t offload_min_priority = -1;
   // The lower tiers of a configuration whose workers have `hbm_blocks` each; throws ConfigError.
   std::vector<TierSpec> tier_specs(size_t hbm_blocks, uint32_t workers, size_t unique_blocks,
                                    uint32_t block_tokens, double kv_bytes_per_block) const;

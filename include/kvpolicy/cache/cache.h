@@ -34,6 +34,8 @@ class PrefixCache {
   // Checks (in tests) that every victim a policy returns is an evictable node of its tier, and
   // that victim() names it again when asked twice (it is a choice, with no side effects).
   void set_checking(bool on) { walk_->set_checking(on); }
+  // With a DRAM tier: the minimum priority for offload (RequestWalk); -1 = off.
+  void set_offload_min_priority(int32_t p) { walk_->set_offload_min_priority(p); }
   size_t memory_bytes() const;
 
  private:

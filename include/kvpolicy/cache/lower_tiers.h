@@ -72,6 +72,18 @@ class LowerTiers {
   void hbm_added(BlockKey key);
   void hbm_removed(BlockKey key);
 
+  // TensorRT-LLM's minimum priority for offload (docs/serve.md, "Memory tiers"): a computed HBM
+  // victim whose retention priority is below it is dropped, not demoted (write-back only).
+  // -1: off, every victim may be demoted.
+  void set_offload_min_priority(int32_t p) { offload_min_priority_ = p; }
+  int32_t offload_min_priority() const { return offload_min_priority_; }
+  // HBM dropped a computed block below the minimum: counted, nothing written down.
+  void skip_offload(BlockKey key) {
+    ++offload_skipped_;
+    hbm_removed(key);
+  }
+  uint64_t offload_skipped() const { return offload_skipped_; }
+
   void begin(const RequestView& r);
   void end(const RequestView& r);
   // Seconds to read hits[t] blocks from each tier t into a worker of `gpus` GPUs, one tier
@@ -105,6 +117,8 @@ class LowerTiers {
   TierStore* remote_ = nullptr;
   const PrefixTree* hbm_ = nullptr;
   std::vector<LinkQueue> queues_;  // per tier, after set_transfer
+  int32_t offload_min_priority_ = -1;
+  uint64_t offload_skipped_ = 0;
 };
 
 }  // namespace kvpolicy

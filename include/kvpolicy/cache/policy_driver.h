@@ -68,10 +68,14 @@ class PolicyDriver {
     NodeId parent = kNoNode;  // its parent when it was removed (kNoNode: a first block)
     BlockKey parent_key = 0;
     uint32_t depth = 0;
+    // Its retention priority as it left (read before on_removed resets it; only when asked,
+    // else the default): the minimum priority for offload compares it (docs/serve.md).
+    int32_t priority = RetentionSettings{}.default_priority;
   };
   // Removes the policy's victim. `check`: throws Error when it is not an evictable block, and
   // when asking again names another (`ask_twice`: a victim() with side effects).
-  Evicted evict(Time now, bool check, bool ask_twice);
+  // `read_priority`: fills Evicted::priority from the policy.
+  Evicted evict(Time now, bool check, bool ask_twice, bool read_priority = false);
 
  private:
   void reserve_ids();

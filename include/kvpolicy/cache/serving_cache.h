@@ -40,12 +40,14 @@ class ServingCache {
   void mark_computed(std::span<const NodeId> path, uint32_t blocks, Time now);
   // Reserves one more private block, evicting if need be; false if every block is pinned.
   bool grow(Time now);
-  // A preempted request: its nodes are unpinned (they stay cached) and its private blocks freed.
-  void release(std::span<const NodeId> path, size_t private_blocks);
+  // A preempted request: its nodes are unpinned (they stay cached) and its private blocks freed,
+  // at `now` (the policy hears on_time(now) first: hints' durations start at the release).
+  void release(std::span<const NodeId> path, size_t private_blocks, Time now);
   // A completed request: one request cycle over `sequence` (prompt and answer blocks) in which
   // the blocks after `path` are inserted from the request's private blocks (or, when another
   // request cached the same block meanwhile, that one is reused and the private block freed),
-  // then every node is unpinned. Frees private blocks beyond what the sequence needs.
+  // then every node is unpinned, at r.time (the completion: hints' durations start then). Frees
+  // private blocks beyond what the sequence needs.
   void complete(const RequestView& sequence, std::vector<NodeId>& path, size_t private_blocks);
 
   // Chunked allocation (docs/serve.md, "Allocation"): the policy hears a prompt in one request
@@ -95,7 +97,7 @@ class ServingCache {
   // lower tiers (what admit() returns). No side effects on the cache.
   uint32_t reusable_prefix(std::span<const BlockKey> keys);
   // P/D's decode cache (docs/serve.md): pins the leading computed blocks of `keys` (path, cleared
-  // first) so that they stay until a transfer's KV arrives; release(path, 0) lets them go. The
+  // first) so that they stay until a transfer's KV arrives; release(path, 0, now) lets them go. The
   // policy hears nothing (a hold, not an access). Returns their number.
   uint32_t hold_computed_prefix(std::span<const BlockKey> keys, std::vector<NodeId>& path);
 

@@ -13,6 +13,7 @@
 //   (a DRAM policy also hears on_access(v, {kind = kDemoted}) for each block HBM demotes)
 //   on_request_end(r, path)
 //   for each path block, deepest first:  on_evictable(n) when unpinning makes it one
+//   (outside a cycle, on_time(now) first when the owner releases blocks at a time of its own)
 //
 // Node ids are dense and recycled: a policy keeps its metadata in its own arrays indexed by
 // NodeId, sized in reserve_ids. A node id handed to on_access with a kind other than kReused
@@ -102,6 +103,15 @@ class Policy {
   // Counters for reports (ReplayResult::policy_stats); none by default.
   virtual PolicyStats stats() const { return {}; }
 
+  // Retention hints (docs/policies.md, "hinted"): the priority n has now, which a cache reads
+  // before it commits n's eviction (the minimum priority for offload, docs/serve.md); nullopt
+  // for a policy that keeps no hints (its blocks have the default).
+  virtual std::optional<int32_t> retention_priority(NodeId /*n*/) const { return std::nullopt; }
+  // The owner's clock outside a request cycle: blocks are released at `now` (serve mode: a
+  // completion that caches no answer, a preemption), so a policy that runs on time (retention
+  // durations start at release) catches up first. Nothing by default.
+  virtual void on_time(Time /*now*/) {}
+
   // Runs walk.access(r) with this policy's calls bound: virtual here, direct and inlined for a
   // policy built on InlinedPolicy (walk.h).
   virtual AccessResult access_in(RequestWalk& walk, const RequestView& r);
@@ -157,6 +167,10 @@ class ForwardingPolicy : public Policy {
   }
   size_t memory_bytes() const override { return inner_->memory_bytes(); }
   PolicyStats stats() const override { return inner_->stats(); }
+  std::optional<int32_t> retention_priority(NodeId n) const override {
+    return inner_->retention_priority(n);
+  }
+  void on_time(Time now) override { inner_->on_time(now); }
 
   Policy& inner() { return *inner_; }
 

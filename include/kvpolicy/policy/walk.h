@@ -22,6 +22,9 @@ struct AccessResult {
   uint32_t inserted_blocks = 0;  // blocks added (the rest of the prompt if room allowed)
   uint32_t evictions = 0;        // blocks dropped from the cache
   uint32_t demotions = 0;        // HBM blocks moved to DRAM
+  // HBM victims dropped instead of demoted: their retention priority was below the minimum
+  // for offload (RequestWalk::set_offload_min_priority); counted in `evictions` too.
+  uint32_t offload_skipped = 0;
 };
 
 // One tier (HBM) by default; with a DRAM capacity, HBM victims are demoted to DRAM (run by its
@@ -47,6 +50,10 @@ class RequestWalk {
   size_t dram_size() const { return tree_.size() - hbm_size_; }
   // Checks (in tests) every victim: an evictable node of its tier, named again when asked twice.
   void set_checking(bool on) { checking_ = on; }
+  // With a DRAM tier: TensorRT-LLM's minimum priority for offload (docs/serve.md, "Memory
+  // tiers"): an HBM victim whose retention priority is below it is dropped, not demoted, unless
+  // DRAM blocks hang below it (the tree needs it: demoted). -1 = off.
+  void set_offload_min_priority(int32_t p) { offload_min_priority_ = p; }
   size_t memory_bytes() const { return last_access_.capacity() * sizeof(uint64_t); }
 
  private:
@@ -87,6 +94,7 @@ class RequestWalk {
   std::vector<NodeId> path_;
   std::vector<uint64_t> last_access_;  // per node, for the DRAM policy (two tiers only)
   bool checking_ = false;
+  int32_t offload_min_priority_ = -1;
 };
 
 // The base of a final policy class whose replay inlines its calls: `class Lru final : public

@@ -97,6 +97,10 @@ struct ServeOptions {
   // A lower-tier hit's transfer overlaps the iteration's compute (max of the two) instead of
   // preceding it (their sum).
   bool overlap_transfers = false;
+  // TensorRT-LLM's minimum priority for offload (`secondary_offload_min_priority`; docs/serve.md,
+  // "Memory tiers"): an HBM victim whose retention priority is below it is dropped instead of
+  // demoted. -1: off (every victim may be demoted). Write-back only.
+  int32_t offload_min_priority = -1;
 };
 
 // One lower tier's counters over a run (summed over workers for dram and ssd).
@@ -211,6 +215,10 @@ struct ServeResult {
   uint64_t hbm_hits = 0;  // prompt blocks found computed in HBM
   double hbm_hit_rate = 0;
   double transfer_seconds = 0;  // lower-tier reads, summed over workers
+  // The minimum priority for offload (-1: off) and the HBM victims it dropped instead of
+  // demoting, summed over workers; both written only when the minimum is set.
+  int32_t offload_min_priority = -1;
+  uint64_t offload_skipped_priority = 0;
 
   std::string to_json() const;
   // The configuration a result belongs to (for resuming sweeps).

@@ -48,9 +48,13 @@ struct ReplayResult {
   uint64_t token_hits = 0;
   uint64_t evictions = 0;  // blocks dropped from the cache
   uint64_t dram_capacity_blocks = 0;
-  std::string dram_policy;       // its policy label, when there is a DRAM tier
-  uint64_t dram_hits = 0;        // block hits served from DRAM (promoted)
-  uint64_t demotions = 0;        // HBM blocks moved to DRAM
+  std::string dram_policy;  // its policy label, when there is a DRAM tier
+  uint64_t dram_hits = 0;   // block hits served from DRAM (promoted)
+  uint64_t demotions = 0;   // HBM blocks moved to DRAM
+  // The minimum priority for offload (-1: off) and the HBM victims it dropped instead of
+  // demoting (in the JSON only when the minimum is set).
+  int32_t offload_min_priority = -1;
+  uint64_t offload_skipped_priority = 0;
   double hbm_hit_rate = 0;       // share of block accesses found in HBM
   double dram_hit_rate = 0;      // share of block accesses found in DRAM
   uint64_t uncached_blocks = 0;  // prompt blocks left out because every block was pinned
@@ -88,6 +92,9 @@ struct ReplayOptions {
   // A second tier: HBM victims are demoted to DRAM (run by `dram_policy`); 0 = one tier.
   size_t dram_capacity_blocks = 0;
   PolicySpec dram_policy{"lru", ""};
+  // TensorRT-LLM's minimum priority for offload (`secondary_offload_min_priority`): an HBM
+  // victim whose retention priority is below it is dropped, not demoted. -1 = off.
+  int32_t offload_min_priority = -1;
   bool check_victims = false;  // verify each victim is an evictable leaf (tests)
   // Retention hints: every policy behind the hint wrapper (PolicyContext::retention). replay()
   // sets it when the trace carries hints (Trace::hints).
