@@ -77,7 +77,10 @@ RouteBoundReport route_bound(const Trace& trace, const ServeSpec& spec,
   if (spec.base.prefill_workers || spec.base.decode_workers)
     throw ConfigError("--prefill-workers: route-bound routes one pool, not P/D");
   ServeSpec s = spec;
-  s.routers = "round_robin,offline_bound," + expand_router_sets(spec.routers);
+  // The baseline and the bound run first, once, whether or not they are asked for too.
+  s.routers = "round_robin,offline_bound";
+  for (const RouterSpec& r : parse_router_list(expand_router_sets(spec.routers)))
+    if (r.label() != "round_robin" && r.label() != "offline_bound") s.routers += "," + r.label();
   CostModel cost = s.cost_model();
   std::vector<ServeOptions> configs = s.configs(trace, cost);  // a router named twice runs once
   RouteBoundReport report;
