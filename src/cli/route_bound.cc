@@ -44,6 +44,8 @@ void add(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([cmd, trace_args, args, options] {
     if (args->resume) throw ConfigError("--resume: route-bound runs every router at once");
+    if (cmd->count("--jobs") > 0)
+      fmt::print(stderr, "kvpolicy: route-bound: --jobs has no effect (it runs one at a time)\n");
     args->say_ignored(*cmd);
     args->routers = app::expand_router_sets(args->routers);
     args->validate();
