@@ -516,6 +516,7 @@ void bind_app(py::module_& m) {
       d["source"] = r.source;
       d["randomized"] = r.randomized;
       d["max_workers"] = r.max_workers;
+      d["needs_future"] = r.needs_future;
       d["params"] = param_dicts(r.params);
       out.append(d);
     }

@@ -69,11 +69,12 @@ CLI::App* add(CLI::App& parent, const std::string& name) {
   cmd->add_option("--max-conversations", wopts->max_conversations,
                   "text workloads: at most this many conversations (0 = all)");
   args->add(cmd);
-  cmd->get_option("--router")->description("routers, comma-separated (default: all)");
+  cmd->get_option("--router")
+      ->description("routers, comma-separated (default: every online router)");
   cmd->callback([cmd, args, workloads, wopts] {
     if (args->routers.empty()) {
-      for (auto& r : RouterRegistry::instance().all())
-        args->routers += (args->routers.empty() ? "" : ",") + r.name;
+      for (const std::string& name : online_router_names())  // offline ones are references
+        args->routers += (args->routers.empty() ? "" : ",") + name;
     }
     args->validate();
     args->say_ignored(*cmd);

@@ -23,6 +23,8 @@ void add(CLI::App& app) {
       fmt::print("{}\n  {}\n  source: {}{}", r.name, r.summary, r.source,
                  r.randomized ? "\n  randomized: --seed sets its choices" : "");
       if (r.max_workers) fmt::print("\n  workers: at most {}", r.max_workers);
+      if (r.needs_future)
+        fmt::print("\n  offline: reads the trace's future (a reference, not deployable)");
       fmt::print("\n");
       for (auto& s : r.params)
         fmt::print("  {} ({}, default {}): {}\n      {}\n", s.name, s.type_name(), s.default_value,

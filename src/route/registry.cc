@@ -55,8 +55,23 @@ std::unique_ptr<Router> make_router(const RouterSpec& spec, const RouterContext&
     throw ConfigError("router " + spec.name + " routes over at most " +
                       std::to_string(info.max_workers) + " workers, not " +
                       std::to_string(ctx.workers));
+  if (info.needs_future && ctx.future == nullptr)
+    throw ConfigError("router " + spec.name +
+                      " reads the trace's future (offline) and none is given here: serve mode "
+                      "gives it the trace in an open loop as the cluster's only router");
   Params params = Params::parse(spec.params, info.params, "router " + spec.name);
   return info.make(ctx, params);
+}
+
+bool router_needs_future(const RouterSpec& spec) {
+  return RouterRegistry::instance().get(spec.name).needs_future;
+}
+
+std::vector<std::string> online_router_names() {
+  std::vector<std::string> out;
+  for (auto& r : RouterRegistry::instance().all())
+    if (!r.needs_future) out.push_back(r.name);
+  return out;
 }
 
 std::string router_table_markdown() {

@@ -165,6 +165,38 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
 
 ServeResult serve(const Trace& trace, const ServeOptions& o) { return serve(trace, o, nullptr); }
 
+namespace {
+
+std::vector<FutureRequest> future_requests(const Workload& workload,
+                                           const std::vector<Time>& arrival_us) {
+  std::vector<FutureRequest> future;
+  future.reserve(arrival_us.size());
+  for (uint32_t r = 0; r < arrival_us.size(); ++r) {
+    RequestView whole = workload.view(r, double(arrival_us[r]) / kMicrosPerSecond, true);
+    RequestView prompt = whole;
+    prompt.blocks = whole.blocks.first(workload.prompt_blocks[r]);
+    future.push_back({prompt, whole.blocks});
+  }
+  return future;
+}
+
+}  // namespace
+
+ServeFuture serve_future(const Trace& trace, const ServeOptions& o) {
+  check_options(trace, o);
+  std::vector<double> arrival = arrival_times(trace, o);
+  std::vector<Time> arrival_us(trace.size());
+  for (size_t r = 0; r < trace.size(); ++r)
+    arrival_us[r] = static_cast<Time>(std::llround(arrival[r] * kMicrosPerSecond));
+  auto workload = std::make_shared<Workload>(
+      serve_detail::make_workload(trace, arrival_us, o.cache_outputs, false));
+  ServeFuture out;
+  out.requests = future_requests(*workload, arrival_us);
+  // The views point into the workload's sequences, which the result keeps alive.
+  out.sequences = std::shared_ptr<const Trace>(workload, &workload->sequences);
+  return out;
+}
+
 ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* timeline) {
   check_options(trace, o);
   const bool pd = serve_detail::check_disaggregation(o);
@@ -185,7 +217,22 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   for (const TierSpec& t : o.tiers) need_oracle = need_oracle || needs_future(t.policy);
   Workload workload = serve_detail::make_workload(trace, arrival_us, o.cache_outputs, need_oracle);
 
+  // An offline router (offline_bound) reads the trace's future: every request in arrival order,
+  // which only an open loop knows in advance (a closed loop's arrivals follow completions).
+  std::vector<FutureRequest> future;
+  if (pd && router_needs_future(o.decode_router))
+    throw ConfigError("serve: router " + o.decode_router.name +
+                      " reads the trace's future (offline) and cannot be the decode router");
+  const bool offline_router = router_needs_future(o.router);
+  if (offline_router) {
+    if (closed)
+      throw ConfigError("serve: router " + o.router.name +
+                        " reads the trace's future (offline), which a closed loop (--clients) "
+                        "does not know in advance; use an open loop");
+    future = future_requests(workload, arrival_us);
+  }
   RouterContext rctx;
+  rctx.future = offline_router ? &future : nullptr;
   rctx.workers = prefill_pool;
   rctx.block_tokens = B;
   rctx.seed = o.seed;
@@ -194,6 +241,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   std::unique_ptr<Router> decode_router;
   if (pd) {
     rctx.workers = o.decode_workers;
+    rctx.future = nullptr;
     decode_router = make_router(o.decode_router, rctx);
   }
 

@@ -2,7 +2,7 @@
 // defaults and with each parameter variant it declares, against a fake cluster: a valid worker
 // for every request, on clusters of 1 to 64 workers; the same decisions for the same seed (and
 // for any seed unless it declares itself randomized); nothing left of a request once it has
-// completed; empty prompts.
+// completed; empty prompts. An offline router is given the workload as its future.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -38,16 +38,31 @@ class RouterContract : public ::testing::TestWithParam<RouterSpec> {
  protected:
   const RouterInfo& info() const { return RouterRegistry::instance().get(GetParam().name); }
 
-  std::unique_ptr<Router> make(uint32_t workers, uint32_t block_tokens, uint64_t seed) const {
+  // An offline router (RouterInfo::needs_future) is given `trace` as its future: each request's
+  // prompt, no answers.
+  std::unique_ptr<Router> make(uint32_t workers, uint32_t block_tokens, uint64_t seed,
+                               const Trace* trace = nullptr) {
     RouterContext ctx{.workers = workers, .block_tokens = block_tokens, .seed = seed};
+    if (info().needs_future) ctx.future = &future_of(trace);
     return make_router(GetParam(), ctx);
   }
+
+  const std::vector<FutureRequest>& future_of(const Trace* trace) {
+    future_.clear();
+    for (size_t r = 0; trace && r < trace->size(); ++r) {
+      RequestView v = request_view(*trace, r);
+      future_.push_back({v, v.blocks});
+    }
+    return future_;
+  }
+
+  std::vector<FutureRequest> future_;
 
   // Routes `trace` on a fresh cluster of `workers`, checking validity and that a drained
   // cluster leaves no trace in the router; returns the decisions.
   std::vector<WorkerId> run(const Trace& trace, uint32_t workers, uint64_t seed,
                             uint32_t empty_prompts = 0) {
-    auto router = make(workers, trace.block_tokens, seed);
+    auto router = make(workers, trace.block_tokens, seed, &trace);
     FakeCluster cluster(workers, trace.block_tokens);
     std::vector<WorkerId> chosen = drive(*router, cluster, trace, seed, empty_prompts);
     EXPECT_EQ(chosen.size(), trace.size() + empty_prompts);
@@ -91,7 +106,7 @@ TEST_P(RouterContract, SameSeedGivesIdenticalDecisions) {
 TEST_P(RouterContract, SeedChangesDecisionsOnlyIfRandomized) {
   Trace trace = random_workload({.seed = 12, .requests = 300});
   auto decisions = [&](uint64_t seed) {
-    auto router = make(4, trace.block_tokens, seed);
+    auto router = make(4, trace.block_tokens, seed, &trace);
     FakeCluster cluster(4, trace.block_tokens);
     return drive(*router, cluster, trace, /*driver seed=*/5);
   };
@@ -130,9 +145,10 @@ TEST_P(RouterContract, DeclaredParametersParseWithDefaults) {
     params += (params.empty() ? "" : ",") + p.name + "=" + p.default_value;
   if (!GetParam().params.empty()) params += "," + GetParam().params;
   RouterContext ctx{.workers = 3};
+  Trace trace = random_workload({.requests = 50});
+  if (info().needs_future) ctx.future = &future_of(&trace);
   auto router = make_router(RouterSpec{GetParam().name, params}, ctx);
   FakeCluster cluster(3);
-  Trace trace = random_workload({.requests = 50});
   for (WorkerId w : drive(*router, cluster, trace, 1)) EXPECT_LT(w, 3u);
 }
 

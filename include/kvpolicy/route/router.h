@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,12 +87,23 @@ class Router {
   }
 };
 
+// One request of the trace as an offline router knows it in advance (RouterInfo::needs_future):
+// `request` with its prompt blocks and its arrival time in the simulation, and `sequence`, its
+// prompt then the answer blocks a worker caches when it finishes (docs/routers.md, offline_bound).
+struct FutureRequest {
+  RequestView request;
+  std::span<const BlockKey> sequence;
+};
+
 struct RouterContext {
   uint32_t workers = 1;
   uint32_t block_tokens = 16;
   uint64_t seed = 1;
   // Per-token prefill cost the router may assume (LBGR's service estimate), seconds.
   double prefill_seconds_per_token = 1e-4;
+  // The whole trace by request index, in arrival order; set only for routers that declare
+  // needs_future (as PolicyContext::future is for Belady). Others must not read it.
+  const std::vector<FutureRequest>* future = nullptr;
 };
 
 struct RouterInfo {
@@ -107,6 +119,9 @@ struct RouterInfo {
   // The most workers it can route over (its approximate tree keeps a 64-bit holder mask);
   // 0 = any number. make_router rejects a larger cluster.
   uint32_t max_workers = 0;
+  // Reads the trace's future (RouterContext::future): an offline reference, not deployable; left
+  // out of every "all online routers" set (online_router_names).
+  bool needs_future = false;
   std::function<std::unique_ptr<Router>(const RouterContext&, const Params&)> make = {};
 };
 
@@ -142,5 +157,9 @@ RouterSpec parse_router_spec(const std::string& text);               // "cache_a
 std::vector<RouterSpec> parse_router_list(const std::string& text);  // as parse_policy_list
 std::unique_ptr<Router> make_router(const RouterSpec& spec, const RouterContext& ctx);
 std::string router_table_markdown();
+// Whether the router a spec names reads the trace's future. Throws ConfigError for an unknown name.
+bool router_needs_future(const RouterSpec& spec);
+// Every registered router that reads no future, by name (the set "online").
+std::vector<std::string> online_router_names();
 
 }  // namespace kvpolicy

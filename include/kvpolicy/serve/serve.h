@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -240,6 +241,16 @@ ServeResult serve(const Trace& trace, const ServeOptions& options, RequestTimeli
 // A result with only its configuration filled in, as serve() echoes it (its key() is known
 // before it runs).
 ServeResult planned_result(const Trace& trace, const ServeOptions& options);
+
+// The trace as an offline router and the prefill-work model see it under `options` (open loop):
+// every request in arrival order with its arrival time, prompt blocks, and sequence (prompt then
+// the answer blocks a worker caches; docs/routers.md, offline_bound). `requests` point into
+// `sequences`.
+struct ServeFuture {
+  std::shared_ptr<const Trace> sequences;
+  std::vector<FutureRequest> requests;
+};
+ServeFuture serve_future(const Trace& trace, const ServeOptions& options);
 
 ServeResult parse_serve_result(const std::string& line, const std::string& path, uint64_t line_no);
 
