@@ -10,15 +10,12 @@ namespace kvpolicy {
 namespace {
 
 using testing::FakeCluster;
+using testing::make_test_router;
 using testing::prompt;
 using testing::request;
 
-std::unique_ptr<Router> make(const std::string& spec, uint32_t workers, uint64_t seed = 1) {
-  return make_router(parse_router_spec(spec), RouterContext{.workers = workers, .seed = seed});
-}
-
 TEST(RoundRobinRouter, CyclesThroughTheWorkers) {
-  auto router = make("round_robin", 3);
+  auto router = make_test_router("round_robin", 3);
   FakeCluster cluster(3);
   cluster.mutable_load(0).in_flight = 9;  // load does not matter
   auto blocks = prompt({1});
@@ -28,7 +25,7 @@ TEST(RoundRobinRouter, CyclesThroughTheWorkers) {
 }
 
 TEST(LeastLoadedRouter, PicksTheFewestInFlightTiesToTheLowerIndex) {
-  auto router = make("least_loaded", 4);
+  auto router = make_test_router("least_loaded", 4);
   FakeCluster cluster(4);
   auto blocks = prompt({1});
   for (auto [loads, want] : std::vector<std::pair<std::vector<uint32_t>, WorkerId>>{
@@ -39,7 +36,7 @@ TEST(LeastLoadedRouter, PicksTheFewestInFlightTiesToTheLowerIndex) {
 }
 
 TEST(RandomRouter, SpreadsEvenly) {
-  auto router = make("random", 4, 5);
+  auto router = make_test_router("random", 4, 5);
   FakeCluster cluster(4);
   auto blocks = prompt({1});
   std::vector<int> count(4, 0);
@@ -48,7 +45,7 @@ TEST(RandomRouter, SpreadsEvenly) {
 }
 
 TEST(SessionAffinityRouter, KeepsASessionOnOneWorkerAndSpreadsSessions) {
-  auto router = make("session_affinity", 5);
+  auto router = make_test_router("session_affinity", 5);
   FakeCluster cluster(5);
   std::vector<std::vector<BlockKey>> prompts;
   for (uint64_t i = 0; i < 200; ++i) prompts.push_back(prompt({i}));
@@ -67,7 +64,7 @@ TEST(SessionAffinityRouter, KeepsASessionOnOneWorkerAndSpreadsSessions) {
 }
 
 TEST(SessionAffinityRouter, PassesAWorkerThatHoldsItsShare) {
-  auto router = make("session_affinity", 4);
+  auto router = make_test_router("session_affinity", 4);
   FakeCluster cluster(4);
   auto blocks = prompt({1});
   const SessionId s = 17;

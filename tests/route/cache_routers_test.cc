@@ -8,22 +8,13 @@ namespace kvpolicy {
 namespace {
 
 using testing::FakeCluster;
+using testing::make_test_router;
 using testing::prompt;
 using testing::request;
-
-std::unique_ptr<Router> make(const std::string& spec, uint32_t workers) {
-  return make_router(parse_router_spec(spec), RouterContext{.workers = workers});
-}
-
-double stat(const Router& router, const std::string& name) {
-  for (auto& [key, value] : router.stats())
-    if (key == name) return value;
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
-}
+using testing::router_stat;
 
 TEST(CacheAwareRouter, SendsARepeatedPrefixToTheSameWorkerUnlessImbalanced) {
-  auto router = make("cache_aware", 4);
+  auto router = make_test_router("cache_aware", 4);
   FakeCluster cluster(4);
   std::vector<std::vector<BlockKey>> first;
   for (uint64_t g = 0; g < 4; ++g) first.push_back(prompt({g * 100, g * 100 + 1, g * 100 + 2, 1}));
@@ -42,11 +33,11 @@ TEST(CacheAwareRouter, SendsARepeatedPrefixToTheSameWorkerUnlessImbalanced) {
   for (auto [w, load] : {std::pair{0u, 40u}, {1u, 5u}, {2u, 3u}, {3u, 10u}})
     cluster.mutable_load(w).in_flight = load;
   EXPECT_EQ(router->route(request(again, 20), cluster), 2u);
-  EXPECT_EQ(stat(*router, "imbalanced_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "imbalanced_decisions"), 1);
   // Balanced again: the longest match, now worker 2's (the imbalanced choice was recorded).
   cluster.mutable_load(0).in_flight = 3;
   EXPECT_EQ(router->route(request(again, 21), cluster), 2u);
-  EXPECT_EQ(stat(*router, "imbalanced_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "imbalanced_decisions"), 1);
 }
 
 TEST(CacheAwareRouter, BelowTheThresholdTakesTheSmallestTree) {
@@ -54,7 +45,7 @@ TEST(CacheAwareRouter, BelowTheThresholdTakesTheSmallestTree) {
   for (auto [spec, want] :
        {std::pair{"cache_aware", 0u}, {"cache_aware:cache_threshold=0.2", 1u}}) {
     SCOPED_TRACE(spec);
-    auto router = make(spec, 2);
+    auto router = make_test_router(spec, 2);
     FakeCluster cluster(2);
     EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
     EXPECT_EQ(router->route(request(b, 1), cluster), 1u);
@@ -64,7 +55,7 @@ TEST(CacheAwareRouter, BelowTheThresholdTakesTheSmallestTree) {
 }
 
 TEST(DynamoRouter, PicksTheCachedPrefixWhenLoadsAreEqual) {
-  auto router = make("dynamo", 3);
+  auto router = make_test_router("dynamo", 3);
   FakeCluster cluster(3);
   auto p = prompt({1, 2, 3, 4});
   cluster.cache(1, p);
@@ -75,7 +66,7 @@ TEST(DynamoRouter, PicksTheCachedPrefixWhenLoadsAreEqual) {
 }
 
 TEST(DynamoRouter, PrefersALightlyLoadedWorkerWhenTheCachedPrefixIsSmall) {
-  auto router = make("dynamo", 2);
+  auto router = make_test_router("dynamo", 2);
   FakeCluster cluster(2);
   auto p = prompt({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   cluster.cache(0, prompt({1}));
@@ -92,7 +83,7 @@ TEST(DynamoRouter, PrefersALightlyLoadedWorkerWhenTheCachedPrefixIsSmall) {
 }
 
 TEST(DynamoRouter, BreaksTiesByTheSmallerCacheThenTheLowerIndex) {
-  auto router = make("dynamo", 3);
+  auto router = make_test_router("dynamo", 3);
   FakeCluster cluster(3);
   auto p = prompt({1, 2});
   EXPECT_EQ(router->route(request(p, 0), cluster), 0u);
@@ -102,7 +93,7 @@ TEST(DynamoRouter, BreaksTiesByTheSmallerCacheThenTheLowerIndex) {
 }
 
 TEST(DynamoRouter, ApproxEventsRememberWhatWasRoutedForTheTtl) {
-  auto router = make("dynamo:events=approx,ttl_s=1", 3);
+  auto router = make_test_router("dynamo:events=approx,ttl_s=1", 3);
   FakeCluster cluster(3);
   auto p = prompt({1, 2, 3, 4});
   cluster.cache(2, p);  // the exact view, which the approximate mode does not see
@@ -128,14 +119,14 @@ TEST(LlmDRouter, ScoresAsTheHandComputedCase) {
   cluster.mutable_load(2).active_blocks = 4096 * 9 / 10;
   cluster.mutable_load(2).waiting = 2;
   // Scores 2 x .5 + .5 + 0 = 1.5; 0 + .9 + 1 = 1.9; 2 x 1 + .1 + .5 = 2.6.
-  EXPECT_EQ(make("llm_d", 3)->route(request(p, 0), cluster), 2u);
+  EXPECT_EQ(make_test_router("llm_d", 3)->route(request(p, 0), cluster), 2u);
   // Without the prefix scorer: .5, 1.9, .6.
-  EXPECT_EQ(make("llm_d:prefix_weight=0", 3)->route(request(p, 0), cluster), 1u);
+  EXPECT_EQ(make_test_router("llm_d:prefix_weight=0", 3)->route(request(p, 0), cluster), 1u);
   // Prefix alone with weight 0.7 against the rest: 0.35 + .5 = .85; 1.9; .7 + .6 = 1.3.
-  EXPECT_EQ(make("llm_d:prefix_weight=0.7", 3)->route(request(p, 0), cluster), 1u);
+  EXPECT_EQ(make_test_router("llm_d:prefix_weight=0.7", 3)->route(request(p, 0), cluster), 1u);
   // Nobody waiting: the queue scorer gives everyone 1 (not 0 / 0): 1.85, 1.9, 1.8.
   for (WorkerId w = 0; w < 3; ++w) cluster.mutable_load(w).waiting = 0;
-  EXPECT_EQ(make("llm_d:prefix_weight=0.7", 3)->route(request(p, 0), cluster), 1u);
+  EXPECT_EQ(make_test_router("llm_d:prefix_weight=0.7", 3)->route(request(p, 0), cluster), 1u);
 }
 
 }  // namespace

@@ -11,19 +11,10 @@ namespace kvpolicy {
 namespace {
 
 using testing::FakeCluster;
+using testing::make_test_router;
 using testing::prompt;
 using testing::request;
-
-std::unique_ptr<Router> make(const std::string& spec, uint32_t workers, uint64_t seed = 1) {
-  return make_router(parse_router_spec(spec), RouterContext{.workers = workers, .seed = seed});
-}
-
-double stat(const Router& router, const std::string& name) {
-  for (auto& [key, value] : router.stats())
-    if (key == name) return value;
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
-}
+using testing::router_stat;
 
 void set_loads(FakeCluster& cluster, const std::vector<uint32_t>& loads) {
   for (WorkerId w = 0; w < loads.size(); ++w) cluster.mutable_load(w).in_flight = loads[w];
@@ -32,7 +23,7 @@ void set_loads(FakeCluster& cluster, const std::vector<uint32_t>& loads) {
 // ---- power_of_two
 
 TEST(PowerOfTwoRouter, WithTwoWorkersAlwaysPicksTheIdleOne) {
-  auto router = make("power_of_two", 2);
+  auto router = make_test_router("power_of_two", 2);
   FakeCluster cluster(2);
   auto p = prompt({1});
   for (WorkerId loaded : {0u, 1u}) {
@@ -41,13 +32,13 @@ TEST(PowerOfTwoRouter, WithTwoWorkersAlwaysPicksTheIdleOne) {
     for (RequestIndex i = 0; i < 500; ++i)
       EXPECT_EQ(router->route(request(p, i), cluster), 1 - loaded);
   }
-  EXPECT_EQ(stat(*router, "equal_load_decisions"), 0);
+  EXPECT_EQ(router_stat(*router, "equal_load_decisions"), 0);
 }
 
 TEST(PowerOfTwoRouter, ChoosesAsTheLessLoadedOfAUniformPair) {
   // Distinct loads: the worker of rank k (0 = least loaded) wins the pairs with the n - 1 - k
   // more loaded ones, so with 4 workers it is chosen with probability 3/6, 2/6, 1/6, 0.
-  auto router = make("power_of_two", 4, 7);
+  auto router = make_test_router("power_of_two", 4, 7);
   FakeCluster cluster(4);
   set_loads(cluster, {2, 0, 3, 1});  // ranks: worker 1, 3, 0, 2
   auto p = prompt({1});
@@ -63,7 +54,7 @@ TEST(PowerOfTwoRouter, ChoosesAsTheLessLoadedOfAUniformPair) {
   std::fill(count.begin(), count.end(), 0);
   for (RequestIndex i = 0; i < n; ++i) ++count.at(router->route(request(p, i), cluster));
   for (int c : count) EXPECT_NEAR(c, n / 4, 300);
-  EXPECT_EQ(stat(*router, "equal_load_decisions"), n);
+  EXPECT_EQ(router_stat(*router, "equal_load_decisions"), n);
 }
 
 TEST(PowerOfTwoRouter, ComparesTokensOrPolledLoadsWhenAsked) {
@@ -73,11 +64,11 @@ TEST(PowerOfTwoRouter, ComparesTokensOrPolledLoadsWhenAsked) {
   cluster.mutable_load(0).active_blocks = 100;
   cluster.mutable_load(1).in_flight = 3;
   cluster.mutable_load(1).queued_prefill_tokens = 64;
-  EXPECT_EQ(make("power_of_two", 2)->route(request(p, 0), cluster), 0u);
-  EXPECT_EQ(make("power_of_two:load=tokens", 2)->route(request(p, 0), cluster), 1u);
+  EXPECT_EQ(make_test_router("power_of_two", 2)->route(request(p, 0), cluster), 0u);
+  EXPECT_EQ(make_test_router("power_of_two:load=tokens", 2)->route(request(p, 0), cluster), 1u);
 
   // Polled every second: loads seen at t = 0 hold until t = 1 s.
-  auto polled = make("power_of_two:poll_ms=1000", 2);
+  auto polled = make_test_router("power_of_two:poll_ms=1000", 2);
   FakeCluster c2(2);
   set_loads(c2, {0, 5});
   EXPECT_EQ(polled->route(request(p, 0), c2), 0u);
@@ -86,13 +77,13 @@ TEST(PowerOfTwoRouter, ComparesTokensOrPolledLoadsWhenAsked) {
   EXPECT_EQ(polled->route(request(p, 1), c2), 0u) << "still the loads polled at 0";
   c2.set_now(kMicrosPerSecond);
   EXPECT_EQ(polled->route(request(p, 2), c2), 1u);
-  EXPECT_EQ(stat(*polled, "load_polls"), 2);
+  EXPECT_EQ(router_stat(*polled, "load_polls"), 2);
 }
 
 // ---- prefix_hash
 
 TEST(PrefixHashRouter, HashesTheFirst256TokensOnly) {
-  auto router = make("prefix_hash", 4);
+  auto router = make_test_router("prefix_hash", 4);
   FakeCluster cluster(4);
   std::vector<int> heads_of(4, 0);
   for (uint64_t h = 0; h < 200; ++h) {
@@ -109,11 +100,11 @@ TEST(PrefixHashRouter, HashesTheFirst256TokensOnly) {
     ++heads_of[w];
   }
   for (int n : heads_of) EXPECT_GT(n, 25) << "150 virtual nodes per worker spread 200 heads";
-  EXPECT_EQ(stat(*router, "ring_hit_decisions"), 400);
+  EXPECT_EQ(router_stat(*router, "ring_hit_decisions"), 400);
 }
 
 TEST(PrefixHashRouter, ShorterPrefixAndShorterPrompts) {
-  auto router = make("prefix_hash:prefix_tokens=32", 8);
+  auto router = make_test_router("prefix_hash:prefix_tokens=32", 8);
   FakeCluster cluster(8);
   // 32 tokens = 2 blocks: the third block does not matter.
   for (uint64_t h = 0; h < 50; ++h) {
@@ -124,11 +115,11 @@ TEST(PrefixHashRouter, ShorterPrefixAndShorterPrompts) {
   set_loads(cluster, {3, 2, 2, 5, 1, 4, 1, 9});
   std::vector<BlockKey> none;
   EXPECT_EQ(router->route(request(none, 0), cluster), 4u);
-  EXPECT_EQ(stat(*router, "no_tokens_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "no_tokens_decisions"), 1);
 }
 
 TEST(PrefixHashRouter, AnOverloadedHomeGivesWayToTheLeastLoadedWithinTheBound) {
-  auto router = make("prefix_hash", 4);
+  auto router = make_test_router("prefix_hash", 4);
   FakeCluster cluster(4);
   auto p = prompt({42, 43});
   const WorkerId home = router->route(request(p, 0), cluster);  // nothing in flight: home
@@ -146,8 +137,8 @@ TEST(PrefixHashRouter, AnOverloadedHomeGivesWayToTheLeastLoadedWithinTheBound) {
   cluster.mutable_load(home).in_flight = 6;
   cluster.mutable_load(others[0]).in_flight = 3;
   EXPECT_EQ(router->route(request(p, 2), cluster), others[0]);
-  EXPECT_EQ(stat(*router, "ring_hit_decisions"), 2);
-  EXPECT_EQ(stat(*router, "load_balance_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "ring_hit_decisions"), 2);
+  EXPECT_EQ(router_stat(*router, "load_balance_decisions"), 1);
 }
 
 // ---- load_aware
@@ -162,13 +153,13 @@ TEST(LoadAwareRouter, ScoresAsTheHandComputedCase) {
   cluster.cache(1, p);
   set_loads(cluster, {6, 9, 0});
   // 0.5 - (6 - 5) / 5 = 0.3; 1 - 4 / 5 = 0.2; 0 + 5 / 5 = 1: the idle worker.
-  auto router = make("load_aware", 3);
+  auto router = make_test_router("load_aware", 3);
   EXPECT_EQ(router->route(request(p, 0), cluster), 2u);
-  EXPECT_EQ(stat(*router, "load_over_match_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "load_over_match_decisions"), 1);
   // beta 0.2: 0.46, 0.84, 0.2: the whole match.
-  auto mild = make("load_aware:beta=0.2", 3);
+  auto mild = make_test_router("load_aware:beta=0.2", 3);
   EXPECT_EQ(mild->route(request(p, 0), cluster), 1u);
-  EXPECT_EQ(stat(*mild, "longest_match_decisions"), 1);
+  EXPECT_EQ(router_stat(*mild, "longest_match_decisions"), 1);
 }
 
 TEST(LoadAwareRouter, CountsWholeChunksAndBreaksTiesToTheLowerIndex) {
@@ -178,31 +169,32 @@ TEST(LoadAwareRouter, CountsWholeChunksAndBreaksTiesToTheLowerIndex) {
   cluster.cache(0, std::vector<BlockKey>(p.begin(), p.begin() + 20));
   set_loads(cluster, {2, 0});  // mean 1
   // Chunks of 256: 0.5 - 0.3 = 0.2 against 0.3; every token: 0.625 - 0.3 = 0.325 against 0.3.
-  EXPECT_EQ(make("load_aware:beta=0.3", 2)->route(request(p, 0), cluster), 1u);
-  EXPECT_EQ(make("load_aware:beta=0.3,chunk_tokens=1", 2)->route(request(p, 0), cluster), 0u);
+  EXPECT_EQ(make_test_router("load_aware:beta=0.3", 2)->route(request(p, 0), cluster), 1u);
+  EXPECT_EQ(
+      make_test_router("load_aware:beta=0.3,chunk_tokens=1", 2)->route(request(p, 0), cluster), 0u);
   // Nothing cached, loads 1, 0, 0: mean 1/3 scaled by 1; workers 1 and 2 tie: the lower.
   FakeCluster three(3);
   set_loads(three, {1, 0, 0});
-  auto router = make("load_aware", 3);
+  auto router = make_test_router("load_aware", 3);
   EXPECT_EQ(router->route(request(p, 0), three), 1u);
-  EXPECT_EQ(stat(*router, "no_match_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "no_match_decisions"), 1);
 }
 
 // ---- aibrix_prefix
 
 TEST(AibrixPrefixRouter, WalksTheMatchesByPercentThenLoadWithinTheStddevBound) {
-  auto router = make("aibrix_prefix", 3);
+  auto router = make_test_router("aibrix_prefix", 3);
   FakeCluster cluster(3);
   auto y = prompt({1, 2, 9, 9}), x = prompt({1, 2, 3, 4});
   // Nothing matches y: the least loaded, worker 0.
   set_loads(cluster, {0, 1, 1});
   EXPECT_EQ(router->route(request(y, 0), cluster), 0u);
-  EXPECT_EQ(stat(*router, "least_request_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "least_request_decisions"), 1);
   // x matches 50 % on worker 0, at 5 in flight: mean 2, sample sd sqrt(7) = 2.65, bound 4.65.
   // Over it: the least loaded, worker 2.
   set_loads(cluster, {5, 1, 0});
   EXPECT_EQ(router->route(request(x, 1), cluster), 2u);
-  EXPECT_EQ(stat(*router, "prefix_skipped_decisions"), 1);
+  EXPECT_EQ(router_stat(*router, "prefix_skipped_decisions"), 1);
   // Now worker 2 holds all of x (100 %) and worker 0 half. Loads 0, 0, 2: mean 2/3, sd 1.15,
   // bound 1.82: worker 2 is over it, the next in order (worker 0, 50 %) is within.
   set_loads(cluster, {0, 0, 2});
@@ -211,9 +203,9 @@ TEST(AibrixPrefixRouter, WalksTheMatchesByPercentThenLoadWithinTheStddevBound) {
   // 2, 1, 1: bound 1.33 + 0.58; worker 2 (1) before worker 0 (2).
   set_loads(cluster, {2, 1, 1});
   EXPECT_EQ(router->route(request(x, 3), cluster), 2u);
-  EXPECT_EQ(stat(*router, "prefix_decisions"), 2);
+  EXPECT_EQ(router_stat(*router, "prefix_decisions"), 2);
   // A wider bound (2 sd): 0, 0, 2 keeps worker 2 (2 <= 0.67 + 2.31).
-  auto wide = make("aibrix_prefix:std_factor=2", 3);
+  auto wide = make_test_router("aibrix_prefix:std_factor=2", 3);
   set_loads(cluster, {1, 1, 0});
   wide->route(request(x, 0), cluster);  // worker 2
   set_loads(cluster, {0, 0, 2});
@@ -225,7 +217,7 @@ TEST(AibrixPrefixRouter, AnImbalancedClusterOffersOnlyItsLeastLoaded) {
   for (auto [spec, want] :
        {std::pair{"aibrix_prefix", 0u}, {"aibrix_prefix:imbalance_abs=16", 1u}}) {
     SCOPED_TRACE(spec);
-    auto router = make(spec, 2);
+    auto router = make_test_router(spec, 2);
     FakeCluster cluster(2);
     set_loads(cluster, {1, 0});
     EXPECT_EQ(router->route(request(b, 0), cluster), 1u);  // no match: the least loaded
@@ -233,12 +225,12 @@ TEST(AibrixPrefixRouter, AnImbalancedClusterOffersOnlyItsLeastLoaded) {
     // the imbalance check, worker 1's match is within 4.5 + 6.36.
     set_loads(cluster, {0, 9});
     EXPECT_EQ(router->route(request(b, 1), cluster), want);
-    EXPECT_EQ(stat(*router, "imbalanced_decisions"), want == 0 ? 1 : 0);
+    EXPECT_EQ(router_stat(*router, "imbalanced_decisions"), want == 0 ? 1 : 0);
   }
 }
 
 TEST(AibrixPrefixRouter, ForgetsAfterTheTtlAndBreaksLoadTiesAtRandom) {
-  auto router = make("aibrix_prefix:ttl_s=1", 2);
+  auto router = make_test_router("aibrix_prefix:ttl_s=1", 2);
   FakeCluster cluster(2);
   auto p = prompt({5, 6});
   set_loads(cluster, {1, 0});
@@ -254,7 +246,7 @@ TEST(AibrixPrefixRouter, ForgetsAfterTheTtlAndBreaksLoadTiesAtRandom) {
   EXPECT_EQ(router->route(request(p, 2), cluster), 0u);
 
   // Distinct prompts on an idle cluster of 4: each goes to a random least-loaded worker.
-  auto spread = make("aibrix_prefix", 4, 3);
+  auto spread = make_test_router("aibrix_prefix", 4, 3);
   FakeCluster idle(4);
   std::vector<int> count(4, 0);
   std::vector<std::vector<BlockKey>> prompts;

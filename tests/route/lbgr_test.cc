@@ -19,6 +19,7 @@ using testing::FakeCluster;
 using testing::prompt;
 using testing::random_workload;
 using testing::request;
+using testing::router_stat;
 
 // LBGR as it was before issue 38 (commit 96c89ff, src/route/lbgr.cc), frozen as the reference
 // the paper variant must reproduce decision for decision.
@@ -138,32 +139,25 @@ class PaperLbgr final : public Router {
   uint64_t completions_ = 0;
 };
 
-double stat(const Router& router, const std::string& name) {
-  for (auto& [key, value] : router.stats())
-    if (key == name) return value;
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
-}
-
 TEST(LbgrRouter, QueueSlotsDecayEveryIntervalAndAreReleasedOnCompletion) {
   auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1,variant=paper"),
                             RouterContext{.workers = 2});
   FakeCluster cluster(2);
   auto a = prompt({1, 2}), b = prompt({3, 4});  // 32 uncached tokens each: 0.032 s of service
   EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
-  EXPECT_DOUBLE_EQ(stat(*router, "queue_s_w0"), 0.032);
+  EXPECT_DOUBLE_EQ(router_stat(*router, "queue_s_w0"), 0.032);
   cluster.set_now(45'000);  // two whole 20 ms intervals later
   // Worker 0 predicts 0.032 + 0.032 x (31/32)^2, worker 1 0.032.
   EXPECT_EQ(router->route(request(b, 1), cluster), 1u);
-  EXPECT_DOUBLE_EQ(stat(*router, "queue_s_w0"), 0.032 * std::pow(31.0 / 32.0, 2));
-  EXPECT_DOUBLE_EQ(stat(*router, "last_estimate_s"), 0.032);
+  EXPECT_DOUBLE_EQ(router_stat(*router, "queue_s_w0"), 0.032 * std::pow(31.0 / 32.0, 2));
+  EXPECT_DOUBLE_EQ(router_stat(*router, "last_estimate_s"), 0.032);
   // Request 0 completes after 5 intervals: what is left of its share leaves worker 0's slot.
   cluster.set_now(100'000);
   router->on_complete(request(a, 0), 0, Completion{.arrival = 0, .finish = 100'000}, cluster);
-  EXPECT_NEAR(stat(*router, "queue_s_w0"), 0.0, 1e-15);
-  EXPECT_EQ(stat(*router, "open_records"), 1);
+  EXPECT_NEAR(router_stat(*router, "queue_s_w0"), 0.0, 1e-15);
+  EXPECT_EQ(router_stat(*router, "open_records"), 1);
   // Its residual, 0.1 s observed - 0.032 s estimated, is worker 0's first bias (P0 = 1e6).
-  EXPECT_NEAR(stat(*router, "bias_s_w0"), 0.068, 1e-6);
+  EXPECT_NEAR(router_stat(*router, "bias_s_w0"), 0.068, 1e-6);
   // A prompt worker 1 was sent costs nothing there: 0 + 0.032 x (31/32)^k < 0.032 + 0.068.
   cluster.set_now(120'000);
   EXPECT_EQ(router->route(request(b, 2), cluster), 1u);
@@ -208,14 +202,15 @@ TEST(LbgrRouter, RecursiveLeastSquaresRecoversAPlantedBiasPerWorker) {
     WorkerId w = router->route(view, cluster);
     cluster.arrive(w, view);
     // Observed latency: the router's own estimate, the worker's bias, and +-5 ms of noise.
-    double latency = stat(*router, "last_estimate_s") + planted[w] + 0.01 * (rng.uniform() - 0.5);
+    double latency =
+        router_stat(*router, "last_estimate_s") + planted[w] + 0.01 * (rng.uniform() - 0.5);
     pending.push({now + static_cast<Time>(latency * kMicrosPerSecond), r, w});
   }
   complete_until(kNever);
   for (WorkerId w = 0; w < workers; ++w) {
     SCOPED_TRACE("worker " + std::to_string(w));
     EXPECT_GE(completions[w], 200);
-    EXPECT_NEAR(stat(*router, "bias_s_w" + std::to_string(w)), planted[w],
+    EXPECT_NEAR(router_stat(*router, "bias_s_w" + std::to_string(w)), planted[w],
                 0.03 * planted[w] + 0.001);
   }
   EXPECT_NEAR(router->in_flight_state(), 0.0, 1e-9);
@@ -264,7 +259,7 @@ WorkerId route_cached_prompt(const std::string& spec, std::vector<uint32_t> in_f
     cluster.mutable_load(w).queued_prefill_tokens = queued_tokens[w];
   }
   WorkerId chosen = router->route(request(a, 1), cluster);
-  *fired = stat(*router, "guard_fired");
+  *fired = router_stat(*router, "guard_fired");
   return chosen;
 }
 

@@ -147,4 +147,15 @@ std::vector<WorkerId> drive(Router& router, FakeCluster& cluster, const Trace& t
   return chosen;
 }
 
+std::unique_ptr<Router> make_test_router(const std::string& spec, uint32_t workers, uint64_t seed) {
+  return make_router(parse_router_spec(spec), RouterContext{.workers = workers, .seed = seed});
+}
+
+double router_stat(const Router& router, const std::string& name) {
+  for (auto& [key, value] : router.stats())
+    if (key == name) return value;
+  ADD_FAILURE() << "no stat " << name;
+  return -1;
+}
+
 }  // namespace kvpolicy::testing

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -62,5 +64,11 @@ RequestView request(const std::vector<BlockKey>& blocks, RequestIndex index,
 // cluster is recorded as is and reported with ADD_FAILURE.
 std::vector<WorkerId> drive(Router& router, FakeCluster& cluster, const Trace& trace, uint64_t seed,
                             uint32_t empty_prompts = 0, Time max_gap = 5000);
+
+// The router `spec` ("name:key=value,...") on `workers` workers with the default context.
+std::unique_ptr<Router> make_test_router(const std::string& spec, uint32_t workers,
+                                         uint64_t seed = 1);
+// The router's stat `name`; a missing one fails the test and reads -1.
+double router_stat(const Router& router, const std::string& name);
 
 }  // namespace kvpolicy::testing
