@@ -10,6 +10,7 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/strings.h"
+#include "kvpolicy/route/router.h"
 #include "kvpolicy/sim/sim.h"
 
 namespace kvpolicy::cli {
@@ -28,11 +29,9 @@ ServeBench bench_serve(const Trace& trace, size_t copies, const BenchArgs& args)
   CostModel cost = CostModel::make(kServeModel, kServeGpu).with_block_tokens(trace.block_tokens);
   b.cost_model = cost.label();
   b.capacity_blocks = cost.blocks_for_bytes(kServeGpuBytes);
+  // The budget holds for every router: the full section runs every online one in the registry.
   std::vector<std::string> routers =
-      quick ? std::vector<std::string>{"round_robin", "cache_aware"}
-            : std::vector<std::string>{"round_robin", "least_loaded", "session_affinity",
-                                       "cache_aware", "dynamo",       "llm_d",
-                                       "lbgr",        "random"};
+      quick ? std::vector<std::string>{"round_robin", "cache_aware"} : online_router_names();
   if (!args.serve_routers.empty()) routers = split_list(args.serve_routers);
   std::vector<std::string> policies =
       quick ? std::vector<std::string>{"lru"} : std::vector<std::string>{"lru", "rlt"};
