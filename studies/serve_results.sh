@@ -95,8 +95,8 @@ log "$K" serve -t "$M" -f mooncake --sessions infer -w 1 -p wa -c 894,3656 --rat
 # 100 s think time), Qwen2.5-32B on one A100-80GB (the LCR paper's LLM is 32B or larger);
 # capacities 2.5, 5, 8 % of the unique blocks (the paper's Online-QA range).
 log "$K" trace build --source chatbot-arena \
-    -i "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl -o arena.kvtrace
-log "$K" trace build --source loogle -i "$T/loogle/shortdep_qa.jsonl -o loogle-shortdep-qa.kvtrace
+    -i "$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl" -o arena.kvtrace
+log "$K" trace build --source loogle -i "$T/loogle/shortdep_qa.jsonl" -o loogle-shortdep-qa.kvtrace
 for rate in 0 3; do
   log "$K" serve -t arena.kvtrace -w 1 -p lru,laru:predictor=oracle,belady -c 0.025,0.05,0.08 \
       --model qwen2.5-32b --gpu a100-80gb --rate $rate --jobs 1 --json d-arena-rate$rate.json
