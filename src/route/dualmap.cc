@@ -10,6 +10,7 @@
 #include <array>
 
 #include "kvpolicy/route/router.h"
+#include "route_common.h"
 
 namespace kvpolicy {
 namespace {
@@ -29,9 +30,9 @@ class DualMap final : public Router {
     uint64_t key = r.blocks.empty()
                        ? mix64(r.index ^ 0x5bd1e995ULL)
                        : r.blocks[std::min<size_t>(prefix_blocks, r.blocks.size()) - 1];
-    WorkerId first = below(mix64(key ^ kSalt1), workers);
+    WorkerId first = scale_below(mix64(key ^ kSalt1), workers);
     if (workers < 2) return {first, first};
-    WorkerId second = below(mix64(key ^ kSalt2), workers - 1);
+    WorkerId second = scale_below(mix64(key ^ kSalt2), workers - 1);
     if (second >= first) ++second;
     return {first, second};
   }
@@ -78,10 +79,6 @@ class DualMap final : public Router {
 
  private:
   static constexpr uint64_t kSalt1 = 0x9e3779b97f4a7c15ULL, kSalt2 = 0xc2b2ae3d27d4eb4fULL;
-
-  static WorkerId below(uint64_t h, uint32_t n) {
-    return static_cast<WorkerId>((static_cast<unsigned __int128>(h) * n) >> 64);
-  }
 
   double predicted_ttft(WorkerId w, uint32_t cached_blocks, const RequestView& r,
                         const ClusterView& cluster) const {

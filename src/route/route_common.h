@@ -8,6 +8,12 @@
 
 namespace kvpolicy {
 
+// A 64-bit hash or random word scaled to [0, n) by multiply-shift (no modulo bias worth naming
+// for n <= 2^32).
+inline uint32_t scale_below(uint64_t word, uint32_t n) {
+  return static_cast<uint32_t>((static_cast<unsigned __int128>(word) * n) >> 64);
+}
+
 // splitmix64: the route layer's own seeded stream (trace's Rng lives in a layer above).
 class SplitMix64 {
  public:
@@ -16,10 +22,8 @@ class SplitMix64 {
     state_ += 0x9e3779b97f4a7c15ULL;
     return mix64(state_);
   }
-  // Uniform in [0, n), by multiply-shift (no modulo bias worth naming for n <= 2^32).
-  uint32_t below(uint32_t n) {
-    return static_cast<uint32_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
+  // Uniform in [0, n).
+  uint32_t below(uint32_t n) { return scale_below(next(), n); }
 
  private:
   uint64_t state_;
