@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 
@@ -11,9 +12,10 @@
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/serve/serve.h"
-#include "kvpolicy/trace/fingerprint.h"
+#include "options.h"
 #include "tiers.h"
 #include "worker.h"
+#include "worker_trace.h"
 #include "workload.h"
 
 namespace kvpolicy {
@@ -22,44 +24,6 @@ namespace {
 using serve_detail::RequestState;
 using serve_detail::Worker;
 using serve_detail::Workload;
-
-void check_options(const Trace& trace, const ServeOptions& o) {
-  if (o.workers == 0) throw ConfigError("serve: --workers must be at least 1");
-  if (o.workers > 4096) throw ConfigError("serve: --workers must be at most 4096");
-  if (o.capacity_blocks == 0) throw ConfigError("serve: a worker needs at least one KV block");
-  if (o.max_batch_tokens < trace.block_tokens)
-    throw ConfigError("serve: the token budget per iteration (" +
-                      std::to_string(o.max_batch_tokens) + ") is below one block (" +
-                      std::to_string(trace.block_tokens) + " tokens)");
-  if (o.max_running == 0) throw ConfigError("serve: --max-running must be at least 1");
-  if (!(o.time_scale > 0) || !std::isfinite(o.time_scale))
-    throw ConfigError("serve: --time-scale must be a positive number");
-  if (!(o.rate >= 0) || !std::isfinite(o.rate))
-    throw ConfigError("serve: --rate must be a positive number of requests per second");
-  if (!(o.think_time_s >= 0) || !std::isfinite(o.think_time_s))
-    throw ConfigError("serve: --think-time must be >= 0");
-  if (o.worker_trace &&
-      (!(o.worker_trace->interval_s > 0) || !std::isfinite(o.worker_trace->interval_s)))
-    throw ConfigError("serve: --worker-trace-interval must be a positive number of seconds");
-  serve_detail::check_tiers(o);
-}
-
-// Open-loop arrival times, seconds from the first request.
-std::vector<double> arrival_times(const Trace& trace, const ServeOptions& o) {
-  size_t n = trace.size();
-  std::vector<double> t(n);
-  double scale = o.time_scale;
-  if (o.rate > 0 && n > 1) {
-    double span = double(trace.time[n - 1] - trace.time[0]) / kMicrosPerSecond;
-    if (span <= 0)
-      throw ConfigError(
-          "serve: --rate rescales the trace's arrival times, but all of its "
-          "requests arrive at the same time");
-    scale = (double(n - 1) / o.rate) / span;  // n - 1 gaps at the mean rate
-  }
-  for (size_t r = 0; r < n; ++r) t[r] = double(trace.time[r] - trace.time[0]) / 1e6 * scale;
-  return t;
-}
 
 LatencyStats summarize(std::vector<double>& seconds) {
   LatencyStats s;
@@ -123,82 +87,10 @@ struct Event {
 
 }  // namespace
 
-ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
-  ServeResult res;
-  CostModel cost = o.cost_model ? *o.cost_model : CostModel();
-  cost = cost.with_block_tokens(trace.block_tokens);
-  res.trace = trace.name;
-  res.trace_fingerprint = trace_fingerprint(trace);
-  res.assumptions = trace.assumptions.model;
-  res.policy = o.policy.name;
-  res.params = o.policy.params;
-  res.capacity_blocks = o.capacity_blocks;
-  res.capacity_fraction = o.capacity_fraction;
-  res.capacity_gb = double(o.capacity_blocks) * cost.kv_bytes_per_block() / 1e9;
-  res.seed = o.seed;
-  res.cost_model = cost.label();
-  res.router = o.router.name;
-  res.router_params = o.router.params;
-  res.workers = serve_detail::total_workers(o);
-  res.tensor_parallel = cost.tensor_parallel();
-  res.max_batch_tokens = o.max_batch_tokens;
-  res.max_running = o.max_running;
-  res.time_scale = o.time_scale;
-  res.rate = o.rate;
-  res.clients = o.clients;
-  res.think_time_s = o.think_time_s;
-  res.cache_outputs = o.cache_outputs;
-  res.slo_ms = o.slo_ms;
-  res.allocation = o.allocation;
-  if (o.prefill_workers && o.decode_workers) {
-    res.prefill_workers = o.prefill_workers;
-    res.decode_workers = o.decode_workers;
-    res.decode_router = o.decode_router.label();
-    res.kv_link_bytes_per_s = o.kv_link_bytes_per_s;
-    res.kv_link_latency_s = o.kv_link_latency_s;
-    res.decode_cache = o.decode_cache;
-    res.kv_transfer = o.kv_transfer;
-  }
-  serve_detail::echo_tiers(o, res);
-  return res;
-}
-
 ServeResult serve(const Trace& trace, const ServeOptions& o) { return serve(trace, o, nullptr); }
 
-namespace {
-
-std::vector<FutureRequest> future_requests(const Workload& workload,
-                                           const std::vector<Time>& arrival_us) {
-  std::vector<FutureRequest> future;
-  future.reserve(arrival_us.size());
-  for (uint32_t r = 0; r < arrival_us.size(); ++r) {
-    RequestView whole = workload.view(r, double(arrival_us[r]) / kMicrosPerSecond, true);
-    RequestView prompt = whole;
-    prompt.blocks = whole.blocks.first(workload.prompt_blocks[r]);
-    future.push_back({prompt, whole.blocks});
-  }
-  return future;
-}
-
-}  // namespace
-
-ServeFuture serve_future(const Trace& trace, const ServeOptions& o) {
-  check_options(trace, o);
-  std::vector<double> arrival = arrival_times(trace, o);
-  std::vector<Time> arrival_us(trace.size());
-  for (size_t r = 0; r < trace.size(); ++r)
-    arrival_us[r] = static_cast<Time>(std::llround(arrival[r] * kMicrosPerSecond));
-  auto workload = std::make_shared<Workload>(
-      serve_detail::make_workload(trace, arrival_us, o.cache_outputs, false));
-  ServeFuture out;
-  out.requests = future_requests(*workload, arrival_us);
-  // The views point into the workload's sequences, which the result keeps alive.
-  out.sequences = std::shared_ptr<const Trace>(workload, &workload->sequences);
-  return out;
-}
-
 ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* timeline) {
-  check_options(trace, o);
+  serve_detail::check_options(trace, o);
   const bool pd = serve_detail::check_disaggregation(o);
   const uint32_t nw = serve_detail::total_workers(o);
   const uint32_t prefill_pool = pd ? o.prefill_workers : nw;  // what `router` routes to
@@ -208,7 +100,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   CostModel cost =
       o.cost_model ? o.cost_model->with_block_tokens(B) : CostModel().with_block_tokens(B);
   const bool closed = o.clients > 0;
-  std::vector<double> arrival = closed ? std::vector<double>(n, 0.0) : arrival_times(trace, o);
+  std::vector<double> arrival =
+      closed ? std::vector<double>(n, 0.0) : serve_detail::arrival_times(trace, o);
   std::vector<Time> arrival_us(n);
   for (size_t r = 0; r < n; ++r)
     arrival_us[r] = closed ? trace.time[r] - trace.time[0]
@@ -229,7 +122,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       throw ConfigError("serve: router " + o.router.name +
                         " reads the trace's future (offline), which a closed loop (--clients) "
                         "does not know in advance; use an open loop");
-    future = future_requests(workload, arrival_us);
+    future = serve_detail::future_requests(workload, arrival_us);
   }
   RouterContext rctx;
   rctx.future = offline_router ? &future : nullptr;
@@ -415,41 +308,25 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   size_t next_arrival = 0;
   double first_arrival = closed ? 0.0 : (n ? arrival[0] : 0.0);
   last_t = first_arrival;
-  WorkerTrace* trace_out = o.worker_trace;
-  if (trace_out) trace_out->samples.clear();
-  uint64_t samples_taken = 0;  // boundaries first_arrival + k x interval sampled, k < this
-  std::vector<double> busy_at_last(nw, 0.0);
-  // One row per worker for the interval ending at t (its load and the router's state as they
-  // are before the events at t).
-  auto sample = [&](double t, double length) {
-    for (uint32_t w = 0; w < nw; ++w) {
-      double busy = busy_closed[w] + (busy_since[w] >= 0 ? std::max(0.0, t - busy_since[w]) : 0.0);
+  std::optional<serve_detail::WorkerTraceSampler> sampler;
+  if (o.worker_trace) {
+    auto fill = [&](uint32_t w, WorkerSample& x) {
       const WorkerLoad& l = workers[w]->load();
-      WorkerSample x;
-      x.time_s = t - first_arrival;
-      x.interval_s = length;
-      x.worker = w;
       x.waiting = l.waiting;
       x.running = l.running;
       x.queued_prefill_tokens = l.queued_prefill_tokens;
       x.kv_blocks = l.active_blocks;
-      x.busy_share = length > 0 ? (busy - busy_at_last[w]) / length : 0.0;
-      busy_at_last[w] = busy;
       if (w < prefill_pool) {
         router->worker_state(w, x.router_state);
       } else {
         decode_router->worker_state(w - prefill_pool, x.router_state);
       }
-      trace_out->samples.push_back(std::move(x));
-    }
-  };
-  auto sample_until = [&](double t) {
-    const double dt = trace_out->interval_s;
-    while (first_arrival + double(samples_taken + 1) * dt <= t) {
-      ++samples_taken;
-      sample(first_arrival + double(samples_taken) * dt, dt);
-    }
-  };
+    };
+    auto busy = [&](uint32_t w, double t) {
+      return busy_closed[w] + (busy_since[w] >= 0 ? std::max(0.0, t - busy_since[w]) : 0.0);
+    };
+    sampler.emplace(*o.worker_trace, first_arrival, nw, fill, busy);
+  }
   while (true) {
     bool from_trace = !closed && next_arrival < n;
     if (!from_trace && events.empty()) break;
@@ -464,7 +341,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       events.pop();
       if (e.kind == 0 && e.generation != generation[e.worker]) continue;  // a cut stretch's
     }
-    if (trace_out) sample_until(e.time);
+    if (sampler) sampler->until(e.time);
     cluster.set_now(e.time);
     ++res.events;
     if (e.kind == 1) {
@@ -519,10 +396,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     res.prompt_tokens += trace.prompt_tokens[r];
     res.token_hits += std::min<uint64_t>(uint64_t{s.counted_hits} * B, trace.prompt_tokens[r]);
   }
-  if (trace_out && last_finish > first_arrival) {  // the last, shorter interval
-    double from = first_arrival + double(samples_taken) * trace_out->interval_s;
-    if (last_finish > from) sample(last_finish, last_finish - from);
-  }
+  if (sampler) sampler->finish(last_finish);
   res.queue_wait_ms = summarize(wait);
   res.ttft_ms = summarize(ttft);
   res.tpot_ms = summarize(tpot);

@@ -1,7 +1,12 @@
 #include "workload.h"
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <unordered_map>
+
+#include "kvpolicy/core/error.h"
+#include "options.h"
 
 namespace kvpolicy::serve_detail {
 
@@ -58,4 +63,52 @@ Workload make_workload(const Trace& trace, std::span<const Time> arrival_us, boo
   return w;
 }
 
+std::vector<double> arrival_times(const Trace& trace, const ServeOptions& o) {
+  size_t n = trace.size();
+  std::vector<double> t(n);
+  double scale = o.time_scale;
+  if (o.rate > 0 && n > 1) {
+    double span = double(trace.time[n - 1] - trace.time[0]) / kMicrosPerSecond;
+    if (span <= 0)
+      throw ConfigError(
+          "serve: --rate rescales the trace's arrival times, but all of its "
+          "requests arrive at the same time");
+    scale = (double(n - 1) / o.rate) / span;  // n - 1 gaps at the mean rate
+  }
+  for (size_t r = 0; r < n; ++r) t[r] = double(trace.time[r] - trace.time[0]) / 1e6 * scale;
+  return t;
+}
+
+std::vector<FutureRequest> future_requests(const Workload& workload,
+                                           const std::vector<Time>& arrival_us) {
+  std::vector<FutureRequest> future;
+  future.reserve(arrival_us.size());
+  for (uint32_t r = 0; r < arrival_us.size(); ++r) {
+    RequestView whole = workload.view(r, double(arrival_us[r]) / kMicrosPerSecond, true);
+    RequestView prompt = whole;
+    prompt.blocks = whole.blocks.first(workload.prompt_blocks[r]);
+    future.push_back({prompt, whole.blocks});
+  }
+  return future;
+}
+
 }  // namespace kvpolicy::serve_detail
+
+namespace kvpolicy {
+
+ServeFuture serve_future(const Trace& trace, const ServeOptions& o) {
+  serve_detail::check_options(trace, o);
+  std::vector<double> arrival = serve_detail::arrival_times(trace, o);
+  std::vector<Time> arrival_us(trace.size());
+  for (size_t r = 0; r < trace.size(); ++r)
+    arrival_us[r] = static_cast<Time>(std::llround(arrival[r] * kMicrosPerSecond));
+  auto workload = std::make_shared<serve_detail::Workload>(
+      serve_detail::make_workload(trace, arrival_us, o.cache_outputs, false));
+  ServeFuture out;
+  out.requests = serve_detail::future_requests(*workload, arrival_us);
+  // The views point into the workload's sequences, which the result keeps alive.
+  out.sequences = std::shared_ptr<const Trace>(workload, &workload->sequences);
+  return out;
+}
+
+}  // namespace kvpolicy

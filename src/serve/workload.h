@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "kvpolicy/serve/serve.h"
 #include "kvpolicy/trace/trace.h"
 
 namespace kvpolicy::serve_detail {
@@ -33,6 +34,13 @@ struct Workload {
 // `arrival_us` are the requests' arrival times in the simulation (the oracle's clock).
 Workload make_workload(const Trace& trace, std::span<const Time> arrival_us, bool cache_outputs,
                        bool need_oracle);
+
+// Open-loop arrival times, seconds from the first request (--rate and --time-scale applied).
+std::vector<double> arrival_times(const Trace& trace, const ServeOptions& o);
+
+// Every request in arrival order as an offline router and the prefill-work model read it.
+std::vector<FutureRequest> future_requests(const Workload& workload,
+                                           const std::vector<Time>& arrival_us);
 
 // Blocks a sequence of `tokens` tokens occupies: its prompt blocks, or more as it grows.
 inline uint32_t sequence_blocks(uint32_t prompt_blocks, uint64_t tokens, uint32_t block_tokens) {
