@@ -268,9 +268,13 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
       while (i < digit.size() && ++digit[i] == radix[i]) digit[i++] = 0;
       if (i == digit.size()) break;
     }
+    // Two levels per numeric knob is the coarsest grid; running more than asked would overrun
+    // the budget the user set, so refuse before anything runs.
     if (batch.size() - 1 > spec.budget)
-      fmt::print(stderr, "kvpolicy route-tune: the grid has {} settings, above --budget {}\n",
-                 batch.size() - 1, spec.budget);
+      throw ConfigError(fmt::format(
+          "route-tune: the coarsest grid over {}'s {} knobs has {} settings, above --budget {}: "
+          "raise --budget, fix knobs with --space key=value, or use --search random",
+          spec.serve.routers, knobs.size(), batch.size() - 1, spec.budget));
     run_batch(batch, batch_u);
   } else {
     // Seeded random search over two thirds of the budget, then rounds of 4 settings perturbed

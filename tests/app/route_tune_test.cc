@@ -206,7 +206,7 @@ TEST(RouteTune, ResumeReadsTheRunsFile) {
   std::remove(out.c_str());
   TuneSpec spec = small_spec("cache_aware");
   spec.space = "cache_threshold=0:1,balance_abs=1000";
-  spec.budget = 3;
+  spec.budget = 4;  // the coarsest grid over cache_threshold and balance_rel
   spec.json_path = out;
   TuneResult fresh = route_tune(t, spec);
   TraceSplit split = split_by_time(t, 0.5);
@@ -242,6 +242,31 @@ TEST(RouteTune, NothingWrittenOnFailure) {
   EXPECT_THROW(route_tune(one, spec), ConfigError);
   EXPECT_EQ(read_file(out), "keep me\n");
   EXPECT_FALSE(std::filesystem::exists(out + ".runs"));
+}
+
+TEST(RouteTune, GridAboveTheBudgetIsRefusedBeforeAnyRun) {
+  // dynamo has ten knobs: its coarsest grid (two levels each) is 1,024 settings.
+  std::string out = ::testing::TempDir() + "/route_tune_over_budget.json";
+  std::remove(out.c_str());
+  Trace t = half_shared_trace(8, 120, 4, 200'000);
+  TuneSpec spec = small_spec("dynamo");
+  spec.budget = 24;
+  spec.json_path = out;
+  try {
+    route_tune(t, spec);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--budget 24"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out + ".runs"));
+  // Fixing all but three knobs makes the grid fit.
+  spec.space =
+      "overlap_score_credit=1,overlap_score_credit_decay=0,host_cache_hit_weight=0.75,"
+      "disk_cache_hit_weight=0.25,router_temperature=0,prefill_load=cluster,prefill_decay=linear";
+  spec.json_path.clear();
+  // 3 x 3 levels (overlap_weight, ttl_s) x 2 events; the default is one of them.
+  EXPECT_EQ(route_tune(t, spec).runs.size(), 18u);
 }
 
 TEST(RouteTune, BadFlagsNameTheFlag) {
