@@ -39,6 +39,7 @@ SECTIONS=(
   "serve: serve mode, routers and the RLT curve (studies/serve_results.sh, studies/rlt_curve.sh)"
   "lpc: LPC, its classifier and the guard (studies/lpc_results.sh)"
   "lpc-cross: LPC across datasets: per-turn transfer, calibration, decay, drift (studies/lpc_cross.sh)"
+  "route-grid: every router x {lru, rlt, auto} on five traces, three loads, 4 and 16 workers (studies/route_grid.sh)"
 )
 
 usage() {
@@ -130,6 +131,12 @@ script_section() {
 section_robustness() { script_section robustness robustness_results.sh; }
 section_predictor() { script_section predictor predictor_results.sh; }
 section_tail() { script_section tail tail_results.sh; }
+section_route-grid() {
+  echo "+ studies/route_grid.sh $PWD" >&2
+  KVPOLICY=$K KVPOLICY_DATA=$T JOBS=1 "$src/studies/route_grid.sh" "$PWD"
+  python3 "$src/studies/route_grid_tables.py" "$PWD" summary | md route-grid
+  python3 "$src/studies/route_grid_tables.py" "$PWD" full | md route-grid-full
+}
 
 # The mixed text-built trace of the characterization and WA sections (Alibaba schema).
 mixed_trace() {
