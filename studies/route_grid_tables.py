@@ -153,6 +153,34 @@ def summary(cells, caps):
         print(f"| {r} | " + " | ".join(vals) + " |")
     print()
 
+    # Where the policy can matter at all: the caches' pressure per trace and cluster size.
+    print("Where the caches are under pressure: per trace and cluster size, over the online routers and the "
+          "three loads, evictions per request with lru (median over routers), the mean hit-rate change of rlt "
+          "and auto against lru in points, and the share of router x load pairs whose P50 TTFT moves by more "
+          "than 2 % with rlt (auto):\n")
+    print("| trace | W | evictions / request | rlt hit pt | auto hit pt | P50 moves, rlt | P50 moves, auto |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    tw = sorted({k[:2] for k in keys(cells)}, key=lambda k: (TRACES.index(k[0]) if k[0] in TRACES else 99, k[1]))
+    for tr, w in tw:
+        ev, dh, moves = [], defaultdict(list), defaultdict(list)
+        for (t2, w2, l) in keys(cells):
+            if (t2, w2) != (tr, w):
+                continue
+            for r, a in cells.get((tr, w, l, "lru"), {}).items():
+                if a["offline"]:
+                    continue
+                ev.append(a["serve"]["evictions"] / max(1, a["serve"]["requests"]))
+                for p in ("rlt", "auto"):
+                    b = cells.get((tr, w, l, p), {}).get(r)
+                    if b:
+                        dh[p].append(100 * (b["hit_rate"] - a["hit_rate"]))
+                        moves[p].append(abs(b["ttft_p50_ms"] / a["ttft_p50_ms"] - 1) > 0.02 if a["ttft_p50_ms"] > 0 else False)
+        ev.sort()
+        share = lambda xs: f"{100 * sum(xs) / len(xs):.0f} %" if xs else "-"
+        print(f"| {tr} | {w} | {ev[len(ev) // 2]:.1f} | {sum(dh['rlt']) / max(1, len(dh['rlt'])):+.2f} | "
+              f"{sum(dh['auto']) / max(1, len(dh['auto'])):+.2f} | {share(moves['rlt'])} | {share(moves['auto'])} |")
+    print()
+
     # LBGR+RLT against cache_aware (the RLT paper's pairing) and round_robin with lru.
     print("LBGR+RLT against cache_aware+lru and round_robin+lru: P50 and P99 TTFT ratios (baseline / lbgr+rlt; "
           "> 1: lbgr+rlt faster), and whether lbgr+rlt is within 5 % of cache_aware+lru on both (issue 38's "
