@@ -51,7 +51,7 @@ model, both, serve = ([json.loads(l) for l in open(p)] for p in sys.argv[1:4])
 assert len(model) == len(both), (len(model), len(both))
 for m, b in zip(model, both):
     for k, v in m.items():
-        if k != "serve" and k != "regret_mode":
+        if not k.startswith("serve") and k != "regret_mode":
             assert b[k] == v, (b["router"], k, b[k], v)
     assert m["regret_mode"] == "model" and m["serve_regret_samples"] == 0, m
     assert b["regret_mode"] == "both" and b["serve_regret_samples"] == 4, b
