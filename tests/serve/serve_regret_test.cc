@@ -10,7 +10,6 @@
 #include <string>
 
 #include "kvpolicy/core/error.h"
-#include "kvpolicy/route/prefill_model.h"
 #include "kvpolicy/serve/regret.h"
 #include "kvpolicy/trace/generators.h"
 #include "support/linear_model.h"
