@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/percentile.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/route/prefill_model.h"
+#include "kvpolicy/serve/regret.h"
 
 namespace kvpolicy::app {
 namespace {
@@ -18,6 +21,15 @@ void add_gap(JsonObject& o, const char* key, double value) {
   } else {
     o.add(key, value);
   }
+}
+
+// Mean and P90 (nearest rank) of per-decision regrets.
+std::pair<double, double> mean_p90(std::vector<double> regret) {
+  if (regret.empty()) return {0.0, 0.0};
+  double sum = 0;
+  for (double x : regret) sum += x;
+  std::sort(regret.begin(), regret.end());
+  return {sum / double(regret.size()), percentile_nearest_rank(regret, 90)};
 }
 
 }  // namespace
@@ -46,6 +58,10 @@ std::string RouteBoundReport::row_json(const RouteBoundRow& row) const {
       .add("regret_window", regret_window)
       .add("regret_mean_tokens", row.regret_mean_tokens)
       .add("regret_p90_tokens", row.regret_p90_tokens)
+      .add("regret_mode", regret_mode)
+      .add("serve_regret_samples", uint64_t{row.serve_regret_samples})
+      .add("serve_regret_mean_ms", row.serve_regret_mean_ms)
+      .add("serve_regret_p90_ms", row.serve_regret_p90_ms)
       .raw("serve", r.to_json());
   return o.str();
 }
@@ -76,6 +92,12 @@ RouteBoundReport route_bound(const Trace& trace, const ServeSpec& spec,
         "in advance)");
   if (spec.base.prefill_workers || spec.base.decode_workers)
     throw ConfigError("--prefill-workers: route-bound routes one pool, not P/D");
+  if (options.regret_mode != "model" && options.regret_mode != "serve" &&
+      options.regret_mode != "both")
+    throw ConfigError("--regret-mode: '" + options.regret_mode +
+                      "' is not one of model, serve, both");
+  const bool model_mode = options.regret_mode != "serve";
+  const bool serve_mode = options.regret_mode != "model";
   ServeSpec s = spec;
   // The baseline and the bound run first, once, whether or not they are asked for too.
   s.routers = "round_robin,offline_bound";
@@ -85,6 +107,7 @@ RouteBoundReport route_bound(const Trace& trace, const ServeSpec& spec,
   std::vector<ServeOptions> configs = s.configs(trace, cost);  // a router named twice runs once
   RouteBoundReport report;
   report.regret_window = options.regret_window;
+  report.regret_mode = options.regret_mode;
   if (configs.empty()) return report;
   ServeFuture future = serve_future(trace, configs[0]);
   const auto& requests = future.requests;
@@ -93,7 +116,12 @@ RouteBoundReport route_bound(const Trace& trace, const ServeSpec& spec,
   report.model_hit_ceiling =
       report.prompt_blocks ? 1.0 - double(report.lower_bound_blocks) / double(report.prompt_blocks)
                            : 0.0;
-  std::vector<size_t> decisions = sampled_decisions(requests.size(), options.regret_sample);
+  std::vector<size_t> decisions = model_mode
+                                      ? sampled_decisions(requests.size(), options.regret_sample)
+                                      : std::vector<size_t>{};
+  std::vector<size_t> serve_decisions =
+      serve_mode ? sampled_decisions(requests.size(), options.serve_regret_sample)
+                 : std::vector<size_t>{};
   for (ServeOptions& o : configs) {
     o.cost_model = &cost;
     RequestTimeline timeline;
@@ -108,12 +136,14 @@ RouteBoundReport route_bound(const Trace& trace, const ServeSpec& spec,
       std::vector<double> regret = model_regret(requests, assignment, o.workers, o.capacity_blocks,
                                                 decisions, options.regret_window);
       for (double& x : regret) x *= trace.block_tokens;
-      double sum = 0;
-      for (double x : regret) sum += x;
-      std::sort(regret.begin(), regret.end());
       row.regret_samples = regret.size();
-      row.regret_mean_tokens = sum / double(regret.size());
-      row.regret_p90_tokens = percentile_nearest_rank(regret, 90);
+      std::tie(row.regret_mean_tokens, row.regret_p90_tokens) = mean_p90(std::move(regret));
+    }
+    if (!serve_decisions.empty()) {
+      std::vector<double> regret =
+          serve_regret(trace, o, timeline, serve_decisions, options.regret_window);
+      row.serve_regret_samples = regret.size();
+      std::tie(row.serve_regret_mean_ms, row.serve_regret_p90_ms) = mean_p90(std::move(regret));
     }
     report.rows.push_back(std::move(row));
   }

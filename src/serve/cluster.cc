@@ -8,6 +8,7 @@
 #include <queue>
 #include <string>
 
+#include "assignment.h"
 #include "disagg.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/core/percentile.h"
@@ -116,7 +117,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   if (pd && router_needs_future(o.decode_router))
     throw ConfigError("serve: router " + o.decode_router.name +
                       " reads the trace's future (offline) and cannot be the decode router");
-  const bool offline_router = router_needs_future(o.router);
+  const bool offline_router = !o.assignment && router_needs_future(o.router);
   if (offline_router) {
     if (closed)
       throw ConfigError("serve: router " + o.router.name +
@@ -130,7 +131,8 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   rctx.block_tokens = B;
   rctx.seed = o.seed;
   rctx.prefill_seconds_per_token = cost.linear_fit().slope_ms_per_token * 1e-3;
-  std::unique_ptr<Router> router = make_router(o.router, rctx);
+  std::unique_ptr<Router> router =
+      o.assignment ? serve_detail::assigned_router(o) : make_router(o.router, rctx);
   std::unique_ptr<Router> decode_router;
   if (pd) {
     rctx.workers = o.decode_workers;
@@ -328,6 +330,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
     sampler.emplace(*o.worker_trace, first_arrival, nw, fill, busy);
   }
   while (true) {
+    while (next_arrival < n && serve_detail::skipped(o, next_arrival)) ++next_arrival;
     bool from_trace = !closed && next_arrival < n;
     if (!from_trace && events.empty()) break;
     Event e;
@@ -360,7 +363,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       kick(e.worker, e.time);
     }
   }
-  if (left != n)
+  if (left + serve_detail::skipped_requests(o) != n)
     throw Error("serve: " + std::to_string(n - left) + " requests never completed (a bug)");
   // The iterations inside stretches were events of the stepped loop too.
   for (auto& w : workers) {

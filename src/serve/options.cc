@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "assignment.h"
 #include "disagg.h"
 #include "kvpolicy/core/error.h"
 #include "kvpolicy/trace/fingerprint.h"
@@ -32,6 +33,7 @@ void check_options(const Trace& trace, const ServeOptions& o) {
       (!(o.worker_trace->interval_s > 0) || !std::isfinite(o.worker_trace->interval_s)))
     throw ConfigError("serve: --worker-trace-interval must be a positive number of seconds");
   serve_detail::check_tiers(o);
+  serve_detail::check_assignment(trace, o);
 }
 
 }  // namespace serve_detail

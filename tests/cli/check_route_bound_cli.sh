@@ -37,6 +37,31 @@ for r in rows:
     assert r["model_hit_rate"] <= r["model_hit_ceiling"] + 1e-12, r
     assert r["serve"]["router"] == r["router"] and r["workers"] == 3, r
 PY
+# Serve-mode regret beside the model's: the model's columns unchanged, the serve ones >= 0.
+"$K" route-bound -t t.kvtrace -w 3 -r least_loaded,cache_aware --rate 20 --regret-sample 40 \
+  --regret-window 16 --regret-mode both --serve-regret-sample 4 --json s.jsonl > sout.txt \
+  2> err.txt || fail "route-bound --regret-mode both exited $?: $(cat err.txt)"
+grep -q 's-regret ms' sout.txt || fail "no serve regret column: $(head -3 sout.txt)"
+"$K" route-bound -t t.kvtrace -w 3 -r least_loaded --rate 20 --regret-window 16 \
+  --regret-mode serve --serve-regret-sample 3 --json m.jsonl > /dev/null 2> err.txt ||
+  fail "route-bound --regret-mode serve exited $?: $(cat err.txt)"
+python3 - b.jsonl s.jsonl m.jsonl << 'PY' || fail "serve regret rows inconsistent"
+import json, sys
+model, both, serve = ([json.loads(l) for l in open(p)] for p in sys.argv[1:4])
+assert len(model) == len(both), (len(model), len(both))
+for m, b in zip(model, both):
+    for k, v in m.items():
+        if not k.startswith("serve") and k != "regret_mode":
+            assert b[k] == v, (b["router"], k, b[k], v)
+    assert m["regret_mode"] == "model" and m["serve_regret_samples"] == 0, m
+    assert b["regret_mode"] == "both" and b["serve_regret_samples"] == 4, b
+    # P90 of 4 decisions (nearest rank) is their largest.
+    assert 0 <= b["serve_regret_mean_ms"] <= b["serve_regret_p90_ms"] + 1e-9, b
+for r in serve:
+    assert r["regret_mode"] == "serve" and r["regret_samples"] == 0, r
+    assert r["serve_regret_samples"] == 3 and r["serve_regret_mean_ms"] >= 0, r
+PY
+expect_error "--regret-mode" route-bound -t t.kvtrace -w 2 --regret-mode replay
 # The offline router needs the trace's future: not in a closed loop, not as the decode router.
 expect_error "closed loop" serve -t t.kvtrace -w 2 -r offline_bound --clients 4
 expect_error "decode router" serve -t t.kvtrace -r round_robin --prefill-workers 1 \

@@ -37,6 +37,9 @@ struct WorkerTrace {
   std::vector<WorkerSample> samples;  // by time, then worker
 };
 
+// ServeOptions::assignment's entry for a request left out: it never arrives.
+inline constexpr WorkerId kSkipRequest = UINT32_MAX;
+
 struct ServeOptions {
   uint32_t workers = 1;
   RouterSpec router{"round_robin", ""};
@@ -88,6 +91,11 @@ struct ServeOptions {
   // When set, filled with a per-worker sample every worker_trace->interval_s of simulated time
   // from the first arrival to the last completion (it is cleared first).
   WorkerTrace* worker_trace = nullptr;
+  // An analysis hook (as RequestTimeline is): when set, one entry per trace request, request r
+  // goes to worker (*assignment)[r] (of the prefill pool with P/D) and `router` decides nothing
+  // (it is still echoed in the result); kSkipRequest leaves r out (open loop only), which the
+  // serve-mode regret uses to cut a run at a window (docs/routers.md, "Per-decision regret").
+  const std::vector<WorkerId>* assignment = nullptr;
 
   // Memory tiers (issue 37, item 1; docs/serve.md, "Memory tiers"): lower tiers under each
   // worker's HBM in lookup order, capacities in blocks: "dram" and "ssd" per worker, then
