@@ -281,7 +281,7 @@ const bool registered = register_router<Lbgr>({
                          "per-worker size of the approximate tree, tokens (SGLang: 2^24 "
                          "characters); LRU leaves go beyond it"),
                param_choice("variant", "robust", {"robust", "paper"},
-                            "paper: Algorithm 2 as published (the five parameters below are "
+                            "paper: Algorithm 2 as published (the robust parameters below are "
                             "ignored); robust: with them"),
                param_double("bias_shrink", 0.5, {.min = 0, .max = 1},
                             "robust: each worker's bias deviation from the workers' mean is "
