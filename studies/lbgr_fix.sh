@@ -31,10 +31,27 @@ run() { echo "+ $*" >&2; "$@" > /dev/null; }
 M=$T/mooncake-conversation/conversation_trace.jsonl
 [[ $TRACES == *mooncake1* && ! -e mooncake1.jsonl ]] && head -n 6015 "$M" > mooncake1.jsonl
 [[ $TRACES == *mooncake2* && ! -e mooncake2.jsonl ]] && tail -n +6016 "$M" > mooncake2.jsonl
+# The conversations' halves by time (sharegpt1/2, arena1/2; not in the default TRACES): the
+# built trace written as JSONL (one request a line, in time order), cut at its middle line;
+# a conversation that spans the cut keeps its early turns in half 1 and its later ones in 2.
+for c in sharegpt:sharegpt arena:chatbot-arena; do
+  name=${c%%:*}
+  [[ " $TRACES " == *" ${name}1 "* || " $TRACES " == *" ${name}2 "* ]] || continue
+  [[ -e ${name}1.jsonl && -e ${name}2.jsonl ]] && continue
+  case $name in
+    sharegpt) input=$T/sharegpt-sample/sharegpt_sample_slim.jsonl ;;
+    arena) input=$T/chatbot-arena/chatbot_arena_conversations_raw.jsonl ;;
+  esac
+  run "$K" trace build --source "${c#*:}" -i "$input" -o "$name-all.jsonl"
+  half=$(($(wc -l < "$name-all.jsonl") / 2))
+  head -n "$half" "$name-all.jsonl" > "${name}1.jsonl"
+  tail -n +$((half + 1)) "$name-all.jsonl" > "${name}2.jsonl"
+done
 trace_args() {
   case $1 in
     mooncake) echo "--trace $M --format mooncake" ;;
     mooncake1 | mooncake2) echo "--trace $out/$1.jsonl --format mooncake" ;;
+    sharegpt1 | sharegpt2 | arena1 | arena2) echo "--trace $out/$1.jsonl --format bailian" ;;
     arena) echo "--trace $out/arena.kvtrace" ;;
     sharegpt) echo "--trace $out/sharegpt.kvtrace" ;;
     *) echo "unknown trace $1" >&2; exit 1 ;;

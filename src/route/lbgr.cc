@@ -29,6 +29,8 @@ class Lbgr final : public Router {
         guard_inflight_(paper_ ? 0 : static_cast<uint32_t>(p.get_int("guard_inflight"))),
         guard_tokens_(paper_ ? 0 : static_cast<uint64_t>(p.get_int("guard_prefill_tokens"))),
         queue_tau_(paper_ ? 0.0 : p.get_double("queue_tau")),
+        tau_on_ttft_(!paper_ && p.get_string("queue_tau_of") == "ttft"),
+        residual_floor_(paper_ ? -1.0 : p.get_double("residual_floor_ms") / 1e3),
         tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
         workers_(ctx.workers) {
     for (Worker& w : workers_) w.p = p.get_double("p0");
@@ -73,11 +75,19 @@ class Lbgr final : public Router {
       // The slot's decay may vary (queue_tau): the share left follows its summed log-decay.
       double left = rec.service * std::exp(w.log_decay - rec.log_decay);
       w.queue = --w.open ? std::max(0.0, w.queue - left) : 0.0;
+      // What the slot's time constant follows: end-to-end latency, or the time to first token
+      // (the queue wait and prefill the slot models; decode is the bias's, docs/routers.md).
+      const double clock = tau_on_ttft_
+                               ? double(done.first_token - done.arrival) / double(kMicrosPerSecond)
+                               : latency;
       mean_latency_ =
-          completions_ ? mean_latency_ + kLatencyWeight * (latency - mean_latency_) : latency;
+          completions_ ? mean_latency_ + kLatencyWeight * (clock - mean_latency_) : clock;
     }
     // Scalar RLS with feature 1: the bias tracks latency - estimate, forgetting old errors.
     double residual = latency - rec.estimate;
+    // Robust: the residual floored, as the authors' code does (at 1 ms), so a worker's bias
+    // never rewards it for the estimate's overshoot (docs/routers.md, lbgr).
+    if (residual_floor_ >= 0) residual = std::max(residual, residual_floor_);
     double gain = w.p / (forgetting_ + w.p);
     w.bias += gain * (residual - w.bias);
     w.p = (1.0 - gain) * w.p / forgetting_;
@@ -235,7 +245,9 @@ class Lbgr final : public Router {
   uint32_t guard_inflight_;
   uint64_t guard_tokens_;
   double queue_tau_;
-  double mean_latency_ = 0;  // EWMA of observed end-to-end latencies, seconds
+  bool tau_on_ttft_;
+  double residual_floor_;    // seconds; < 0: none
+  double mean_latency_ = 0;  // EWMA of observed latencies (queue_tau_of), seconds
   uint64_t guard_fired_ = 0;
   ApproxTree tree_;
   std::vector<Worker> workers_;
@@ -269,7 +281,7 @@ const bool registered = register_router<Lbgr>({
                          "per-worker size of the approximate tree, tokens (SGLang: 2^24 "
                          "characters); LRU leaves go beyond it"),
                param_choice("variant", "robust", {"robust", "paper"},
-                            "paper: Algorithm 2 as published (the five parameters below are "
+                            "paper: Algorithm 2 as published (the robust parameters below are "
                             "ignored); robust: with them"),
                param_double("bias_shrink", 0.5, {.min = 0, .max = 1},
                             "robust: each worker's bias deviation from the workers' mean is "
@@ -287,7 +299,13 @@ const bool registered = register_router<Lbgr>({
                param_double("queue_tau", 0.5, {.min = 0},
                             "robust: the queue slot's time constant as a multiple of the EWMA "
                             "of observed latencies (0 = the fixed decay; 0.5 tuned on "
-                            "Mooncake's first half)")},
+                            "Mooncake's first half)"),
+               param_choice("queue_tau_of", "e2e", {"e2e", "ttft"},
+                            "robust: the latency whose EWMA queue_tau multiplies: end-to-end, "
+                            "or time to first token"),
+               param_double("residual_floor_ms", -1, {.min = 0, .special = {-1}},
+                            "robust: the residual the bias learns is at least this, ms (the "
+                            "authors' code: 1); -1 = no floor")},
     .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1", "variant=paper",
                  "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
                  "queue_tau=1"},

@@ -312,5 +312,49 @@ TEST(LbgrRouter, BiasShrinkAndCapActOnDeviationsFromTheMean) {
   EXPECT_EQ(router->route(request(b, 1), cluster), 1u);
 }
 
+// queue_tau_of picks the latency whose EWMA sets the slot's time constant: with queue_tau 0.5
+// and one completion (TTFT 10 ms, end to end 1 s), two 20 ms intervals multiply a slot by
+// exp(-0.04 / (0.5 x 0.01)) on ttft and by exp(-0.04 / (0.5 x 1)) on e2e.
+TEST(LbgrRouter, QueueTauFollowsTheChosenLatency) {
+  for (const std::string of : {"ttft", "e2e"}) {
+    SCOPED_TRACE(of);
+    auto router = make_router(
+        parse_router_spec("lbgr:token_cost_ms=1,queue_tau=0.5,bias_shrink=0,queue_tau_of=" + of),
+        RouterContext{.workers = 2});
+    FakeCluster cluster(2);
+    auto a = prompt({1, 2}), b = prompt({3, 4});  // 0.032 s of service each
+    EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
+    cluster.set_now(1'000'000);
+    router->on_complete(request(a, 0), 0,
+                        Completion{.arrival = 0, .first_token = 10'000, .finish = 1'000'000},
+                        cluster);
+    EXPECT_EQ(router->route(request(b, 1), cluster), 0u);  // a tie (no bias routed): worker 0
+    EXPECT_DOUBLE_EQ(router_stat(*router, "queue_s_w0"), 0.032);
+    cluster.set_now(1'045'000);  // two interval boundaries later; b is cached on worker 0
+    EXPECT_EQ(router->route(request(b, 2), cluster), 0u);
+    const double clock = of == "ttft" ? 0.01 : 1.0;
+    EXPECT_NEAR(router_stat(*router, "queue_s_w0"), 0.032 * std::exp(-0.04 / (0.5 * clock)), 1e-12);
+  }
+}
+
+// residual_floor_ms: a request done sooner than estimated teaches the bias the floor, not the
+// negative residual (the authors' code floors at 1 ms); variant=paper ignores it.
+TEST(LbgrRouter, ResidualFloorBoundsWhatTheBiasLearns) {
+  for (const auto& [spec, bias] :
+       std::vector<std::pair<std::string, double>>{{"residual_floor_ms=1", 0.001},
+                                                   {"residual_floor_ms=-1", -0.022},
+                                                   {"variant=paper,residual_floor_ms=1", -0.022}}) {
+    SCOPED_TRACE(spec);
+    auto router =
+        make_router(parse_router_spec("lbgr:token_cost_ms=1," + spec), RouterContext{.workers = 2});
+    FakeCluster cluster(2);
+    EXPECT_EQ(router->route(request(prompt({1, 2}), 0), cluster), 0u);  // estimate 0.032 s
+    cluster.set_now(10'000);
+    router->on_complete(request(prompt({1, 2}), 0), 0,
+                        Completion{.arrival = 0, .first_token = 5'000, .finish = 10'000}, cluster);
+    EXPECT_NEAR(router_stat(*router, "bias_s_w0"), bias, 1e-6);
+  }
+}
+
 }  // namespace
 }  // namespace kvpolicy
