@@ -29,7 +29,9 @@ class Lbgr final : public Router {
         guard_inflight_(paper_ ? 0 : static_cast<uint32_t>(p.get_int("guard_inflight"))),
         guard_tokens_(paper_ ? 0 : static_cast<uint64_t>(p.get_int("guard_prefill_tokens"))),
         queue_tau_(paper_ ? 0.0 : p.get_double("queue_tau")),
-        tau_on_ttft_(!paper_ && p.get_string("queue_tau_of") == "ttft"),
+        tau_of_(paper_ ? Clock::kE2e : clock_of(p.get_string("queue_tau_of"))),
+        queue_tau_ttft_(p.get_double("queue_tau_ttft")),
+        cap_ttft_(paper_ ? -1.0 : p.get_double("bias_cap_ttft")),
         residual_floor_(paper_ ? -1.0 : p.get_double("residual_floor_ms") / 1e3),
         tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
         workers_(ctx.workers) {
@@ -75,13 +77,12 @@ class Lbgr final : public Router {
       // The slot's decay may vary (queue_tau): the share left follows its summed log-decay.
       double left = rec.service * std::exp(w.log_decay - rec.log_decay);
       w.queue = --w.open ? std::max(0.0, w.queue - left) : 0.0;
-      // What the slot's time constant follows: end-to-end latency, or the time to first token
-      // (the queue wait and prefill the slot models; decode is the bias's, docs/routers.md).
-      const double clock = tau_on_ttft_
-                               ? double(done.first_token - done.arrival) / double(kMicrosPerSecond)
-                               : latency;
-      mean_latency_ =
-          completions_ ? mean_latency_ + kLatencyWeight * (clock - mean_latency_) : clock;
+      // What the slot's time constant follows: end-to-end latency, the time to first token
+      // (the queue wait and prefill the slot models; decode is the bias's), or the shorter of
+      // the two scaled (docs/routers.md, lbgr): both EWMAs are kept.
+      const double ttft = double(done.first_token - done.arrival) / double(kMicrosPerSecond);
+      mean_e2e_ = completions_ ? mean_e2e_ + kLatencyWeight * (latency - mean_e2e_) : latency;
+      mean_ttft_ = completions_ ? mean_ttft_ + kLatencyWeight * (ttft - mean_ttft_) : ttft;
     }
     // Scalar RLS with feature 1: the bias tracks latency - estimate, forgetting old errors.
     double residual = latency - rec.estimate;
@@ -99,6 +100,11 @@ class Lbgr final : public Router {
                        {"open_records", double(open_records_)},
                        {"last_estimate_s", last_estimate_},
                        {"guard_fired", double(guard_fired_)}};
+    if (!paper_) {  // the robust slot's clocks (the paper's slot has a fixed decay)
+      out.emplace_back("mean_e2e_s", mean_e2e_);
+      out.emplace_back("mean_ttft_s", mean_ttft_);
+      out.emplace_back("queue_tau_s", slot_tau());
+    }
     for (WorkerId w = 0; w < workers_.size(); ++w) {
       out.emplace_back("bias_s_w" + std::to_string(w), workers_[w].bias);
       out.emplace_back("queue_s_w" + std::to_string(w), workers_[w].queue);
@@ -192,11 +198,35 @@ class Lbgr final : public Router {
     for (const Worker& w : workers_) sum += w.bias;
     return workers_.empty() ? 0.0 : sum / double(workers_.size());
   }
-  // Only the workers' differences in bias move the argmin: shrink them towards the mean, cap.
+  // Only the workers' differences in bias move the argmin: shrink them towards the mean, cap
+  // (in seconds, and in multiples of the EWMA of TTFT: a bias worth more than a few prefills
+  // outweighs any cached prefix, docs/routers.md).
   double used_bias(WorkerId w, double mean) const {
     double d = shrink_ * (workers_[w].bias - mean);
     if (cap_ >= 0) d = std::clamp(d, -cap_, cap_);
+    if (cap_ttft_ >= 0 && completions_ > 0)
+      d = std::clamp(d, -cap_ttft_ * mean_ttft_, cap_ttft_ * mean_ttft_);
     return mean + d;
+  }
+
+  enum class Clock { kE2e, kTtft, kMin };
+  static Clock clock_of(const std::string& s) {
+    return s == "ttft" ? Clock::kTtft : s == "min" ? Clock::kMin : Clock::kE2e;
+  }
+  // The slot's time constant, seconds (0 before the first completion): queue_tau x the chosen
+  // EWMA, or with queue_tau_of=min, min(queue_tau x EWMA(e2e), queue_tau_ttft x EWMA(TTFT)), so
+  // the slot lasts about as long as the work it stands for, whichever clock is shorter.
+  double slot_tau() const {
+    if (completions_ == 0) return 0;
+    switch (tau_of_) {
+      case Clock::kE2e:
+        return queue_tau_ * mean_e2e_;
+      case Clock::kTtft:
+        return queue_tau_ * mean_ttft_;
+      case Clock::kMin:
+        return std::min(queue_tau_ * mean_e2e_, queue_tau_ttft_ * mean_ttft_);
+    }
+    return 0;
   }
 
   void record(const RequestView& r, WorkerId best, double best_service, int64_t tick) {
@@ -227,8 +257,8 @@ class Lbgr final : public Router {
         x.queue *= std::pow(decay_, double(tick - x.tick));
       } else {
         double log_f = std::log(decay_);
-        if (queue_tau_ > 0 && completions_ > 0 && mean_latency_ > 0)
-          log_f = -double(interval_) / double(kMicrosPerSecond) / (queue_tau_ * mean_latency_);
+        if (const double tau = slot_tau(); queue_tau_ > 0 && tau > 0)
+          log_f = -double(interval_) / double(kMicrosPerSecond) / tau;
         double k = double(tick - x.tick) * log_f;
         x.queue *= std::exp(k);
         x.log_decay += k;
@@ -245,9 +275,12 @@ class Lbgr final : public Router {
   uint32_t guard_inflight_;
   uint64_t guard_tokens_;
   double queue_tau_;
-  bool tau_on_ttft_;
-  double residual_floor_;    // seconds; < 0: none
-  double mean_latency_ = 0;  // EWMA of observed latencies (queue_tau_of), seconds
+  Clock tau_of_;
+  double queue_tau_ttft_;
+  double cap_ttft_;        // multiples of mean_ttft_; < 0: none
+  double residual_floor_;  // seconds; < 0: none
+  double mean_e2e_ = 0;    // EWMA of observed end-to-end latencies, seconds
+  double mean_ttft_ = 0;   // EWMA of observed times to first token, seconds
   uint64_t guard_fired_ = 0;
   ApproxTree tree_;
   std::vector<Worker> workers_;
@@ -300,9 +333,16 @@ const bool registered = register_router<Lbgr>({
                             "robust: the queue slot's time constant as a multiple of the EWMA "
                             "of observed latencies (0 = the fixed decay; 0.5 tuned on "
                             "Mooncake's first half)"),
-               param_choice("queue_tau_of", "e2e", {"e2e", "ttft"},
+               param_choice("queue_tau_of", "e2e", {"e2e", "ttft", "min"},
                             "robust: the latency whose EWMA queue_tau multiplies: end-to-end, "
-                            "or time to first token"),
+                            "time to first token, or min: the shorter of queue_tau x end-to-end "
+                            "and queue_tau_ttft x TTFT"),
+               param_double("queue_tau_ttft", 1.25, {.min = 0, .min_exclusive = true},
+                            "robust, queue_tau_of=min: the multiple of the EWMA of TTFT that "
+                            "caps the slot's time constant"),
+               param_double("bias_cap_ttft", -1, {.min = 0, .special = {-1}},
+                            "robust: cap on a worker's (shrunk) bias deviation from the mean, in "
+                            "multiples of the EWMA of TTFT; -1 = none"),
                param_double("residual_floor_ms", -1, {.min = 0, .special = {-1}},
                             "robust: the residual the bias learns is at least this, ms (the "
                             "authors' code: 1); -1 = no floor")},

@@ -337,6 +337,56 @@ TEST(LbgrRouter, QueueTauFollowsTheChosenLatency) {
   }
 }
 
+// queue_tau_of=min: the time constant is min(queue_tau x EWMA(e2e), queue_tau_ttft x
+// EWMA(TTFT)); after one completion (TTFT 10 ms, end to end 1 s) with queue_tau 0.5 that is
+// min(0.5, 1.25 x 0.01) = 0.0125 s (TTFT shorter), or 0.5 s when queue_tau_ttft is 100.
+TEST(LbgrRouter, MinClockIsTheShorterOfTheScaledLatencies) {
+  for (const auto& [ttft_mult, tau] :
+       std::vector<std::pair<std::string, double>>{{"1.25", 0.0125}, {"100", 0.5}}) {
+    SCOPED_TRACE(ttft_mult);
+    auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1,queue_tau=0.5,bias_shrink="
+                                                "0,queue_tau_of=min,queue_tau_ttft=" +
+                                                ttft_mult),
+                              RouterContext{.workers = 2});
+    FakeCluster cluster(2);
+    auto a = prompt({1, 2}), b = prompt({3, 4});
+    EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
+    cluster.set_now(1'000'000);
+    router->on_complete(request(a, 0), 0,
+                        Completion{.arrival = 0, .first_token = 10'000, .finish = 1'000'000},
+                        cluster);
+    EXPECT_NEAR(router_stat(*router, "queue_tau_s"), tau, 1e-12);
+    EXPECT_EQ(router->route(request(b, 1), cluster), 0u);
+    EXPECT_DOUBLE_EQ(router_stat(*router, "queue_s_w0"), 0.032);
+    cluster.set_now(1'045'000);  // two interval boundaries later
+    EXPECT_EQ(router->route(request(b, 2), cluster), 0u);
+    EXPECT_NEAR(router_stat(*router, "queue_s_w0"), 0.032 * std::exp(-0.04 / tau), 1e-12);
+  }
+}
+
+// bias_cap_ttft caps a worker's routed bias deviation at a multiple of the EWMA of TTFT; not
+// before the first completion, and variant=paper ignores it.
+TEST(LbgrRouter, BiasCapInTtftUnits) {
+  for (const auto& [spec, dev] : std::vector<std::pair<std::string, double>>{
+           {"bias_cap_ttft=2", 0.02}, {"bias_cap_ttft=-1", 0.034}, {"bias_cap_ttft=10", 0.034}}) {
+    SCOPED_TRACE(spec);
+    auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1,bias_shrink=1," + spec),
+                              RouterContext{.workers = 2});
+    FakeCluster cluster(2);
+    EXPECT_EQ(router->route(request(prompt({1, 2}), 0), cluster), 0u);
+    cluster.set_now(100'000);  // learns 0.1 - 0.032 = 0.068 s; the mean is 0.034 s; TTFT 10 ms
+    router->on_complete(request(prompt({1, 2}), 0), 0,
+                        Completion{.arrival = 0, .first_token = 10'000, .finish = 100'000},
+                        cluster);
+    std::vector<std::pair<std::string, double>> state;
+    router->worker_state(0, state);
+    router->worker_state(1, state);
+    ASSERT_EQ(state.size(), 6u);
+    EXPECT_NEAR(state[2].second, 0.034 + dev, 1e-6);
+    EXPECT_NEAR(state[5].second, 0.034 - dev, 1e-6);
+  }
+}
+
 // residual_floor_ms: a request done sooner than estimated teaches the bias the floor, not the
 // negative residual (the authors' code floors at 1 ms); variant=paper ignores it.
 TEST(LbgrRouter, ResidualFloorBoundsWhatTheBiasLearns) {
