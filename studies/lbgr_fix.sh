@@ -47,8 +47,13 @@ for c in sharegpt:sharegpt arena:chatbot-arena; do
   head -n "$half" "$name-all.jsonl" > "${name}1.jsonl"
   tail -n +$((half + 1)) "$name-all.jsonl" > "${name}2.jsonl"
 done
+# synth: the generated conversation workload (`trace generate -k conversation`, seed 11), which
+# no tuning has seen (not in the default TRACES).
+[[ " $TRACES " == *" synth "* && ! -e synth.kvtrace ]] &&
+  run "$K" trace generate -k conversation --seed 11 -o synth.kvtrace
 trace_args() {
   case $1 in
+    synth) echo "--trace $out/synth.kvtrace" ;;
     mooncake) echo "--trace $M --format mooncake" ;;
     mooncake1 | mooncake2) echo "--trace $out/$1.jsonl --format mooncake" ;;
     sharegpt1 | sharegpt2 | arena1 | arena2) echo "--trace $out/$1.jsonl --format bailian" ;;
