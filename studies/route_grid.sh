@@ -58,7 +58,7 @@ for tr in $TRACES; do
     [[ -s $f ]] && continue
     say "capacity of $tr on $w workers"
     # shellcheck disable=SC2046
-    run "$K" serve $(trace_args "$tr" | sed 's/^-t /--trace /; s/ -f / --format /') -w "$w" \
+    run "$K" serve $(trace_args "$tr") -w "$w" \
       "${CLUSTER[@]}" -r least_loaded,cache_aware --policy lru \
       --rate $(($(over_rps "$tr") * w)) -j "$JOBS" --json "$f.tmp"
     mv "$f.tmp" "$f"

@@ -52,6 +52,12 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def median(xs):
+    """The upper median of the defined values (a gap is undefined where the bound ties round_robin)."""
+    xs = sorted(x for x in xs if x is not None and not math.isnan(x))
+    return xs[len(xs) // 2] if xs else float("nan")
+
+
 def full(cells):
     routers = sorted({r for c in cells.values() for r in c}, key=lambda r: (r != "round_robin", r != "offline_bound", r))
     by_tw = defaultdict(list)
@@ -127,10 +133,9 @@ def summary(cells, caps):
           "cell's best P50:\n")
     print("| router | mean rank | best in | median gap, mean TTFT | median gap, hit | P50 / best, geo-mean | worst |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    med = lambda xs: sorted(x for x in xs if x is not None and not math.isnan(x))[len([x for x in xs if x is not None and not math.isnan(x)]) // 2] if any(x is not None and not math.isnan(x) for x in xs) else float("nan")
     for r in sorted(ranks, key=lambda r: sum(ranks[r]) / len(ranks[r])):
-        print(f"| {r} | {sum(ranks[r]) / len(ranks[r]):.1f} | {sum(wins[r])} | {gap(med(gaps[r]))} | "
-              f"{gap(med(gap_hit[r]))} | {geomean(worst[r]):.2f} | {max(worst[r]):.1f} |")
+        print(f"| {r} | {sum(ranks[r]) / len(ranks[r]):.1f} | {sum(wins[r])} | {gap(median(gaps[r]))} | "
+              f"{gap(median(gap_hit[r]))} | {geomean(worst[r]):.2f} | {max(worst[r]):.1f} |")
     print()
 
     # What the eviction policy changes, per router: geo-mean over cells of P50 and P99 ratios to lru.
