@@ -7,7 +7,8 @@
 # nominal rate, see capacity.txt). Resumable: a run whose JSON exists is skipped, and a sweep
 # file is completed with --resume. Tables: python3 studies/lbgr_fix_tables.py OUT.
 # Env: KVPOLICY (binary), KVPOLICY_DATA (traces), TRACES ("mooncake arena sharegpt"), WORKERS
-# ("4 8"), LOADS ("50 70 85 95"), ROUTERS (the routers compared), JOBS (simulations at once).
+# ("4 8"), LOADS ("50 70 85 95"), ROUTERS (the routers compared), JOBS (simulations at once),
+# SEEDS ("1": serve's --seed, the routers' and RLT's; the tables average over the seeds run).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: studies/lbgr_fix.sh OUT}
@@ -20,6 +21,7 @@ WORKERS=${WORKERS:-"4 8"}
 LOADS=${LOADS:-"50 70 85 95"}
 ROUTERS=${ROUTERS:-"cache_aware,lbgr:variant=paper,lbgr"}
 JOBS=${JOBS:-2}
+SEEDS=${SEEDS:-1}
 CAPACITY=${CAPACITY:-40GB}  # KV memory per GPU (A100-80GB, the serve default)
 cd "$out"
 say() { echo "[lbgr_fix $(date -u +%H:%M:%S)] $*" >&2; }
@@ -47,13 +49,16 @@ for c in sharegpt:sharegpt arena:chatbot-arena; do
   head -n "$half" "$name-all.jsonl" > "${name}1.jsonl"
   tail -n +$((half + 1)) "$name-all.jsonl" > "${name}2.jsonl"
 done
-# synth: the generated conversation workload (`trace generate -k conversation`, seed 11), which
-# no tuning has seen (not in the default TRACES).
-[[ " $TRACES " == *" synth "* && ! -e synth.kvtrace ]] &&
-  run "$K" trace generate -k conversation --seed 11 -o synth.kvtrace
+# synth: the generated conversation workload (`trace generate -k conversation`, seed 11; synthN:
+# seed N), which no tuning has seen (not in the default TRACES).
+for tr in $TRACES; do
+  [[ $tr == synth* && ! -e $tr.kvtrace ]] || continue
+  seed=${tr#synth}
+  run "$K" trace generate -k conversation --seed "${seed:-11}" -o "$tr.kvtrace"
+done
 trace_args() {
   case $1 in
-    synth) echo "--trace $out/synth.kvtrace" ;;
+    synth*) echo "--trace $out/$1.kvtrace" ;;
     mooncake) echo "--trace $M --format mooncake" ;;
     mooncake1 | mooncake2) echo "--trace $out/$1.jsonl --format mooncake" ;;
     sharegpt1 | sharegpt2 | arena1 | arena2) echo "--trace $out/$1.jsonl --format bailian" ;;
@@ -97,12 +102,15 @@ for tr in $TRACES; do
   for w in $WORKERS; do
     cap=$(capacity cap-$tr-w$w.jsonl)
     for load in $LOADS; do
-      f=run-$tr-w$w-l$load.jsonl
       rate=$(python3 -c "print(round($cap * $load / 100, 4))")
       say "$tr, $w workers, load $load % = $rate req/s"
-      # shellcheck disable=SC2046
-      run "$K" serve $(trace_args "$tr") -w "$w" -c "$CAPACITY" -r "$ROUTERS" --policy lru,rlt \
-        --rate "$rate" -j "$JOBS" --json "$f" --resume
+      for seed in $SEEDS; do
+        f=run-$tr-w$w-l$load.jsonl
+        [[ $seed == 1 ]] || f=run-$tr-w$w-l$load-s$seed.jsonl
+        # shellcheck disable=SC2046
+        run "$K" serve $(trace_args "$tr") -w "$w" -c "$CAPACITY" -r "$ROUTERS" --policy lru,rlt \
+          --rate "$rate" --seed "$seed" -j "$JOBS" --json "$f" --resume
+      done
     done
   done
 done

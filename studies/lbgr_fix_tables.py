@@ -2,10 +2,12 @@
 """Tables of studies/lbgr_fix.sh OUT (issue 38, item 1): per trace, workers and load, each router
 x policy's median and P99 TTFT, hit rate, throughput and the spread of per-worker utilisation;
 then LBGR+RLT (paper and robust) against cache_aware+lru and +rlt: ratio = LBGR / cache_aware
-(<= 1.05 meets the target); and GSP's rows at 12 requests/s."""
+(<= 1.05 meets the target); and GSP's rows at 12 requests/s. With several seeds (SEEDS, files
+run-...-sN.jsonl), each router x policy's numbers are their means over the seeds."""
 import json
 import math
 import os
+import re
 import sys
 
 
@@ -17,6 +19,21 @@ def rows(path):
 def label(r):
     router = r["router"] + (":" + r["router_params"] if r.get("router_params") else "")
     return router, r["policy"]
+
+
+def mean_over_seeds(rs):
+    """One row per router x policy: TTFT, hit rate and throughput averaged over its seeds."""
+    by = {}
+    for r in rs:
+        by.setdefault(label(r), []).append(r)
+    out = []
+    for group in by.values():
+        row = dict(group[0])
+        for k in ("ttft_p50_ms", "ttft_p99_ms", "block_hit_rate", "throughput_rps"):
+            row[k] = sum(r[k] for r in group) / len(group)
+        row["seeds"] = len(group)
+        out.append(row)
+    return out
 
 
 def util(r):
@@ -43,14 +60,17 @@ def main():
     print()
     summary = []
     compact = []  # per cell: cache_aware+lru, +rlt, then the lbgr variants with rlt
-    files = sorted(f for f in os.listdir(out) if f.startswith("run-") and f.endswith(".jsonl"))
-    key = lambda f: (f.split("-")[1], int(f.split("-")[2][1:]), int(f.split("-")[3][1:-6]))
-    for f in sorted(files, key=key):
-        tr, w, load = key(f)
-        rs = rows(os.path.join(out, f))
+    cell_files = {}  # (trace, workers, load) -> its files, one per seed
+    for f in os.listdir(out):
+        m = re.fullmatch(r"run-(.+)-w(\d+)-l(\d+)(-s\d+)?\.jsonl", f)
+        if m:
+            cell_files.setdefault((m[1], int(m[2]), int(m[3])), []).append(f)
+    for (tr, w, load), fs in sorted(cell_files.items()):
+        rs = mean_over_seeds([r for f in sorted(fs) for r in rows(os.path.join(out, f))])
         if not rs:
             continue
-        print(f"#### {tr}, {w} workers, load {load} % ({rs[0]['rate']:.3f} requests/s)\n")
+        seeds = f", mean over {len(fs)} seeds" if len(fs) > 1 else ""
+        print(f"#### {tr}, {w} workers, load {load} % ({rs[0]['rate']:.3f} requests/s{seeds})\n")
         print("| router | policy | P50 TTFT ms | P99 TTFT ms | hit % | req/s | utilisation min-max % |")
         print("|---|---|---:|---:|---:|---:|---|")
         by = {}

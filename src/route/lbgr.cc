@@ -1,7 +1,8 @@
 // lbgr: the worker of least predicted latency = service (uncached tokens x a per-token cost,
 // from its approximate tree) + queue (a slot that grows by each routed request's service,
-// decays by a factor every interval, and is released on completion) + a learned bias (scalar
-// recursive least squares per worker on observed latency - estimate); ties to the lower index.
+// decays by a factor every interval, and is released on completion; the robust variant takes
+// the worker's reported prefill backlog when larger) + a learned bias (scalar recursive least
+// squares per worker on observed latency - estimate); ties to the lower index.
 // Source: "Randomization Boosts KV Caching, Learning Balances Query Load" (LBGR, Algorithm 2;
 // code fzwark/KVRouting). Cost: O(prompt blocks + workers) per request, O(1) per completion.
 #include <algorithm>
@@ -33,6 +34,7 @@ class Lbgr final : public Router {
         queue_tau_ttft_(p.get_double("queue_tau_ttft")),
         cap_ttft_(paper_ ? -1.0 : p.get_double("bias_cap_ttft")),
         residual_floor_(paper_ ? -1.0 : p.get_double("residual_floor_ms") / 1e3),
+        backlog_weight_(paper_ ? 0.0 : p.get_double("backlog_weight")),
         tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
         workers_(ctx.workers) {
     for (Worker& w : workers_) w.p = p.get_double("p0");
@@ -145,7 +147,7 @@ class Lbgr final : public Router {
   static constexpr double kLatencyWeight = 0.05;  // EWMA of observed latencies (queue_tau)
 
   // The robust variant (docs/routers.md, lbgr): the paper's argmin with the bias shrunk and
-  // capped, under a load guard that falls back to the least loaded worker.
+  // capped, the queue at least the reported backlog's share, under an optional load guard.
   WorkerId route_robust(const RequestView& r, const ClusterView& cluster, int64_t tick) {
     const uint32_t n = cluster.workers();
     const double mean = mean_bias();
@@ -154,7 +156,7 @@ class Lbgr final : public Router {
     for (WorkerId w = 0; w < n; ++w) {
       decay_to(w, tick);
       double latency =
-          service(r, matched_[w], cluster.block_tokens()) + workers_[w].queue + used_bias(w, mean);
+          service(r, matched_[w], cluster.block_tokens()) + queue(w, cluster) + used_bias(w, mean);
       if (w == 0 || latency < best_latency) {
         best = w;
         best_latency = latency;
@@ -209,6 +211,14 @@ class Lbgr final : public Router {
     return mean + d;
   }
 
+  // The queue the robust argmin sees: the slot, or the worker's reported prefill backlog
+  // (tokens still to prefill x token cost x backlog_weight) when that is larger.
+  double queue(WorkerId w, const ClusterView& cluster) const {
+    const double seen =
+        backlog_weight_ * double(cluster.load(w).queued_prefill_tokens) * seconds_per_token_;
+    return std::max(workers_[w].queue, seen);
+  }
+
   enum class Clock { kE2e, kTtft, kMin };
   static Clock clock_of(const std::string& s) {
     return s == "ttft" ? Clock::kTtft : s == "min" ? Clock::kMin : Clock::kE2e;
@@ -230,7 +240,8 @@ class Lbgr final : public Router {
   }
 
   void record(const RequestView& r, WorkerId best, double best_service, int64_t tick) {
-    // The estimate the bias corrects: service and queue, without the bias itself.
+    // The estimate the bias corrects: service and the slot (not the backlog term, which the
+    // cluster reports), without the bias itself.
     last_estimate_ = best_service + workers_[best].queue;
     // Open records by request index: a vector, not a hash map (one allocation per request was
     // a visible share of serve mode's time, docs/results/bench.md).
@@ -279,8 +290,9 @@ class Lbgr final : public Router {
   double queue_tau_ttft_;
   double cap_ttft_;        // multiples of mean_ttft_; < 0: none
   double residual_floor_;  // seconds; < 0: none
-  double mean_e2e_ = 0;    // EWMA of observed end-to-end latencies, seconds
-  double mean_ttft_ = 0;   // EWMA of observed times to first token, seconds
+  double backlog_weight_;
+  double mean_e2e_ = 0;   // EWMA of observed end-to-end latencies, seconds
+  double mean_ttft_ = 0;  // EWMA of observed times to first token, seconds
   uint64_t guard_fired_ = 0;
   ApproxTree tree_;
   std::vector<Worker> workers_;
@@ -333,22 +345,29 @@ const bool registered = register_router<Lbgr>({
                             "robust: the queue slot's time constant as a multiple of the EWMA "
                             "of observed latencies (0 = the fixed decay; 0.5 tuned on "
                             "Mooncake's first half)"),
-               param_choice("queue_tau_of", "e2e", {"e2e", "ttft", "min"},
+               param_choice("queue_tau_of", "min", {"e2e", "ttft", "min"},
                             "robust: the latency whose EWMA queue_tau multiplies: end-to-end, "
                             "time to first token, or min: the shorter of queue_tau x end-to-end "
                             "and queue_tau_ttft x TTFT"),
-               param_double("queue_tau_ttft", 1.25, {.min = 0, .min_exclusive = true},
+               param_double("queue_tau_ttft", 3, {.min = 0, .min_exclusive = true},
                             "robust, queue_tau_of=min: the multiple of the EWMA of TTFT that "
                             "caps the slot's time constant"),
-               param_double("bias_cap_ttft", -1, {.min = 0, .special = {-1}},
+               param_double("bias_cap_ttft", 1, {.min = 0, .special = {-1}},
                             "robust: cap on a worker's (shrunk) bias deviation from the mean, in "
                             "multiples of the EWMA of TTFT; -1 = none"),
                param_double("residual_floor_ms", -1, {.min = 0, .special = {-1}},
                             "robust: the residual the bias learns is at least this, ms (the "
-                            "authors' code: 1); -1 = no floor")},
+                            "authors' code: 1); -1 = no floor"),
+               param_double("backlog_weight", 0.2, {.min = 0},
+                            "robust: the queue term is the larger of the slot and this x the "
+                            "worker's reported prefill backlog (queued prefill tokens x token "
+                            "cost); 0 = the slot alone")},
     .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1", "variant=paper",
                  "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
-                 "queue_tau=1"},
+                 "queue_tau=1",
+                 // the robust defaults before the backlog (docs/routers.md, lbgr), and the
+                 // backlog at full weight
+                 "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0", "backlog_weight=1"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

@@ -265,7 +265,7 @@ WorkerId route_cached_prompt(const std::string& spec, std::vector<uint32_t> in_f
 
 TEST(LbgrRouter, LoadGuardFiresAboveTheStatedSpreadAndNotAtIt) {
   double fired = -1;
-  const std::string base = "lbgr:token_cost_ms=1,";
+  const std::string base = "lbgr:token_cost_ms=1,backlog_weight=0,";
   // In-flight spread 3 (5 - 2) at a bound of 3: LBGR's own choice, the cached worker 0.
   EXPECT_EQ(route_cached_prompt(base + "guard_inflight=3", {5, 2, 3}, {0, 0, 0}, &fired), 0u);
   EXPECT_EQ(fired, 0);
@@ -291,10 +291,38 @@ TEST(LbgrRouter, LoadGuardFiresAboveTheStatedSpreadAndNotAtIt) {
   EXPECT_EQ(fired, 0);
 }
 
+// backlog_weight: the queue term is max(slot, weight x queued prefill tokens x token cost). The
+// cached prompt saves 0.064 s on worker 0, so a backlog worth more than that sends it away.
+TEST(LbgrRouter, ReportedBacklogOutweighsACachedPrefixOnlyAboveItsSaving) {
+  double fired = -1;
+  const std::string base = "lbgr:token_cost_ms=1,";
+  EXPECT_EQ(route_cached_prompt(base + "backlog_weight=1", {1, 1, 1}, {64, 0, 0}, &fired), 0u);
+  EXPECT_EQ(route_cached_prompt(base + "backlog_weight=1", {1, 1, 1}, {65, 0, 0}, &fired), 1u);
+  EXPECT_EQ(route_cached_prompt(base + "backlog_weight=0.5", {1, 1, 1}, {128, 0, 0}, &fired), 0u);
+  EXPECT_EQ(route_cached_prompt(base + "backlog_weight=0.5", {1, 1, 1}, {129, 0, 0}, &fired), 1u);
+  EXPECT_EQ(fired, 0);  // not the load guard
+  EXPECT_EQ(route_cached_prompt(base + "backlog_weight=0", {1, 1, 1}, {1 << 20, 0, 0}, &fired), 0u);
+  EXPECT_EQ(route_cached_prompt(base + "variant=paper,backlog_weight=1", {1, 1, 1}, {1 << 20, 0, 0},
+                                &fired),
+            0u);
+}
+
+// The larger of the two, not their sum: worker 0's slot (0.032 s) hides its smaller backlog
+// (0.020 s), so it beats worker 1's backlog of 0.040 s (a sum, 0.052 s, would not).
+TEST(LbgrRouter, BacklogTermIsTheLargerOfSlotAndBacklog) {
+  auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1,backlog_weight=1"),
+                            RouterContext{.workers = 2});
+  FakeCluster cluster(2);
+  EXPECT_EQ(router->route(request(prompt({1, 2}), 0), cluster), 0u);  // a tie: slot 0.032 s
+  cluster.mutable_load(0).queued_prefill_tokens = 20;
+  cluster.mutable_load(1).queued_prefill_tokens = 40;
+  EXPECT_EQ(router->route(request(prompt({3, 4}), 1), cluster), 0u);
+}
+
 TEST(LbgrRouter, BiasShrinkAndCapActOnDeviationsFromTheMean) {
-  auto router =
-      make_router(parse_router_spec("lbgr:token_cost_ms=1,bias_shrink=0.5,bias_cap_s=0.01"),
-                  RouterContext{.workers = 2});
+  auto router = make_router(
+      parse_router_spec("lbgr:token_cost_ms=1,bias_shrink=0.5,bias_cap_s=0.01,bias_cap_ttft=-1"),
+      RouterContext{.workers = 2});
   FakeCluster cluster(2);
   auto a = prompt({1, 2}), b = prompt({3, 4});
   EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
