@@ -135,6 +135,10 @@ def main():
             print(f"- {lb}: target met in {met} of {len(cells)} cells ({per}); geometric mean "
                   f"of worst {geo([max(s[4]) for s in cells]):.3f}, P50 / +lru "
                   f"{geo([s[4][0] for s in cells]):.3f}, P99 / +lru {geo([s[4][1] for s in cells]):.3f}")
+            for t in sorted({s[0] for s in cells}):
+                ts = [s for s in cells if s[0] == t]
+                print(f"  - {t}: P50 / +lru {geo([s[4][0] for s in ts]):.3f}, "
+                      f"P99 / +lru {geo([s[4][1] for s in ts]):.3f}")
         print()
     gsp = os.path.join(out, "gsp-rate12.jsonl")
     if os.path.exists(gsp):
