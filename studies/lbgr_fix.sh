@@ -51,6 +51,17 @@ for c in sharegpt:sharegpt arena:chatbot-arena; do
 done
 # synth: the generated conversation workload (`trace generate -k conversation`, seed 11; synthN:
 # seed N), which no tuning has seen (not in the default TRACES).
+# loogle1, loogle2: LooGLE's documents with their questions, in two halves of 10 documents
+# (longdep_qa and shortdep_qa; shortdep_cloze and longdep_summarization); not in the default.
+for tr in $TRACES; do
+  [[ $tr == loogle[12] && ! -e $tr.kvtrace ]] || continue
+  case $tr in
+    loogle1) files="longdep_qa shortdep_qa" ;;
+    loogle2) files="shortdep_cloze longdep_summarization" ;;
+  esac
+  for f in $files; do cat "$T/loogle/$f.jsonl"; done > "$tr.jsonl"
+  run "$K" trace build --source loogle -i "$tr.jsonl" -o "$tr.kvtrace"
+done
 for tr in $TRACES; do
   [[ $tr == synth* && ! -e $tr.kvtrace ]] || continue
   seed=${tr#synth}
@@ -58,7 +69,7 @@ for tr in $TRACES; do
 done
 trace_args() {
   case $1 in
-    synth*) echo "--trace $out/$1.kvtrace" ;;
+    synth* | loogle[12]) echo "--trace $out/$1.kvtrace" ;;
     mooncake) echo "--trace $M --format mooncake" ;;
     mooncake1 | mooncake2) echo "--trace $out/$1.jsonl --format mooncake" ;;
     sharegpt1 | sharegpt2 | arena1 | arena2) echo "--trace $out/$1.jsonl --format bailian" ;;
@@ -77,7 +88,7 @@ trace_args() {
 # Capacity per trace and cluster size: arrivals at a rate far above what the cluster serves
 # (over_rps x workers: more than twice the measured capacity per worker), so the backlog decides
 # the throughput.
-over_rps() { case $1 in mooncake*) echo 4 ;; *) echo 200 ;; esac; }
+over_rps() { case $1 in mooncake* | loogle*) echo 4 ;; *) echo 200 ;; esac; }
 for tr in $TRACES; do
   for w in $WORKERS; do
     f=cap-$tr-w$w.jsonl

@@ -65,8 +65,14 @@ def main():
         m = re.fullmatch(r"run-(.+)-w(\d+)-l(\d+)(-s\d+)?\.jsonl", f)
         if m:
             cell_files.setdefault((m[1], int(m[2]), int(m[3])), []).append(f)
+    noise = {}  # trace -> per cell, cache_aware+rlt's P99 coefficient of variation over seeds
     for (tr, w, load), fs in sorted(cell_files.items()):
-        rs = mean_over_seeds([r for f in sorted(fs) for r in rows(os.path.join(out, f))])
+        seeded = [r for f in sorted(fs) for r in rows(os.path.join(out, f))]
+        p99 = [r["ttft_p99_ms"] for r in seeded if label(r) == ("cache_aware", "rlt")]
+        if len(p99) > 1 and sum(p99) > 0:
+            m = sum(p99) / len(p99)
+            noise.setdefault(tr, []).append(math.sqrt(sum((x - m) ** 2 for x in p99) / len(p99)) / m)
+        rs = mean_over_seeds(seeded)
         if not rs:
             continue
         seeds = f", mean over {len(fs)} seeds" if len(fs) > 1 else ""
@@ -140,6 +146,11 @@ def main():
                 print(f"  - {t}: P50 / +lru {geo([s[4][0] for s in ts]):.3f}, "
                       f"P99 / +lru {geo([s[4][1] for s in ts]):.3f}")
         print()
+    if noise:
+        med = lambda xs: sorted(xs)[len(xs) // 2]
+        print("Seed noise: cache_aware+rlt's P99 TTFT over the seeds, coefficient of variation "
+              "(median over the trace's cells, max): " +
+              ", ".join(f"{t} {med(v):.3f} ({max(v):.3f})" for t, v in sorted(noise.items())) + "\n")
     gsp = os.path.join(out, "gsp-rate12.jsonl")
     if os.path.exists(gsp):
         rs = rows(gsp)

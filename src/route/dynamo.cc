@@ -11,11 +11,10 @@
 // plus O(1) amortized per tracked prefill.
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <memory>
-#include <unordered_map>
 
 #include "approx_tree.h"
+#include "prefill_tracker.h"
 #include "route_common.h"
 
 namespace kvpolicy {
@@ -32,9 +31,8 @@ class Dynamo final : public Router {
         temperature_(p.get_double("router_temperature")),
         tracked_(p.get_string("prefill_load") == "tracked"),
         decay_prefill_(p.get_string("prefill_decay") == "linear"),
-        seconds_per_token_(ctx.prefill_seconds_per_token),
         rng_(ctx.seed ^ 0x64796e616d6fULL),
-        prefills_(ctx.workers) {
+        prefills_(ctx.workers, ctx.prefill_seconds_per_token, decay_prefill_) {
     if (p.get_string("events") == "approx") {
       // Dynamo's ApproxKvIndexer: what was routed is assumed cached until its TTL runs out.
       auto ttl = static_cast<Time>(p.get_double("ttl_s") * double(kMicrosPerSecond));
@@ -50,7 +48,7 @@ class Dynamo final : public Router {
     load_.assign(n, 0);
     uint64_t min_load = UINT64_MAX;
     for (WorkerId w = 0; w < n; ++w) {
-      load_[w] = tracked_ ? active_tokens(w, now) : cluster.load(w).queued_prefill_tokens;
+      load_[w] = tracked_ ? prefills_.tokens(w, now) : cluster.load(w).queued_prefill_tokens;
       min_load = std::min(min_load, load_[w]);
     }
     const double request_blocks = std::ceil(double(r.prompt_tokens) / block);
@@ -88,23 +86,7 @@ class Dynamo final : public Router {
 
   void on_complete(const RequestView& r, WorkerId, const Completion&,
                    const ClusterView& cluster) override {
-    if (!tracked_) return;
-    auto it = routed_.find(r.index);
-    if (it == routed_.end()) return;
-    WorkerId w = it->second;
-    routed_.erase(it);
-    Prefills& q = prefills_[w];
-    Time now = cluster.now();
-    expire(w, now);
-    for (size_t i = 0; i < q.items.size(); ++i) {
-      if (q.items[i].request != r.index) continue;
-      // Its prefill ended before the model said (Dynamo removes it at the first token).
-      q.full -= q.items[i].tokens;
-      q.items.erase(q.items.begin() + static_cast<std::ptrdiff_t>(i));
-      if (i == 0) q.anchor = now;  // the next oldest starts decaying now
-      ++completed_early_;
-      break;
-    }
+    if (tracked_) prefills_.complete(r.index, cluster.now());
   }
 
   PolicyStats stats() const override {
@@ -112,70 +94,17 @@ class Dynamo final : public Router {
             {"softmax_decisions", double(softmax_)},
             {"ties_to_smaller_cache", double(ties_by_cache_)},
             {"tier_credited_decisions", double(tier_credited_)},
-            {"tracked_prefills_expired", double(expired_)},
-            {"tracked_prefills_completed_early", double(completed_early_)}};
+            {"tracked_prefills_expired", double(prefills_.expired())},
+            {"tracked_prefills_completed_early", double(prefills_.completed_early())}};
   }
 
-  double in_flight_state() const override {
-    double left = double(routed_.size());
-    for (const Prefills& q : prefills_) left += double(q.items.size());
-    return left;
-  }
+  double in_flight_state() const override { return prefills_.in_flight(); }
 
  private:
-  // One routed prefill the router still counts (Dynamo's PrefillLoadTracker entry).
-  struct Prefill {
-    RequestIndex request;
-    uint64_t tokens;  // its uncached prompt tokens when routed
-    Time duration;    // its modelled prefill time, or kNever without decay
-  };
-  struct Prefills {
-    std::deque<Prefill> items;  // oldest first
-    uint64_t full = 0;          // sum of tokens
-    Time anchor = 0;            // when the oldest began to decay
-  };
-
-  // Drops the oldest prefills whose modelled time has run out; each next one starts then.
-  void expire(WorkerId w, Time now) {
-    Prefills& q = prefills_[w];
-    while (!q.items.empty() && q.items.front().duration != kNever &&
-           now - q.anchor >= q.items.front().duration) {
-      q.anchor += q.items.front().duration;
-      q.full -= q.items.front().tokens;
-      q.items.pop_front();
-      ++expired_;
-    }
-  }
-
-  // Dynamo's active prefill tokens: every tracked prefill in full, except the oldest, whose
-  // remaining share falls linearly over its modelled time.
-  uint64_t active_tokens(WorkerId w, Time now) {
-    expire(w, now);
-    const Prefills& q = prefills_[w];
-    if (q.items.empty()) return 0;
-    const Prefill& front = q.items.front();
-    if (front.duration == kNever) return q.full;
-    double left = 1.0 - double(now - q.anchor) / double(front.duration);
-    auto remaining =
-        static_cast<uint64_t>(std::ceil(double(front.tokens) * std::clamp(left, 0.0, 1.0)));
-    return q.full - front.tokens + remaining;
-  }
-
   void track(WorkerId w, const RequestView& r, const ClusterView& cluster, Time now) {
-    routed_[r.index] = w;
     uint64_t matched = tree_ ? matched_[w] : cluster.cached_prefix_blocks(w, r);
     matched = std::min<uint64_t>(matched * cluster.block_tokens(), r.prompt_tokens);
-    uint64_t tokens = r.prompt_tokens - matched;
-    if (tokens == 0) return;  // nothing to prefill: Dynamo records no prefill load
-    Time duration = kNever;
-    if (decay_prefill_)
-      duration = std::max<Time>(
-          1, static_cast<Time>(std::llround(double(tokens) * seconds_per_token_ * 1e6)));
-    Prefills& q = prefills_[w];
-    expire(w, now);
-    if (q.items.empty()) q.anchor = now;
-    q.items.push_back({r.index, tokens, duration});
-    q.full += tokens;
+    prefills_.add(w, r.index, r.prompt_tokens - matched, now);  // none: Dynamo records none
   }
 
   // The least cost; ties to the worker with the smaller cache, then the lower index.
@@ -220,17 +149,14 @@ class Dynamo final : public Router {
 
   double overlap_weight_, credit_, credit_decay_, host_weight_, disk_weight_, temperature_;
   bool tracked_, decay_prefill_;
-  double seconds_per_token_;
   SplitMix64 rng_;
   std::unique_ptr<ApproxTree> tree_;  // only with events=approx
   std::vector<uint32_t> matched_;
   std::vector<uint64_t> load_;
   std::vector<double> cost_, probs_;
   std::vector<char> credited_;
-  std::vector<Prefills> prefills_;                     // prefill_load=tracked
-  std::unordered_map<RequestIndex, WorkerId> routed_;  // prefill_load=tracked
+  PrefillTracker prefills_;  // prefill_load=tracked
   uint64_t argmin_ = 0, softmax_ = 0, ties_by_cache_ = 0, tier_credited_ = 0;
-  uint64_t expired_ = 0, completed_early_ = 0;
 };
 
 const bool registered = register_router<Dynamo>({

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "approx_tree.h"
+#include "prefill_tracker.h"
 #include "route_common.h"
 
 namespace kvpolicy {
@@ -35,6 +36,8 @@ class Lbgr final : public Router {
         cap_ttft_(paper_ ? -1.0 : p.get_double("bias_cap_ttft")),
         residual_floor_(paper_ ? -1.0 : p.get_double("residual_floor_ms") / 1e3),
         backlog_weight_(paper_ ? 0.0 : p.get_double("backlog_weight")),
+        tracked_(backlog_weight_ > 0 && p.get_string("backlog_of") == "tracked"),
+        prefills_(ctx.workers, ctx.prefill_seconds_per_token, true),
         tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
         workers_(ctx.workers) {
     for (Worker& w : workers_) w.p = p.get_double("p0");
@@ -63,6 +66,7 @@ class Lbgr final : public Router {
 
   void on_complete(const RequestView& r, WorkerId, const Completion& done,
                    const ClusterView& cluster) override {
+    if (tracked_) prefills_.complete(r.index, cluster.now());
     if (r.index >= records_.size() || !records_[r.index].open) return;
     const Record rec = records_[r.index];
     records_[r.index].open = false;
@@ -125,7 +129,7 @@ class Lbgr final : public Router {
   double in_flight_state() const override {
     double queued = 0;
     for (const Worker& w : workers_) queued += w.queue;
-    return queued + double(open_records_);
+    return queued + double(open_records_) + prefills_.in_flight();
   }
 
  private:
@@ -167,6 +171,11 @@ class Lbgr final : public Router {
       ++guard_fired_;
     }
     record(r, best, service(r, matched_[best], cluster.block_tokens()), tick);
+    if (tracked_) {
+      const uint64_t cached = uint64_t{matched_[best]} * cluster.block_tokens();
+      prefills_.add(best, r.index, r.prompt_tokens - std::min<uint64_t>(cached, r.prompt_tokens),
+                    cluster.now());
+    }
     ++workers_[best].open;
     tree_.insert(best, r.blocks, cluster.now());
     return best;
@@ -211,12 +220,15 @@ class Lbgr final : public Router {
     return mean + d;
   }
 
-  // The queue the robust argmin sees: the slot, or the worker's reported prefill backlog
-  // (tokens still to prefill x token cost x backlog_weight) when that is larger.
-  double queue(WorkerId w, const ClusterView& cluster) const {
-    const double seen =
-        backlog_weight_ * double(cluster.load(w).queued_prefill_tokens) * seconds_per_token_;
-    return std::max(workers_[w].queue, seen);
+  // The queue the robust argmin sees: the slot, or the worker's prefill backlog (tokens still
+  // to prefill x token cost x backlog_weight) when that is larger; the backlog as the worker
+  // reports it (every waiting prompt in full) or as the router tracks what it sent (uncached
+  // tokens by its tree, draining at the cluster's prefill rate: backlog_of=tracked).
+  double queue(WorkerId w, const ClusterView& cluster) {
+    if (backlog_weight_ == 0) return workers_[w].queue;
+    const uint64_t tokens =
+        tracked_ ? prefills_.tokens(w, cluster.now()) : cluster.load(w).queued_prefill_tokens;
+    return std::max(workers_[w].queue, backlog_weight_ * double(tokens) * seconds_per_token_);
   }
 
   enum class Clock { kE2e, kTtft, kMin };
@@ -291,8 +303,10 @@ class Lbgr final : public Router {
   double cap_ttft_;        // multiples of mean_ttft_; < 0: none
   double residual_floor_;  // seconds; < 0: none
   double backlog_weight_;
-  double mean_e2e_ = 0;   // EWMA of observed end-to-end latencies, seconds
-  double mean_ttft_ = 0;  // EWMA of observed times to first token, seconds
+  bool tracked_;
+  PrefillTracker prefills_;  // backlog_of=tracked
+  double mean_e2e_ = 0;      // EWMA of observed end-to-end latencies, seconds
+  double mean_ttft_ = 0;     // EWMA of observed times to first token, seconds
   uint64_t guard_fired_ = 0;
   ApproxTree tree_;
   std::vector<Worker> workers_;
@@ -361,13 +375,19 @@ const bool registered = register_router<Lbgr>({
                param_double("backlog_weight", 0.2, {.min = 0},
                             "robust: the queue term is the larger of the slot and this x the "
                             "worker's reported prefill backlog (queued prefill tokens x token "
-                            "cost); 0 = the slot alone")},
+                            "cost); 0 = the slot alone"),
+               param_choice("backlog_of", "cluster", {"cluster", "tracked"},
+                            "robust: the backlog the worker reports (cluster: every waiting "
+                            "prompt in full) or the router's record of the uncached tokens it "
+                            "sent, draining at the cluster's prefill rate (tracked, as dynamo's "
+                            "prefill_load=tracked)")},
     .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1", "variant=paper",
                  "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
                  "queue_tau=1",
                  // the robust defaults before the backlog (docs/routers.md, lbgr), and the
                  // backlog at full weight
-                 "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0", "backlog_weight=1"},
+                 "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0", "backlog_weight=1",
+                 "backlog_of=tracked,backlog_weight=0.5"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

@@ -319,6 +319,20 @@ TEST(LbgrRouter, BacklogTermIsTheLargerOfSlotAndBacklog) {
   EXPECT_EQ(router->route(request(prompt({3, 4}), 1), cluster), 0u);
 }
 
+// backlog_of=tracked counts what the router sent, uncached, until it completes, not what the
+// worker reports: a cached prompt stays on worker 0 whatever backlog worker 0 reports, where
+// the reported backlog (cluster) sends it away.
+TEST(LbgrRouter, TrackedBacklogIgnoresTheReportedOne) {
+  for (const auto& [of, expected] :
+       std::vector<std::pair<std::string, WorkerId>>{{"tracked", 0u}, {"cluster", 1u}}) {
+    SCOPED_TRACE(of);
+    double fired = -1;
+    EXPECT_EQ(route_cached_prompt("lbgr:token_cost_ms=1,backlog_weight=1,backlog_of=" + of, {1, 1},
+                                  {10'000, 0}, &fired),
+              expected);
+  }
+}
+
 TEST(LbgrRouter, BiasShrinkAndCapActOnDeviationsFromTheMean) {
   auto router = make_router(
       parse_router_spec("lbgr:token_cost_ms=1,bias_shrink=0.5,bias_cap_s=0.01,bias_cap_ttft=-1"),
