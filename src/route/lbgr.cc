@@ -320,7 +320,8 @@ class Lbgr final : public Router {
 const bool registered = register_router<Lbgr>({
     .name = "lbgr",
     .summary = "least predicted latency: uncached tokens x token cost (approximate tree) + "
-               "decaying queue of routed service + RLS-learned per-worker bias",
+               "queue (decaying slot of routed service, or the reported prefill backlog when "
+               "larger) + RLS-learned per-worker bias",
     .source = "Randomization Boosts KV Caching, Learning Balances Query Load (LBGR), 2025",
     // The authors' 1 ms per uncached character at about 4 characters per token. Its scale
     // matters: the queue slot decays by wall-clock time, so a realistic per-token cost makes
