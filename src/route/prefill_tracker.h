@@ -5,6 +5,7 @@
 // completes first leaves at once. Without decay every prefill counts until its request completes.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <deque>
