@@ -7,6 +7,7 @@
 // code fzwark/KVRouting). Cost: O(prompt blocks + workers) per request, O(1) per completion.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,10 @@ class Lbgr final : public Router {
         cap_ttft_(paper_ ? -1.0 : p.get_double("bias_cap_ttft")),
         residual_floor_(paper_ ? -1.0 : p.get_double("residual_floor_ms") / 1e3),
         backlog_weight_(paper_ ? 0.0 : p.get_double("backlog_weight")),
-        tracked_(backlog_weight_ > 0 && p.get_string("backlog_of") == "tracked"),
+        backlog_of_(backlog_weight_ > 0 ? backlog_of(p.get_string("backlog_of"))
+                                        : Backlog::kCluster),
         prefills_(ctx.workers, ctx.prefill_seconds_per_token, true),
+        matched_in_flight_(ctx.workers),
         tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
         workers_(ctx.workers) {
     for (Worker& w : workers_) w.p = p.get_double("p0");
@@ -64,9 +67,14 @@ class Lbgr final : public Router {
     return best;
   }
 
-  void on_complete(const RequestView& r, WorkerId, const Completion& done,
+  void on_complete(const RequestView& r, WorkerId worker, const Completion& done,
                    const ClusterView& cluster) override {
-    if (tracked_) prefills_.complete(r.index, cluster.now());
+    if (backlog_of_ == Backlog::kTracked) prefills_.complete(r.index, cluster.now());
+    if (backlog_of_ == Backlog::kUncached) {
+      auto& q = matched_in_flight_[worker];  // mostly the oldest completes first
+      auto it = std::find_if(q.begin(), q.end(), [&](const auto& e) { return e.first == r.index; });
+      if (it != q.end()) q.erase(it);
+    }
     if (r.index >= records_.size() || !records_[r.index].open) return;
     const Record rec = records_[r.index];
     records_[r.index].open = false;
@@ -129,6 +137,7 @@ class Lbgr final : public Router {
   double in_flight_state() const override {
     double queued = 0;
     for (const Worker& w : workers_) queued += w.queue;
+    for (const auto& q : matched_in_flight_) queued += double(q.size());
     return queued + double(open_records_) + prefills_.in_flight();
   }
 
@@ -171,11 +180,11 @@ class Lbgr final : public Router {
       ++guard_fired_;
     }
     record(r, best, service(r, matched_[best], cluster.block_tokens()), tick);
-    if (tracked_) {
-      const uint64_t cached = uint64_t{matched_[best]} * cluster.block_tokens();
-      prefills_.add(best, r.index, r.prompt_tokens - std::min<uint64_t>(cached, r.prompt_tokens),
-                    cluster.now());
-    }
+    const uint64_t cached =
+        std::min<uint64_t>(uint64_t{matched_[best]} * cluster.block_tokens(), r.prompt_tokens);
+    if (backlog_of_ == Backlog::kTracked)
+      prefills_.add(best, r.index, r.prompt_tokens - cached, cluster.now());
+    if (backlog_of_ == Backlog::kUncached) matched_in_flight_[best].emplace_back(r.index, cached);
     ++workers_[best].open;
     tree_.insert(best, r.blocks, cluster.now());
     return best;
@@ -221,14 +230,29 @@ class Lbgr final : public Router {
   }
 
   // The queue the robust argmin sees: the slot, or the worker's prefill backlog (tokens still
-  // to prefill x token cost x backlog_weight) when that is larger; the backlog as the worker
-  // reports it (every waiting prompt in full) or as the router tracks what it sent (uncached
-  // tokens by its tree, draining at the cluster's prefill rate: backlog_of=tracked).
+  // to prefill x token cost x backlog_weight) when that is larger. The backlog: as the worker
+  // reports it (every waiting prompt in full); as the router tracks what it sent (uncached
+  // tokens by its tree, draining at the cluster's prefill rate); or the report less what the
+  // tree matched for the requests still waiting, taken as the newest of those routed there.
   double queue(WorkerId w, const ClusterView& cluster) {
     if (backlog_weight_ == 0) return workers_[w].queue;
-    const uint64_t tokens =
-        tracked_ ? prefills_.tokens(w, cluster.now()) : cluster.load(w).queued_prefill_tokens;
+    const WorkerLoad& load = cluster.load(w);
+    uint64_t tokens = load.queued_prefill_tokens;
+    if (backlog_of_ == Backlog::kTracked) tokens = prefills_.tokens(w, cluster.now());
+    if (backlog_of_ == Backlog::kUncached) {
+      const auto& q = matched_in_flight_[w];
+      uint64_t matched = 0;
+      for (size_t i = 0; i < std::min<size_t>(load.waiting, q.size()); ++i)
+        matched += q[q.size() - 1 - i].second;
+      tokens -= std::min(tokens, matched);
+    }
     return std::max(workers_[w].queue, backlog_weight_ * double(tokens) * seconds_per_token_);
+  }
+  enum class Backlog { kCluster, kTracked, kUncached };
+  static Backlog backlog_of(const std::string& s) {
+    return s == "tracked"    ? Backlog::kTracked
+           : s == "uncached" ? Backlog::kUncached
+                             : Backlog::kCluster;
   }
 
   enum class Clock { kE2e, kTtft, kMin };
@@ -303,10 +327,12 @@ class Lbgr final : public Router {
   double cap_ttft_;        // multiples of mean_ttft_; < 0: none
   double residual_floor_;  // seconds; < 0: none
   double backlog_weight_;
-  bool tracked_;
+  Backlog backlog_of_;
   PrefillTracker prefills_;  // backlog_of=tracked
-  double mean_e2e_ = 0;      // EWMA of observed end-to-end latencies, seconds
-  double mean_ttft_ = 0;     // EWMA of observed times to first token, seconds
+  // backlog_of=uncached: per worker, (request, prompt tokens its tree matched) in routing order
+  std::vector<std::deque<std::pair<RequestIndex, uint64_t>>> matched_in_flight_;
+  double mean_e2e_ = 0;   // EWMA of observed end-to-end latencies, seconds
+  double mean_ttft_ = 0;  // EWMA of observed times to first token, seconds
   uint64_t guard_fired_ = 0;
   ApproxTree tree_;
   std::vector<Worker> workers_;
@@ -377,18 +403,19 @@ const bool registered = register_router<Lbgr>({
                             "robust: the queue term is the larger of the slot and this x the "
                             "worker's reported prefill backlog (queued prefill tokens x token "
                             "cost); 0 = the slot alone"),
-               param_choice("backlog_of", "cluster", {"cluster", "tracked"},
+               param_choice("backlog_of", "cluster", {"cluster", "tracked", "uncached"},
                             "robust: the backlog the worker reports (cluster: every waiting "
-                            "prompt in full) or the router's record of the uncached tokens it "
+                            "prompt in full), the router's record of the uncached tokens it "
                             "sent, draining at the cluster's prefill rate (tracked, as dynamo's "
-                            "prefill_load=tracked)")},
+                            "prefill_load=tracked), or the report less the tokens its tree "
+                            "matched for the requests still waiting (uncached)")},
     .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1", "variant=paper",
                  "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
                  "queue_tau=1",
                  // the robust defaults before the backlog (docs/routers.md, lbgr), and the
                  // backlog at full weight
                  "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0", "backlog_weight=1",
-                 "backlog_of=tracked,backlog_weight=0.5"},
+                 "backlog_of=tracked,backlog_weight=0.5", "backlog_of=uncached"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

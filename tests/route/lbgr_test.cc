@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <queue>
+#include <tuple>
 
 #include "../../src/route/approx_tree.h"
 #include "kvpolicy/route/router.h"
@@ -330,6 +331,29 @@ TEST(LbgrRouter, TrackedBacklogIgnoresTheReportedOne) {
     EXPECT_EQ(route_cached_prompt("lbgr:token_cost_ms=1,backlog_weight=1,backlog_of=" + of, {1, 1},
                                   {10'000, 0}, &fired),
               expected);
+  }
+}
+
+// backlog_of=uncached: the reported backlog less what the router's tree matched for the newest
+// `waiting` requests it routed there. Request 1 (A again, all 64 tokens matched on worker 0)
+// waits there; of the 100 tokens worker 0 reports, 36 are left, under A's 64-token saving.
+TEST(LbgrRouter, UncachedBacklogDiscountsWhatTheWaitingRequestsHaveCached) {
+  for (const auto& [of, waiting, expected] :
+       std::vector<std::tuple<std::string, uint32_t, WorkerId>>{
+           {"uncached", 1, 0u}, {"uncached", 0, 1u}, {"cluster", 1, 1u}}) {
+    SCOPED_TRACE(of + " waiting " + std::to_string(waiting));
+    auto router =
+        make_router(parse_router_spec("lbgr:token_cost_ms=1,backlog_weight=1,backlog_of=" + of),
+                    RouterContext{.workers = 2});
+    FakeCluster cluster(2);
+    auto a = prompt({1, 2, 3, 4});
+    EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
+    cluster.set_now(64'000);  // completes as estimated: slot released, bias 0
+    router->on_complete(request(a, 0), 0, Completion{.arrival = 0, .finish = 64'000}, cluster);
+    EXPECT_EQ(router->route(request(a, 1), cluster), 0u);  // cached there: no service
+    cluster.mutable_load(0).waiting = waiting;
+    cluster.mutable_load(0).queued_prefill_tokens = 100;
+    EXPECT_EQ(router->route(request(a, 2), cluster), expected);
   }
 }
 
