@@ -1,8 +1,8 @@
 // lbgr: the worker of least predicted latency = service (uncached tokens x a per-token cost,
 // from its approximate tree) + queue (a slot that grows by each routed request's service,
 // decays by a factor every interval, and is released on completion; the robust variant takes
-// the worker's reported prefill backlog when larger) + a learned bias (scalar recursive least
-// squares per worker on observed latency - estimate); ties to the lower index.
+// the worker's prefill backlog, less what waits cached, when larger) + a learned bias (scalar
+// recursive least squares per worker on observed latency - estimate); ties to the lower index.
 // Source: "Randomization Boosts KV Caching, Learning Balances Query Load" (LBGR, Algorithm 2;
 // code fzwark/KVRouting). Cost: O(prompt blocks + workers) per request, O(1) per completion.
 #include <algorithm>
@@ -41,7 +41,8 @@ class Lbgr final : public Router {
                                         : Backlog::kCluster),
         prefills_(ctx.workers, ctx.prefill_seconds_per_token, true),
         matched_in_flight_(ctx.workers),
-        tree_(ctx.workers, ctx.block_tokens, static_cast<uint64_t>(p.get_int("max_tree_tokens"))),
+        tree_(ctx.workers, ctx.block_tokens,
+              tree_tokens(ctx, p.get_int("max_tree_tokens"), paper_)),
         workers_(ctx.workers) {
     for (Worker& w : workers_) w.p = p.get_double("p0");
   }
@@ -160,7 +161,7 @@ class Lbgr final : public Router {
   static constexpr double kLatencyWeight = 0.05;  // EWMA of observed latencies (queue_tau)
 
   // The robust variant (docs/routers.md, lbgr): the paper's argmin with the bias shrunk and
-  // capped, the queue at least the reported backlog's share, under an optional load guard.
+  // capped, the queue at least the prefill backlog's share, under an optional load guard.
   WorkerId route_robust(const RequestView& r, const ClusterView& cluster, int64_t tick) {
     const uint32_t n = cluster.workers();
     const double mean = mean_bias();
@@ -255,6 +256,13 @@ class Lbgr final : public Router {
                              : Backlog::kCluster;
   }
 
+  // max_tree_tokens, or with -1 the worker's KV memory (SGLang's 2^24 for variant=paper, or
+  // when the cluster does not say): a tree larger than the cache remembers evicted prefixes.
+  static uint64_t tree_tokens(const RouterContext& ctx, int64_t param, bool paper) {
+    if (param >= 0) return static_cast<uint64_t>(param);
+    return ctx.worker_kv_tokens && !paper ? ctx.worker_kv_tokens : uint64_t{1} << 24;
+  }
+
   enum class Clock { kE2e, kTtft, kMin };
   static Clock clock_of(const std::string& s) {
     return s == "ttft" ? Clock::kTtft : s == "min" ? Clock::kMin : Clock::kE2e;
@@ -346,8 +354,8 @@ class Lbgr final : public Router {
 const bool registered = register_router<Lbgr>({
     .name = "lbgr",
     .summary = "least predicted latency: uncached tokens x token cost (approximate tree) + "
-               "queue (decaying slot of routed service, or the reported prefill backlog when "
-               "larger) + RLS-learned per-worker bias",
+               "queue (decaying slot of routed service, or the worker's prefill backlog less "
+               "what waits cached, when larger) + RLS-learned per-worker bias",
     .source = "Randomization Boosts KV Caching, Learning Balances Query Load (LBGR), 2025",
     // The authors' 1 ms per uncached character at about 4 characters per token. Its scale
     // matters: the queue slot decays by wall-clock time, so a realistic per-token cost makes
@@ -363,9 +371,10 @@ const bool registered = register_router<Lbgr>({
                             "RLS forgetting factor of the learned bias"),
                param_double("p0", 1e6, {.min = 0, .min_exclusive = true},
                             "RLS initial variance of the bias"),
-               param_int("max_tree_tokens", int64_t{1} << 24, {.min = 1},
+               param_int("max_tree_tokens", -1, {.min = 1, .special = {-1}},
                          "per-worker size of the approximate tree, tokens (SGLang: 2^24 "
-                         "characters); LRU leaves go beyond it"),
+                         "characters); LRU leaves go beyond it; -1 = the worker's KV memory "
+                         "(variant=paper, or no cluster: 2^24)"),
                param_choice("variant", "robust", {"robust", "paper"},
                             "paper: Algorithm 2 as published (the robust parameters below are "
                             "ignored); robust: with them"),
@@ -401,9 +410,9 @@ const bool registered = register_router<Lbgr>({
                             "authors' code: 1); -1 = no floor"),
                param_double("backlog_weight", 0.2, {.min = 0},
                             "robust: the queue term is the larger of the slot and this x the "
-                            "worker's reported prefill backlog (queued prefill tokens x token "
-                            "cost); 0 = the slot alone"),
-               param_choice("backlog_of", "cluster", {"cluster", "tracked", "uncached"},
+                            "worker's prefill backlog (backlog_of) x token cost; 0 = the slot "
+                            "alone"),
+               param_choice("backlog_of", "uncached", {"cluster", "tracked", "uncached"},
                             "robust: the backlog the worker reports (cluster: every waiting "
                             "prompt in full), the router's record of the uncached tokens it "
                             "sent, draining at the cluster's prefill rate (tracked, as dynamo's "
@@ -412,10 +421,10 @@ const bool registered = register_router<Lbgr>({
     .variants = {"token_cost_ms=-1", "max_tree_tokens=64,decay=1", "variant=paper",
                  "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
                  "queue_tau=1",
-                 // the robust defaults before the backlog (docs/routers.md, lbgr), and the
-                 // backlog at full weight
-                 "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0", "backlog_weight=1",
-                 "backlog_of=tracked,backlog_weight=0.5", "backlog_of=uncached"},
+                 // the robust defaults before the backlog (docs/routers.md, lbgr), the backlog
+                 // at full weight, and the other two backlogs
+                 "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0,max_tree_tokens=16777216",
+                 "backlog_weight=1", "backlog_of=tracked,backlog_weight=0.5", "backlog_of=cluster"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

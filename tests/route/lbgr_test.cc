@@ -296,7 +296,7 @@ TEST(LbgrRouter, LoadGuardFiresAboveTheStatedSpreadAndNotAtIt) {
 // cached prompt saves 0.064 s on worker 0, so a backlog worth more than that sends it away.
 TEST(LbgrRouter, ReportedBacklogOutweighsACachedPrefixOnlyAboveItsSaving) {
   double fired = -1;
-  const std::string base = "lbgr:token_cost_ms=1,";
+  const std::string base = "lbgr:token_cost_ms=1,backlog_of=cluster,";
   EXPECT_EQ(route_cached_prompt(base + "backlog_weight=1", {1, 1, 1}, {64, 0, 0}, &fired), 0u);
   EXPECT_EQ(route_cached_prompt(base + "backlog_weight=1", {1, 1, 1}, {65, 0, 0}, &fired), 1u);
   EXPECT_EQ(route_cached_prompt(base + "backlog_weight=0.5", {1, 1, 1}, {128, 0, 0}, &fired), 0u);
@@ -311,8 +311,9 @@ TEST(LbgrRouter, ReportedBacklogOutweighsACachedPrefixOnlyAboveItsSaving) {
 // The larger of the two, not their sum: worker 0's slot (0.032 s) hides its smaller backlog
 // (0.020 s), so it beats worker 1's backlog of 0.040 s (a sum, 0.052 s, would not).
 TEST(LbgrRouter, BacklogTermIsTheLargerOfSlotAndBacklog) {
-  auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1,backlog_weight=1"),
-                            RouterContext{.workers = 2});
+  auto router =
+      make_router(parse_router_spec("lbgr:token_cost_ms=1,backlog_weight=1,backlog_of=cluster"),
+                  RouterContext{.workers = 2});
   FakeCluster cluster(2);
   EXPECT_EQ(router->route(request(prompt({1, 2}), 0), cluster), 0u);  // a tie: slot 0.032 s
   cluster.mutable_load(0).queued_prefill_tokens = 20;
@@ -353,6 +354,28 @@ TEST(LbgrRouter, UncachedBacklogDiscountsWhatTheWaitingRequestsHaveCached) {
     EXPECT_EQ(router->route(request(a, 1), cluster), 0u);  // cached there: no service
     cluster.mutable_load(0).waiting = waiting;
     cluster.mutable_load(0).queued_prefill_tokens = 100;
+    EXPECT_EQ(router->route(request(a, 2), cluster), expected);
+  }
+}
+
+// max_tree_tokens=-1 (the default) sizes the tree by the worker's KV memory: with room for one
+// 64-token prompt, routing a second one to worker 0 evicts the first from its tree. Then the
+// first again: robust sees it uncached on worker 0 behind b's slot (0.064 + 0.064 s) and takes
+// worker 1 (0.064 s); the paper variant keeps SGLang's 2^24 tokens, sees it cached, and ties
+// (0 + 0.064 against 0.064): worker 0.
+TEST(LbgrRouter, TreeSizedByTheWorkersMemory) {
+  for (const auto& [variant, expected] :
+       std::vector<std::pair<std::string, WorkerId>>{{"robust", 1u}, {"paper", 0u}}) {
+    SCOPED_TRACE(variant);
+    auto router =
+        make_router(parse_router_spec("lbgr:token_cost_ms=1,backlog_weight=0,variant=" + variant),
+                    RouterContext{.workers = 2, .worker_kv_tokens = 64});
+    FakeCluster cluster(2);
+    auto a = prompt({1, 2, 3, 4}), b = prompt({5, 6, 7, 8});
+    EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
+    cluster.set_now(64'000);
+    router->on_complete(request(a, 0), 0, Completion{.arrival = 0, .finish = 64'000}, cluster);
+    EXPECT_EQ(router->route(request(b, 1), cluster), 0u);  // a tie: worker 0
     EXPECT_EQ(router->route(request(a, 2), cluster), expected);
   }
 }

@@ -101,6 +101,9 @@ struct RouterContext {
   uint64_t seed = 1;
   // Per-token prefill cost the router may assume (LBGR's service estimate), seconds.
   double prefill_seconds_per_token = 1e-4;
+  // One worker's KV memory in tokens, 0 when unknown (lbgr's max_tree_tokens=-1 sizes its tree by
+  // it).
+  uint64_t worker_kv_tokens = 0;
   // The whole trace by request index, in arrival order; set only for routers that declare
   // needs_future (as PolicyContext::future is for Belady). Others must not read it.
   const std::vector<FutureRequest>* future = nullptr;
