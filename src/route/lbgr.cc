@@ -4,7 +4,8 @@
 // the worker's prefill backlog, less what waits cached, when larger) + a learned bias (scalar
 // recursive least squares per worker on observed latency - estimate); ties to the lower index.
 // Source: "Randomization Boosts KV Caching, Learning Balances Query Load" (LBGR, Algorithm 2;
-// code fzwark/KVRouting). Cost: O(prompt blocks + workers) per request, O(1) per completion.
+// code fzwark/KVRouting). Cost: O(prompt blocks + workers) per request, O(1) per completion;
+// backlog_of=uncached adds O(waiting) per worker per request and O(in flight) per completion.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -284,8 +285,8 @@ class Lbgr final : public Router {
   }
 
   void record(const RequestView& r, WorkerId best, double best_service, int64_t tick) {
-    // The estimate the bias corrects: service and the slot (not the backlog term, which the
-    // cluster reports), without the bias itself.
+    // The estimate the bias corrects: service and the slot (not the backlog term), without the
+    // bias itself.
     last_estimate_ = best_service + workers_[best].queue;
     // Open records by request index: a vector, not a hash map (one allocation per request was
     // a visible share of serve mode's time, docs/results/bench.md).
