@@ -1,5 +1,6 @@
 // lbgr: the worker of least predicted latency = service (uncached tokens x a per-token cost,
-// from its approximate tree) + queue (a slot that grows by each routed request's service,
+// from its approximate tree; the robust variant prices it by the worker's requests in flight,
+// which the prefill delays) + queue (a slot that grows by each routed request's service,
 // decays by a factor every interval, and is released on completion; the robust variant takes
 // the worker's prefill backlog, less what waits cached, when larger) + a learned bias (scalar
 // recursive least squares per worker on observed latency - estimate); ties to the lower index.
@@ -38,6 +39,7 @@ class Lbgr final : public Router {
         cap_ttft_(paper_ ? -1.0 : p.get_double("bias_cap_ttft")),
         residual_floor_(paper_ ? -1.0 : p.get_double("residual_floor_ms") / 1e3),
         backlog_weight_(paper_ ? 0.0 : p.get_double("backlog_weight")),
+        service_load_(paper_ ? 0.0 : p.get_double("service_load")),
         backlog_of_(backlog_weight_ > 0 ? backlog_of(p.get_string("backlog_of"))
                                         : Backlog::kCluster),
         prefills_(ctx.workers, ctx.prefill_seconds_per_token, true),
@@ -170,8 +172,11 @@ class Lbgr final : public Router {
     double best_latency = 0;
     for (WorkerId w = 0; w < n; ++w) {
       decay_to(w, tick);
-      double latency =
-          service(r, matched_[w], cluster.block_tokens()) + queue(w, cluster) + used_bias(w, mean);
+      // The service at its marginal cost: a prefill shares the worker with, and delays, the
+      // requests in flight there (docs/routers.md, lbgr).
+      const double marginal = 1.0 + service_load_ * double(cluster.load(w).in_flight);
+      double latency = marginal * service(r, matched_[w], cluster.block_tokens()) +
+                       queue(w, cluster) + used_bias(w, mean);
       if (w == 0 || latency < best_latency) {
         best = w;
         best_latency = latency;
@@ -336,6 +341,7 @@ class Lbgr final : public Router {
   double cap_ttft_;        // multiples of mean_ttft_; < 0: none
   double residual_floor_;  // seconds; < 0: none
   double backlog_weight_;
+  double service_load_;  // per request in flight on the worker
   Backlog backlog_of_;
   PrefillTracker prefills_;  // backlog_of=tracked
   // backlog_of=uncached: per worker, (request, prompt tokens its tree matched) in routing order
@@ -354,8 +360,9 @@ class Lbgr final : public Router {
 
 const bool registered = register_router<Lbgr>({
     .name = "lbgr",
-    .summary = "least predicted latency: uncached tokens x token cost (approximate tree) + "
-               "queue (decaying slot of routed service, or the worker's prefill backlog less "
+    .summary = "least predicted latency: uncached tokens x token cost (approximate tree; "
+               "robust: x (1 + service_load x requests in flight)) + queue (decaying slot of "
+               "routed service, or the worker's prefill backlog less "
                "what waits cached, when larger) + RLS-learned per-worker bias",
     .source = "Randomization Boosts KV Caching, Learning Balances Query Load (LBGR), 2025",
     // The authors' 1 ms per uncached character at about 4 characters per token. Its scale
@@ -413,6 +420,10 @@ const bool registered = register_router<Lbgr>({
                             "robust: the queue term is the larger of the slot and this x the "
                             "worker's prefill backlog (backlog_of) x token cost; 0 = the slot "
                             "alone"),
+               param_double("service_load", 0.02, {.min = 0},
+                            "robust: the service is multiplied by 1 + this x the worker's "
+                            "requests in flight (its marginal cost: the prefill delays them); "
+                            "0 = the service alone"),
                param_choice("backlog_of", "uncached", {"cluster", "tracked", "uncached"},
                             "robust: the backlog the worker reports (cluster: every waiting "
                             "prompt in full), the router's record of the uncached tokens it "
@@ -423,9 +434,10 @@ const bool registered = register_router<Lbgr>({
                  "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
                  "queue_tau=1",
                  // the robust defaults before the backlog (docs/routers.md, lbgr), the backlog
-                 // at full weight, and the other two backlogs
+                 // at full weight, the other two backlogs, and the service at its own cost
                  "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0,max_tree_tokens=16777216",
-                 "backlog_weight=1", "backlog_of=tracked,backlog_weight=0.5", "backlog_of=cluster"},
+                 "backlog_weight=1", "backlog_of=tracked,backlog_weight=0.5", "backlog_of=cluster",
+                 "service_load=0"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

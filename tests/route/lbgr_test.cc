@@ -296,7 +296,7 @@ TEST(LbgrRouter, LoadGuardFiresAboveTheStatedSpreadAndNotAtIt) {
 // cached prompt saves 0.064 s on worker 0, so a backlog worth more than that sends it away.
 TEST(LbgrRouter, ReportedBacklogOutweighsACachedPrefixOnlyAboveItsSaving) {
   double fired = -1;
-  const std::string base = "lbgr:token_cost_ms=1,backlog_of=cluster,";
+  const std::string base = "lbgr:token_cost_ms=1,backlog_of=cluster,service_load=0,";
   EXPECT_EQ(route_cached_prompt(base + "backlog_weight=1", {1, 1, 1}, {64, 0, 0}, &fired), 0u);
   EXPECT_EQ(route_cached_prompt(base + "backlog_weight=1", {1, 1, 1}, {65, 0, 0}, &fired), 1u);
   EXPECT_EQ(route_cached_prompt(base + "backlog_weight=0.5", {1, 1, 1}, {128, 0, 0}, &fired), 0u);
@@ -306,6 +306,19 @@ TEST(LbgrRouter, ReportedBacklogOutweighsACachedPrefixOnlyAboveItsSaving) {
   EXPECT_EQ(route_cached_prompt(base + "variant=paper,backlog_weight=1", {1, 1, 1}, {1 << 20, 0, 0},
                                 &fired),
             0u);
+}
+
+// service_load prices a prefill at its marginal cost, service x (1 + service_load x requests
+// in flight there): the cached prompt's 0.064 s on worker 1 becomes 0.096 s with one request in
+// flight there (under worker 0's backlog of 0.100 s: it moves) and 0.128 s with two (it stays).
+// The cached worker's service is 0 however loaded it is.
+TEST(LbgrRouter, ServiceLoadPricesAPrefillByTheRequestsItDelays) {
+  double fired = -1;
+  const std::string base = "lbgr:token_cost_ms=1,backlog_of=cluster,backlog_weight=1,";
+  EXPECT_EQ(route_cached_prompt(base + "service_load=0", {0, 2}, {100, 0}, &fired), 1u);
+  EXPECT_EQ(route_cached_prompt(base + "service_load=0.5", {0, 1}, {100, 0}, &fired), 1u);
+  EXPECT_EQ(route_cached_prompt(base + "service_load=0.5", {0, 2}, {100, 0}, &fired), 0u);
+  EXPECT_EQ(route_cached_prompt(base + "service_load=0.5", {50, 2}, {100, 0}, &fired), 0u);
 }
 
 // The larger of the two, not their sum: worker 0's slot (0.032 s) hides its smaller backlog
