@@ -2,7 +2,8 @@
 // from its approximate tree; the robust variant prices it by the worker's requests in flight,
 // which the prefill delays) + queue (a slot that grows by each routed request's service,
 // decays by a factor every interval, and is released on completion; the robust variant takes
-// the worker's prefill backlog, less what waits cached, when larger) + a learned bias (scalar
+// the worker's prefill backlog, less what waits cached, when larger, and adds the wait for a
+// running slot when the worker's are all taken) + a learned bias (scalar
 // recursive least squares per worker on observed latency - estimate); ties to the lower index.
 // Source: "Randomization Boosts KV Caching, Learning Balances Query Load" (LBGR, Algorithm 2;
 // code fzwark/KVRouting). Cost: O(prompt blocks + workers) per request, O(1) per completion;
@@ -40,6 +41,11 @@ class Lbgr final : public Router {
         residual_floor_(paper_ ? -1.0 : p.get_double("residual_floor_ms") / 1e3),
         backlog_weight_(paper_ ? 0.0 : p.get_double("backlog_weight")),
         service_load_(paper_ ? 0.0 : p.get_double("service_load")),
+        admission_(paper_ ? 0.0 : p.get_double("admission")),
+        max_running_(ctx.worker_max_running),
+        to_token_cost_(ctx.prefill_seconds_per_token > 0
+                           ? seconds_per_token_ / ctx.prefill_seconds_per_token
+                           : 1.0),
         backlog_of_(backlog_weight_ > 0 ? backlog_of(p.get_string("backlog_of"))
                                         : Backlog::kCluster),
         prefills_(ctx.workers, ctx.prefill_seconds_per_token, true),
@@ -176,7 +182,7 @@ class Lbgr final : public Router {
       // requests in flight there (docs/routers.md, lbgr).
       const double marginal = 1.0 + service_load_ * double(cluster.load(w).in_flight);
       double latency = marginal * service(r, matched_[w], cluster.block_tokens()) +
-                       queue(w, cluster) + used_bias(w, mean);
+                       queue(w, cluster) + admission(w, cluster) + used_bias(w, mean);
       if (w == 0 || latency < best_latency) {
         best = w;
         best_latency = latency;
@@ -255,6 +261,19 @@ class Lbgr final : public Router {
     }
     return std::max(workers_[w].queue, backlog_weight_ * double(tokens) * seconds_per_token_);
   }
+  // The wait for a running slot, in the slot's units: with the worker's running sequences at
+  // their cap, a request waits for the completions of those ahead of it (each about the EWMA of
+  // end-to-end latency / the cap apart), converted from seconds to token-cost seconds by
+  // token cost / the cluster's real prefill cost (docs/routers.md, lbgr).
+  double admission(WorkerId w, const ClusterView& cluster) const {
+    if (admission_ == 0 || max_running_ == 0 || completions_ == 0) return 0;
+    const WorkerLoad& load = cluster.load(w);
+    const double free_slots = double(max_running_ - std::min(max_running_, load.running));
+    const double ahead = double(load.waiting) + 1.0 - free_slots;
+    if (ahead <= 0) return 0;
+    return admission_ * to_token_cost_ * ahead * mean_e2e_ / double(max_running_);
+  }
+
   enum class Backlog { kCluster, kTracked, kUncached };
   static Backlog backlog_of(const std::string& s) {
     return s == "tracked"    ? Backlog::kTracked
@@ -342,6 +361,9 @@ class Lbgr final : public Router {
   double residual_floor_;  // seconds; < 0: none
   double backlog_weight_;
   double service_load_;  // per request in flight on the worker
+  double admission_;
+  uint32_t max_running_;  // the worker's cap on running sequences, 0 = unknown
+  double to_token_cost_;  // token-cost seconds per real second
   Backlog backlog_of_;
   PrefillTracker prefills_;  // backlog_of=tracked
   // backlog_of=uncached: per worker, (request, prompt tokens its tree matched) in routing order
@@ -363,7 +385,8 @@ const bool registered = register_router<Lbgr>({
     .summary = "least predicted latency: uncached tokens x token cost (approximate tree; "
                "robust: x (1 + service_load x requests in flight)) + queue (decaying slot of "
                "routed service, or the worker's prefill backlog less "
-               "what waits cached, when larger) + RLS-learned per-worker bias",
+               "what waits cached, when larger; robust: + the wait for a running slot) + "
+               "RLS-learned per-worker bias",
     .source = "Randomization Boosts KV Caching, Learning Balances Query Load (LBGR), 2025",
     // The authors' 1 ms per uncached character at about 4 characters per token. Its scale
     // matters: the queue slot decays by wall-clock time, so a realistic per-token cost makes
@@ -424,6 +447,10 @@ const bool registered = register_router<Lbgr>({
                             "robust: the service is multiplied by 1 + this x the worker's "
                             "requests in flight (its marginal cost: the prefill delays them); "
                             "0 = the service alone"),
+               param_double("admission", 0.5, {.min = 0},
+                            "robust: weight of the wait for a running slot when the worker's "
+                            "running sequences are at their cap (waiting ahead x EWMA of "
+                            "end-to-end latency / the cap, in token-cost units); 0 = off"),
                param_choice("backlog_of", "uncached", {"cluster", "tracked", "uncached"},
                             "robust: the backlog the worker reports (cluster: every waiting "
                             "prompt in full), the router's record of the uncached tokens it "
@@ -437,7 +464,7 @@ const bool registered = register_router<Lbgr>({
                  // at full weight, the other two backlogs, and the service at its own cost
                  "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0,max_tree_tokens=16777216",
                  "backlog_weight=1", "backlog_of=tracked,backlog_weight=0.5", "backlog_of=cluster",
-                 "service_load=0"},
+                 "service_load=0,admission=0"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

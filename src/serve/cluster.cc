@@ -132,6 +132,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
   rctx.seed = o.seed;
   rctx.prefill_seconds_per_token = cost.linear_fit().slope_ms_per_token * 1e-3;
   rctx.worker_kv_tokens = uint64_t{o.capacity_blocks} * B;
+  rctx.worker_max_running = o.max_running;
   std::unique_ptr<Router> router =
       o.assignment ? serve_detail::assigned_router(o) : make_router(o.router, rctx);
   std::unique_ptr<Router> decode_router;

@@ -321,6 +321,38 @@ TEST(LbgrRouter, ServiceLoadPricesAPrefillByTheRequestsItDelays) {
   EXPECT_EQ(route_cached_prompt(base + "service_load=0.5", {50, 2}, {100, 0}, &fired), 0u);
 }
 
+// admission: with worker 0's running sequences at the cap (2), a request there waits for
+// (waiting 1 + 1 - free slots 0) = 2 completions, each EWMA(end-to-end) / cap = 0.5 s apart:
+// 1 s, in token-cost seconds (token cost = the real prefill cost here, so x 1), times the
+// weight. The cached prompt saves 0.064 s on worker 0, so a weight of 0.07 sends it away and
+// 0.06 does not; one free slot halves the wait; off (0) or with the cap unknown, it stays.
+TEST(LbgrRouter, AdmissionPricesTheWaitForARunningSlot) {
+  auto route = [](const std::string& spec, uint32_t cap, uint32_t running, int cost_ms = 1) {
+    auto router = make_router(
+        parse_router_spec("lbgr:backlog_weight=0,service_load=0,token_cost_ms=" +
+                          std::to_string(cost_ms) + "," + spec),
+        RouterContext{.workers = 2, .prefill_seconds_per_token = 1e-3, .worker_max_running = cap});
+    FakeCluster cluster(2);
+    auto a = prompt({1, 2, 3, 4});
+    EXPECT_EQ(router->route(request(a, 0), cluster), 0u);
+    cluster.set_now(1'000'000);  // end-to-end 1 s, first token at once (the bias cap stays 0)
+    router->on_complete(request(a, 0), 0,
+                        Completion{.arrival = 0, .first_token = 0, .finish = 1'000'000}, cluster);
+    cluster.mutable_load(0).running = running;
+    cluster.mutable_load(0).waiting = 1;
+    return router->route(request(a, 1), cluster);
+  };
+  EXPECT_EQ(route("admission=0.06", 2, 2), 0u);
+  EXPECT_EQ(route("admission=0.07", 2, 2), 1u);
+  EXPECT_EQ(route("admission=0.12", 2, 1), 0u);  // one free slot: 0.5 s x 0.12
+  EXPECT_EQ(route("admission=0.14", 2, 1), 1u);
+  // At twice the token cost the saving doubles and so does the wait in token-cost seconds.
+  EXPECT_EQ(route("admission=0.06", 2, 2, 2), 0u);
+  EXPECT_EQ(route("admission=0.07", 2, 2, 2), 1u);
+  EXPECT_EQ(route("admission=0", 2, 2), 0u);
+  EXPECT_EQ(route("admission=1", 0, 2), 0u);  // the cluster does not say its cap
+}
+
 // The larger of the two, not their sum: worker 0's slot (0.032 s) hides its smaller backlog
 // (0.020 s), so it beats worker 1's backlog of 0.040 s (a sum, 0.052 s, would not).
 TEST(LbgrRouter, BacklogTermIsTheLargerOfSlotAndBacklog) {

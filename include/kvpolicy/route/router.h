@@ -104,6 +104,9 @@ struct RouterContext {
   // One worker's KV memory in tokens, 0 when unknown (lbgr's max_tree_tokens=-1 sizes its tree by
   // it).
   uint64_t worker_kv_tokens = 0;
+  // One worker's cap on running sequences (vLLM's max_num_seqs), 0 when unknown (lbgr's
+  // admission term reads it).
+  uint32_t worker_max_running = 0;
   // The whole trace by request index, in arrival order; set only for routers that declare
   // needs_future (as PolicyContext::future is for Belady). Others must not read it.
   const std::vector<FutureRequest>* future = nullptr;
