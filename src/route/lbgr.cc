@@ -360,8 +360,8 @@ class Lbgr final : public Router {
   double cap_ttft_;        // multiples of mean_ttft_; < 0: none
   double residual_floor_;  // seconds; < 0: none
   double backlog_weight_;
-  double service_load_;  // per request in flight on the worker
-  double admission_;
+  double service_load_;   // per request in flight on the worker
+  double admission_;      // weight of the wait for a running slot
   uint32_t max_running_;  // the worker's cap on running sequences, 0 = unknown
   double to_token_cost_;  // token-cost seconds per real second
   Backlog backlog_of_;
@@ -384,9 +384,8 @@ const bool registered = register_router<Lbgr>({
     .name = "lbgr",
     .summary = "least predicted latency: uncached tokens x token cost (approximate tree; "
                "robust: x (1 + service_load x requests in flight)) + queue (decaying slot of "
-               "routed service, or the worker's prefill backlog less "
-               "what waits cached, when larger; robust: + the wait for a running slot) + "
-               "RLS-learned per-worker bias",
+               "routed service, or the worker's prefill backlog less what waits cached, when "
+               "larger; robust: + the wait for a running slot) + RLS-learned per-worker bias",
     .source = "Randomization Boosts KV Caching, Learning Balances Query Load (LBGR), 2025",
     // The authors' 1 ms per uncached character at about 4 characters per token. Its scale
     // matters: the queue slot decays by wall-clock time, so a realistic per-token cost makes
@@ -461,7 +460,8 @@ const bool registered = register_router<Lbgr>({
                  "guard_inflight=1,guard_prefill_tokens=64,bias_shrink=0.5,bias_cap_s=0.1,"
                  "queue_tau=1",
                  // the robust defaults before the backlog (docs/routers.md, lbgr), the backlog
-                 // at full weight, the other two backlogs, and the service at its own cost
+                 // at full weight, the other two backlogs, and the defaults before the marginal
+                 // cost and the wait for a running slot
                  "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0,max_tree_tokens=16777216",
                  "backlog_weight=1", "backlog_of=tracked,backlog_weight=0.5", "backlog_of=cluster",
                  "service_load=0,admission=0"},
