@@ -261,6 +261,7 @@ class Lbgr final : public Router {
     }
     return std::max(workers_[w].queue, backlog_weight_ * double(tokens) * seconds_per_token_);
   }
+
   // The wait for a running slot, in the slot's units: with the worker's running sequences at
   // their cap, a request waits for the completions of those ahead of it (each about the EWMA of
   // end-to-end latency / the cap apart), converted from seconds to token-cost seconds by
@@ -309,8 +310,8 @@ class Lbgr final : public Router {
   }
 
   void record(const RequestView& r, WorkerId best, double best_service, int64_t tick) {
-    // The estimate the bias corrects: service and the slot (not the backlog term), without the
-    // bias itself.
+    // The estimate the bias corrects: the service and the slot, without the bias itself (and
+    // without the robust terms: the backlog, the marginal price and the admission wait).
     last_estimate_ = best_service + workers_[best].queue;
     // Open records by request index: a vector, not a hash map (one allocation per request was
     // a visible share of serve mode's time, docs/results/bench.md).
