@@ -41,6 +41,11 @@ void ServeArgs::add(CLI::App* cmd) {
   cmd->add_option("--time-scale", base.time_scale, "multiply the trace's arrival times by this")
       ->check(finite_in(1e-9, 1e12))
       ->capture_default_str();
+  cmd->add_option("--arrival-jitter", base.arrival_jitter_s,
+                  "replicates: delay each arrival by up to this many seconds, uniform and "
+                  "seeded by --seed, keeping the trace's order (0 = as traced)")
+      ->check(finite_in(0, 1e6))
+      ->capture_default_str();
   cmd->add_option("--clients", base.clients,
                   "closed loop: this many clients, each sending a session's turns one after "
                   "another (0 = open loop, arrivals from the trace)")

@@ -29,6 +29,12 @@ void check_options(const Trace& trace, const ServeOptions& o) {
     throw ConfigError("serve: --rate must be a positive number of requests per second");
   if (!(o.think_time_s >= 0) || !std::isfinite(o.think_time_s))
     throw ConfigError("serve: --think-time must be >= 0");
+  if (!(o.arrival_jitter_s >= 0) || !std::isfinite(o.arrival_jitter_s))
+    throw ConfigError("serve: --arrival-jitter must be >= 0 seconds");
+  if (o.arrival_jitter_s > 0 && o.clients > 0)
+    throw ConfigError(
+        "serve: --arrival-jitter delays the trace's arrivals, which a closed loop "
+        "(--clients) does not use");
   if (o.worker_trace &&
       (!(o.worker_trace->interval_s > 0) || !std::isfinite(o.worker_trace->interval_s)))
     throw ConfigError("serve: --worker-trace-interval must be a positive number of seconds");
@@ -62,6 +68,7 @@ ServeResult planned_result(const Trace& trace, const ServeOptions& o) {
   res.rate = o.rate;
   res.clients = o.clients;
   res.think_time_s = o.think_time_s;
+  res.arrival_jitter_s = o.arrival_jitter_s;
   res.cache_outputs = o.cache_outputs;
   res.slo_ms = o.slo_ms;
   res.allocation = o.allocation;

@@ -15,6 +15,7 @@ std::string ServeResult::key() const {
                   trace_identity(trace), trace_fingerprint, policy, params, router, router_params,
                   workers, capacity_blocks, seed, cost_model, time_scale, rate, clients,
                   think_time_s, cache_outputs, max_batch_tokens, max_running, slo_ms);
+  if (arrival_jitter_s > 0) key += fmt::format("|jitter={:g}", arrival_jitter_s);
   // Allocation and P/D (issue 37): whole allocation without pools keeps the older key.
   if (allocation != "whole") key += "|alloc=" + allocation;
   if (prefill_workers || decode_workers)

@@ -211,6 +211,8 @@ std::vector<ServeResultField> make_fields() {
   f.push_back(setting("rate", &R::rate, "requests/s", "arrivals rescaled to this mean rate"));
   f.push_back(integer("clients", &R::clients, "", "closed loop: clients; 0 = open loop"));
   f.push_back(setting("think_time_s", &R::think_time_s, "s", "closed loop: think time"));
+  f.push_back(setting("arrival_jitter_s", &R::arrival_jitter_s, "s",
+                      "each arrival delayed by up to this, seeded by `seed` (replicates)"));
   f.push_back(
       flag<R>("cache_outputs", &R::cache_outputs, "whether finished answers join the cache"));
   f.push_back(integer("rejected", &R::rejected, "", "requests that never fit a worker"));

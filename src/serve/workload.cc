@@ -76,6 +76,15 @@ std::vector<double> arrival_times(const Trace& trace, const ServeOptions& o) {
     scale = (double(n - 1) / o.rate) / span;  // n - 1 gaps at the mean rate
   }
   for (size_t r = 0; r < n; ++r) t[r] = double(trace.time[r] - trace.time[0]) / 1e6 * scale;
+  if (o.arrival_jitter_s > 0) {
+    // Replicates: an overloaded cluster's tail is chaotic in its arrivals (docs/serve.md,
+    // "Replicates"); each request is delayed by its own seeded share, no earlier than the last.
+    for (size_t r = 0; r < n; ++r) {
+      const double u = double(mix64(mix64(o.seed) ^ r) >> 11) * 0x1p-53;
+      t[r] += u * o.arrival_jitter_s;
+      if (r) t[r] = std::max(t[r], t[r - 1]);
+    }
+  }
   return t;
 }
 

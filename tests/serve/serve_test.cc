@@ -260,6 +260,42 @@ TEST(Serve, ClosedLoopOneClientNeverOverlaps) {
   EXPECT_NEAR(r.mean_in_system * r.makespan_s, r.total_sojourn_s, 1e-6 * r.total_sojourn_s);
 }
 
+// Replicates: each arrival is delayed by at most the jitter, in the trace's order, the same for
+// the same seed and different for another; a key of their own (resume keeps them apart).
+TEST(Serve, ArrivalJitterDelaysEachArrivalWithinItsBoundInOrder) {
+  ConversationParams cp;
+  cp.sessions = 60;
+  cp.session_rate = 20;
+  Trace trace = generate_conversation(cp, 3);
+  ServeOptions o;
+  o.workers = 2;
+  o.capacity_blocks = 1 << 14;
+  RequestTimeline as_traced, jittered, again, other;
+  ServeResult base = serve(trace, o, &as_traced);
+  o.arrival_jitter_s = 0.05;
+  ServeResult a = serve(trace, o, &jittered);
+  serve(trace, o, &again);
+  o.seed = 2;
+  serve(trace, o, &other);
+  EXPECT_EQ(jittered.arrival, again.arrival);
+  EXPECT_NE(jittered.arrival, other.arrival);
+  double moved = 0;
+  for (size_t r = 0; r < trace.size(); ++r) {
+    EXPECT_GE(jittered.arrival[r], as_traced.arrival[r] - 1e-6) << r;
+    // delayed by its own share, or held back behind the request before it
+    double bound = as_traced.arrival[r] + 0.05;
+    if (r) bound = std::max(bound, jittered.arrival[r - 1]);
+    EXPECT_LE(jittered.arrival[r], bound + 1e-6) << r;
+    if (r) EXPECT_GE(jittered.arrival[r], jittered.arrival[r - 1]) << r;
+    moved += jittered.arrival[r] - as_traced.arrival[r];
+  }
+  EXPECT_GT(moved / double(trace.size()), 0.01);  // about half the jitter on average
+  EXPECT_NE(base.key(), a.key());
+  o.arrival_jitter_s = 0;
+  o.seed = 1;
+  EXPECT_EQ(base.key(), serve(trace, o).key());  // results without jitter keep their key
+}
+
 TEST(Serve, TtftOfALoneRequestIsItsPrefill) {
   Trace trace = unique_prompts(1, 10, 1, 5, 1);
   CostModel cost = linear_model(0.1, 2.0);
@@ -286,6 +322,13 @@ TEST(Serve, BadConfigurationsGetOneClearError) {
   fails([](ServeOptions& o) { o.router = {"nope", ""}; }, "unknown router");
   fails([](ServeOptions& o) { o.policy = {"nope", ""}; }, "unknown policy");
   fails([](ServeOptions& o) { o.capacity_blocks = 0; }, "at least one KV block");
+  fails([](ServeOptions& o) { o.arrival_jitter_s = -1; }, "--arrival-jitter");
+  fails(
+      [](ServeOptions& o) {
+        o.arrival_jitter_s = 0.1;
+        o.clients = 2;
+      },
+      "closed loop");
   EXPECT_THROW(CostModel::make("llama-3.1-8b", "tpu"), ConfigError);
 }
 

@@ -57,6 +57,9 @@ struct ServeOptions {
   double rate = 0;
   uint32_t clients = 0;
   double think_time_s = 0;
+  // Replicates of an open-loop run: each arrival is delayed by up to this many seconds,
+  // uniform and seeded by `seed`, the trace's order kept (docs/serve.md, "Replicates").
+  double arrival_jitter_s = 0;
   // Insert a finished request's answer blocks into the cache (a next turn reuses them).
   bool cache_outputs = true;
   double slo_ms = 200;  // TTFT SLO
@@ -186,6 +189,7 @@ struct ServeResult {
   double rate = 0;
   uint32_t clients = 0;
   double think_time_s = 0;
+  double arrival_jitter_s = 0;
   bool cache_outputs = true;
   uint64_t rejected = 0;  // prompts larger than a worker's whole memory (never admitted)
   uint64_t preemptions = 0;
