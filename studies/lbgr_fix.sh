@@ -8,7 +8,10 @@
 # file is completed with --resume. Tables: python3 studies/lbgr_fix_tables.py OUT.
 # Env: KVPOLICY (binary), KVPOLICY_DATA (traces), TRACES ("mooncake arena sharegpt"), WORKERS
 # ("4 8"), LOADS ("50 70 85 95"), ROUTERS (the routers compared), JOBS (simulations at once),
-# SEEDS ("1": serve's --seed, the routers' and RLT's; the tables average over the seeds run).
+# SEEDS ("1": serve's --seed, the routers' and RLT's; the tables average over the seeds run),
+# JITTER (0; a share of the mean gap between arrivals: each seed is then a replicate whose
+# arrivals are delayed by up to JITTER / rate seconds, serve's --arrival-jitter), GPU (serve's
+# --gpu; empty: its default) and CAPACITY (KV memory per GPU).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: studies/lbgr_fix.sh OUT}
@@ -23,6 +26,9 @@ ROUTERS=${ROUTERS:-"cache_aware,lbgr:variant=paper,lbgr"}
 JOBS=${JOBS:-2}
 SEEDS=${SEEDS:-1}
 CAPACITY=${CAPACITY:-40GB}  # KV memory per GPU (A100-80GB, the serve default)
+JITTER=${JITTER:-0}
+CLUSTER=(-c "$CAPACITY")
+[[ -n ${GPU:-} ]] && CLUSTER+=(--gpu "$GPU")
 cd "$out"
 say() { echo "[lbgr_fix $(date -u +%H:%M:%S)] $*" >&2; }
 run() { echo "+ $*" >&2; "$@" > /dev/null; }
@@ -95,7 +101,7 @@ for tr in $TRACES; do
     if [[ -s $f ]]; then say "skip $f (done)"; continue; fi
     say "capacity of $tr on $w workers"
     # shellcheck disable=SC2046
-    run "$K" serve $(trace_args "$tr") -w "$w" -c "$CAPACITY" -r least_loaded,cache_aware \
+    run "$K" serve $(trace_args "$tr") -w "$w" "${CLUSTER[@]}" -r least_loaded,cache_aware \
       --policy lru --rate $(($(over_rps "$tr") * w)) -j "$JOBS" --json "$f.tmp"
     mv "$f.tmp" "$f"
   done
@@ -114,13 +120,14 @@ for tr in $TRACES; do
     cap=$(capacity cap-$tr-w$w.jsonl)
     for load in $LOADS; do
       rate=$(python3 -c "print(round($cap * $load / 100, 4))")
+      jitter=$(python3 -c "print(f'{$JITTER / $rate:.6g}')")
       say "$tr, $w workers, load $load % = $rate req/s"
       for seed in $SEEDS; do
         f=run-$tr-w$w-l$load.jsonl
         [[ $seed == 1 ]] || f=run-$tr-w$w-l$load-s$seed.jsonl
         # shellcheck disable=SC2046
-        run "$K" serve $(trace_args "$tr") -w "$w" -c "$CAPACITY" -r "$ROUTERS" --policy lru,rlt \
-          --rate "$rate" --seed "$seed" -j "$JOBS" --json "$f" --resume
+        run "$K" serve $(trace_args "$tr") -w "$w" "${CLUSTER[@]}" -r "$ROUTERS" --policy lru,rlt \
+          --rate "$rate" --seed "$seed" --arrival-jitter "$jitter" -j "$JOBS" --json "$f" --resume
       done
     done
   done

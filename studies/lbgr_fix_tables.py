@@ -41,6 +41,20 @@ def util(r):
     return (min(us), max(us)) if us else (0, 0)
 
 
+def paired_p99(seeded, lb):
+    """lbgr+rlt's P99 over cache_aware+lru's, seed by seed (a replicate's two runs share their
+    arrivals): the mean and its standard error, or None with fewer than two seeds."""
+    p99 = {}
+    for r in seeded:
+        p99[(label(r), r["seed"])] = r["ttft_p99_ms"]
+    xs = [p99[((lb, "rlt"), s)] / p99[(("cache_aware", "lru"), s)]
+          for (key, s) in p99 if key == (lb, "rlt") and p99.get((("cache_aware", "lru"), s))]
+    if len(xs) < 2:
+        return None
+    m = sum(xs) / len(xs)
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1) / len(xs))
+
+
 def fmt(x):
     return f"{x:.1f}"
 
@@ -99,7 +113,7 @@ def main():
                 for q in ("p50", "p99"):
                     ratios.append(x[f"ttft_{q}_ms"] / c[f"ttft_{q}_ms"] if c[f"ttft_{q}_ms"] > 0 else float("inf"))
             if len(ratios) == 4:
-                summary.append((tr, w, load, lb, ratios))
+                summary.append((tr, w, load, lb, ratios, paired_p99(seeded, lb)))
         cells = [by.get(k) for k in (("cache_aware", "lru"), ("cache_aware", "rlt"))]
         cells += [by.get((lb, "rlt")) for lb in sorted({r for r, _ in by if r.startswith("lbgr")},
                                                        key=lambda x: x != "lbgr:variant=paper")]
@@ -123,11 +137,14 @@ def main():
         print()
     if summary:
         print("LBGR+RLT / cache_aware, TTFT (<= 1.05 meets the target):\n")
-        print("| trace | workers | load % | lbgr | P50 vs +lru | P99 vs +lru | P50 vs +rlt | P99 vs +rlt | met |")
-        print("|---|---:|---:|---|---:|---:|---:|---:|---|")
-        for tr, w, load, lb, r in summary:
+        paired = any(s[5] for s in summary)
+        print("| trace | workers | load % | lbgr | P50 vs +lru | P99 vs +lru | P50 vs +rlt | P99 vs +rlt | met |"
+              + (" P99 vs +lru by seed, mean ± SE |" if paired else ""))
+        print("|---|---:|---:|---|---:|---:|---:|---:|---|" + ("---:|" if paired else ""))
+        for tr, w, load, lb, r, pr in summary:
             met = "yes" if max(r) <= 1.05 else "no"
-            print(f"| {tr} | {w} | {load} | {lb} | " + " | ".join(f"{x:.2f}" for x in r) + f" | {met} |")
+            extra = (f" {pr[0]:.2f} ± {pr[1]:.2f} |" if pr else " |") if paired else ""
+            print(f"| {tr} | {w} | {load} | {lb} | " + " | ".join(f"{x:.2f}" for x in r) + f" | {met} |" + extra)
         print()
         # Per variant: cells met, per trace, and geometric means over the cells of the worst
         # ratio and of P50 and P99 against cache_aware+lru (one met cell can flip on noise).
