@@ -40,6 +40,13 @@ Trace unique_prompts(size_t n, uint32_t prompt_blocks, double rate, uint32_t out
 
 using testing::linear_model;
 
+Trace conversations(uint32_t sessions, double session_rate, uint64_t seed) {
+  ConversationParams cp;
+  cp.sessions = sessions;
+  cp.session_rate = session_rate;
+  return generate_conversation(cp, seed);
+}
+
 void expect_littles_law(const ServeResult& r, const RequestTimeline& t) {
   double sojourn = 0;
   for (size_t i = 0; i < t.arrival.size(); ++i) sojourn += t.finish[i] - t.arrival[i];
@@ -222,10 +229,7 @@ TEST(Serve, AnswersAreReusedByTheNextTurn) {
 }
 
 TEST(Serve, SameSeedSameResult) {
-  ConversationParams cp;
-  cp.sessions = 80;
-  cp.session_rate = 10;
-  Trace trace = generate_conversation(cp, 4);
+  Trace trace = conversations(80, 10, 4);
   ServeOptions o;
   o.workers = 4;
   o.router = {"random", ""};
@@ -263,10 +267,7 @@ TEST(Serve, ClosedLoopOneClientNeverOverlaps) {
 // Replicates: each arrival is delayed by at most the jitter, in the trace's order, the same for
 // the same seed and different for another; a key of their own (resume keeps them apart).
 TEST(Serve, ArrivalJitterDelaysEachArrivalWithinItsBoundInOrder) {
-  ConversationParams cp;
-  cp.sessions = 60;
-  cp.session_rate = 20;
-  Trace trace = generate_conversation(cp, 3);
+  Trace trace = conversations(60, 20, 3);
   ServeOptions o;
   o.workers = 2;
   o.capacity_blocks = 1 << 14;
