@@ -447,7 +447,7 @@ const bool registered = register_router<Lbgr>({
                             "robust: the service is multiplied by 1 + this x the worker's "
                             "requests in flight (its marginal cost: the prefill delays them); "
                             "0 = the service alone"),
-               param_double("admission", 0.5, {.min = 0},
+               param_double("admission", 1, {.min = 0},
                             "robust: weight of the wait for a running slot when the worker's "
                             "running sequences are at their cap (waiting ahead x EWMA of "
                             "end-to-end latency / the cap, in token-cost units); 0 = off"),
