@@ -8,7 +8,10 @@
 # Capacity: the larger completed-request throughput of least_loaded+lru and cache_aware+lru
 # with arrivals far above it (as studies/lbgr_fix.sh). Resumable: a finished JSON is skipped.
 # Tables: python3 studies/route_grid_tables.py OUT.
-# Env: KVPOLICY (binary), KVPOLICY_DATA (traces), TRACES, WORKERS, LOADS, POLICIES, JOBS (capacity runs at once).
+# Env: KVPOLICY (binary), KVPOLICY_DATA (traces), TRACES, WORKERS, LOADS, POLICIES, JOBS (capacity runs at once),
+# SEEDS ("1") and JITTER (0; a share of the mean gap between arrivals): with JITTER > 0 each seed is a
+# replicate (route-bound's --arrival-jitter, docs/serve.md) and the tables average over them; give
+# each JITTER its own OUT.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: studies/route_grid.sh OUT}
@@ -21,6 +24,8 @@ WORKERS=${WORKERS:-"4 16"}
 LOADS=${LOADS:-"50 80 95"}
 POLICIES=${POLICIES:-"lru rlt auto"}
 JOBS=${JOBS:-2}
+SEEDS=${SEEDS:-1}
+JITTER=${JITTER:-0}
 CLUSTER=(--gpu l40 -c 200000t)
 cd "$out"
 say() { echo "[route_grid $(date -u +%H:%M:%S)] $*" >&2; }
@@ -70,14 +75,18 @@ for tr in $TRACES; do
     cap=$(capacity "cap-$tr-w$w.jsonl")
     for load in $LOADS; do
       rate=$(python3 -c "print(round($cap * $load / 100, 4))")
+      jitter=$(python3 -c "print(f'{$JITTER / $rate:.6g}')")
       for p in $POLICIES; do
-        f=grid-$tr-w$w-l$load-$p.jsonl
-        [[ -s $f ]] && continue
-        say "$tr, $w workers, load $load % = $rate req/s, $p"
-        # shellcheck disable=SC2046
-        run "$K" route-bound $(trace_args "$tr") -w "$w" "${CLUSTER[@]}" -r online -p "$p" \
-          --rate "$rate" --regret-sample 0 --json "$f.tmp"
-        mv "$f.tmp" "$f"
+        for seed in $SEEDS; do
+          f=grid-$tr-w$w-l$load-$p.jsonl
+          [[ $seed == 1 ]] || f=grid-$tr-w$w-l$load-$p-s$seed.jsonl
+          [[ -s $f ]] && continue
+          say "$tr, $w workers, load $load % = $rate req/s, $p, seed $seed"
+          # shellcheck disable=SC2046
+          run "$K" route-bound $(trace_args "$tr") -w "$w" "${CLUSTER[@]}" -r online -p "$p" \
+            --rate "$rate" --seed "$seed" --arrival-jitter "$jitter" --regret-sample 0 --json "$f.tmp"
+          mv "$f.tmp" "$f"
+        done
       done
     done
   done

@@ -18,14 +18,33 @@ TRACES = ["mooncake", "arena", "sharegpt", "loogle", "gsp"]
 POLICIES = ["lru", "rlt", "auto"]
 
 
+def mean_rows(rows):
+    """One row from a router's replicates (route_grid.sh's SEEDS): each number averaged, each gap
+    over the seeds where it is defined; the rest (names, flags, the nested serve result) from the
+    first."""
+    if len(rows) == 1:
+        return rows[0]
+    out = dict(rows[0])
+    for k, v in rows[0].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            xs = [r[k] for r in rows if isinstance(r.get(k), (int, float)) and not math.isnan(r[k])]
+            out[k] = sum(xs) / len(xs) if xs else float("nan")
+    out["seeds"] = len(rows)
+    return out
+
+
 def load(out):
-    """{(trace, workers, load, policy): {router: row}} and {(trace, workers): capacity}."""
-    cells = {}
+    """{(trace, workers, load, policy): {router: row}} and {(trace, workers): capacity}; a cell
+    run with several seeds (grid-...-sN.jsonl) has each router's row averaged over them."""
+    runs = defaultdict(lambda: defaultdict(list))
     for path in glob.glob(os.path.join(out, "grid-*.jsonl")):
-        tr, w, l, p = os.path.basename(path)[5:-6].split("-")
+        tr, w, l, p, *seed = os.path.basename(path)[5:-6].split("-")
         with open(path) as f:
-            rows = [json.loads(line) for line in f if line.strip()]
-        cells[(tr, int(w[1:]), int(l[1:]), p)] = {r["router"]: r for r in rows}
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    runs[(tr, int(w[1:]), int(l[1:]), p)][r["router"]].append(r)
+    cells = {k: {r: mean_rows(rows) for r, rows in by.items()} for k, by in runs.items()}
     caps = {}
     for path in glob.glob(os.path.join(out, "cap-*.jsonl")):
         tr, w = os.path.basename(path)[4:-6].split("-")
