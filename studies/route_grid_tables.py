@@ -38,7 +38,7 @@ def load(out):
     run with several seeds (grid-...-sN.jsonl) has each router's row averaged over them."""
     runs = defaultdict(lambda: defaultdict(list))
     for path in glob.glob(os.path.join(out, "grid-*.jsonl")):
-        tr, w, l, p, *seed = os.path.basename(path)[5:-6].split("-")
+        tr, w, l, p, *_ = os.path.basename(path)[5:-6].split("-")  # *_: the seed, if any
         with open(path) as f:
             for line in f:
                 if line.strip():
