@@ -161,12 +161,15 @@ app::ServeSpec serve_spec(const py::dict& options) {
   spec.base.stepped = options["stepped"].cast<bool>();
   spec.base.slo_ms = options["slo_ms"].cast<double>();
   spec.base.seed = options["seed"].cast<uint64_t>();
+  spec.base.arrival_jitter_s = options["arrival_jitter_s"].cast<double>();
   spec.jobs = options["jobs"].cast<unsigned>();
   set_pd_options(spec.base, options);
   set_serve_tiers(spec, options["tiers"].cast<py::dict>());
   if (spec.tp < 1 || spec.tp > 64) throw ConfigError("tp must be in [1, 64]");
-  for (double v : {spec.base.rate, spec.base.think_time_s, spec.base.slo_ms})
-    if (!std::isfinite(v) || v < 0) throw ConfigError("rate, think_time_s and slo_ms must be >= 0");
+  for (double v :
+       {spec.base.rate, spec.base.think_time_s, spec.base.slo_ms, spec.base.arrival_jitter_s})
+    if (!std::isfinite(v) || v < 0)
+      throw ConfigError("rate, think_time_s, slo_ms and arrival_jitter_s must be >= 0");
   if (!std::isfinite(spec.base.time_scale) || spec.base.time_scale <= 0)
     throw ConfigError("time_scale must be a finite number > 0");
   return spec;
@@ -211,6 +214,7 @@ std::string route_tune_json(const Trace& trace, const std::string& router,
   spec.space = tune["space"].cast<std::string>();
   spec.json_path = tune["json"].cast<std::string>();
   spec.resume = tune["resume"].cast<bool>();
+  spec.replicates = tune["replicates"].cast<size_t>();
   app::TuneResult r;
   {
     py::gil_scoped_release release;

@@ -105,7 +105,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
           cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, allocation="chunked",
           prefill_workers=0, decode_workers=0, decode_router="least_loaded",
           kv_link_gb_per_s=50.0, kv_link_latency_us=10.0, decode_cache=True,
-          kv_transfer="after-prefill", tiers=None, stepped=False):
+          kv_transfer="after-prefill", tiers=None, stepped=False, arrival_jitter_s=0.0):
     """Runs `trace` (a Trace, or a path for load_trace) through a simulated serving cluster for
     every (capacity, workers, router, policy), as `kvpolicy serve` does, with the GIL released.
 
@@ -116,7 +116,7 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
     prefill_workers / decode_workers / decode_router for P/D, kv_link_gb_per_s and
     kv_link_latency_us for --kv-link-bandwidth / --kv-link-latency, decode_cache=False for
     --decode-cache off, kv_transfer for --kv-transfer, stepped=True for
-    --stepped, ...). Returns one
+    --stepped, arrival_jitter_s for --arrival-jitter, ...). Returns one
     dict per configuration with the fields of `kvpolicy serve --json` (docs/formats.md).
     tiers: memory tiers as serve's flags with underscores, e.g. dict(dram="2",
     dram_policy="s3fifo", ssd="64GB", ssd_admit="seen>=2", placement="exclusive",
@@ -136,7 +136,8 @@ def serve(trace, policies=("lru",), capacities=("0.1",), *, routers=("round_robi
                         kv_link_gb_per_s=float(kv_link_gb_per_s),
                         kv_link_latency_us=float(kv_link_latency_us),
                         decode_cache=bool(decode_cache), kv_transfer=str(kv_transfer),
-                        tiers=dict(tiers or {}), stepped=bool(stepped)))
+                        tiers=dict(tiers or {}), stepped=bool(stepped),
+                        arrival_jitter_s=float(arrival_jitter_s)))
     return [json.loads(line) for line in lines]
 
 
@@ -144,11 +145,12 @@ def route_tune(trace, router, *, policy="lru", workers=4, capacity="0.1", object
                budget=24, search="grid", split=0.5, space="", json_path=None, resume=False,
                model="llama-3.1-8b", gpu="a100-80gb", kv_dtype="auto", cost_params="", tp=1,
                rate=0.0, time_scale=1.0, max_batch_tokens=8192, max_running=256,
-               cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, allocation="chunked"):
+               cache_outputs=True, slo_ms=200.0, seed=1, jobs=0, allocation="chunked",
+               replicates=1, arrival_jitter_s=0.0):
     """Searches `router`'s parameters in serve mode as `kvpolicy route-tune` does: tuned on the
     first `split` of the trace by arrival time, the default and the tuned setting judged on the
-    rest, and the configuration to paste (docs/serve.md, "Autotuning a router: route-tune").
-    Returns the report `route-tune --json` writes, as a dict; json_path also writes it there
+    rest, and the configuration to paste (docs/serve.md, "Autotuning a router: route-tune");
+    replicates and arrival_jitter_s as --replicates and --arrival-jitter. Returns the report `route-tune --json` writes, as a dict; json_path also writes it there
     (its runs stream to json_path + ".runs" meanwhile, which resume=True reads).
     """
     line = _route_tune(_trace(trace), str(router), str(policy), str(workers), str(capacity),
@@ -160,10 +162,11 @@ def route_tune(trace, router, *, policy="lru", workers=4, capacity="0.1", object
                             allocation=str(allocation), prefill_workers=0, decode_workers=0,
                             decode_router="least_loaded", kv_link_gb_per_s=50.0,
                             kv_link_latency_us=10.0, decode_cache=True,
-                            kv_transfer="after-prefill", tiers={}, stepped=False),
+                            kv_transfer="after-prefill", tiers={}, stepped=False,
+                            arrival_jitter_s=float(arrival_jitter_s)),
                        dict(objective=str(objective), search=str(search), budget=int(budget),
                             split=float(split), space=str(space), json=str(json_path or ""),
-                            resume=bool(resume)))
+                            resume=bool(resume), replicates=int(replicates)))
     return json.loads(line)
 
 

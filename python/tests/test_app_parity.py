@@ -63,12 +63,15 @@ def test_serve_rows_equal_the_cli(trace_path, tmp_path):
 def test_route_tune_equals_the_cli(trace_path, tmp_path):
     out = tmp_path / "tune.json"
     cli("route-tune", "-t", trace_path, "-r", "cache_aware", "-w", 2, "-c", "10%", "--rate", 2,
-        "--budget", 4, "--search", "random", "--seed", 3, "--json", out)
+        "--budget", 4, "--search", "random", "--seed", 3, "--replicates", 2,
+        "--arrival-jitter", 0.001, "--json", out)
     want = json.loads(out.read_text())
     got = kvpolicy.route_tune(str(trace_path), "cache_aware", workers=2, capacity="10%", rate=2.0,
-                              budget=4, search="random", seed=3)
+                              budget=4, search="random", seed=3, replicates=2,
+                              arrival_jitter_s=0.001)
     assert got == want
     assert len(got["runs"]) == 5 and "--router cache_aware:" in got["export"]
+    assert got["replicates"] == 2 and got["arrival_jitter_s"] == 0.001
 
 
 @needs_cli

@@ -31,6 +31,29 @@ TuneFigures figures(const ServeResult& r) {
   return {r.ttft_ms.p50, r.ttft_ms.p99, r.ttft_ms.mean, r.block_hit_rate, r.requests};
 }
 
+// A setting's figures over its replicates: the mean of each.
+TuneFigures mean_figures(const std::vector<TuneFigures>& paths) {
+  TuneFigures m;
+  for (const TuneFigures& f : paths) {
+    m.ttft_p50_ms += f.ttft_p50_ms / double(paths.size());
+    m.ttft_p99_ms += f.ttft_p99_ms / double(paths.size());
+    m.ttft_mean_ms += f.ttft_mean_ms / double(paths.size());
+    m.hit_rate += f.hit_rate / double(paths.size());
+  }
+  m.requests = paths.front().requests;
+  return m;
+}
+
+// The replicates' jitter: as given, else 1 % of the mean gap between arrivals as serve replays
+// them (docs/serve.md, "Replicates": enough to draw another path, too little to spread a trace's
+// simultaneous arrivals apart). A closed loop takes none: its replicates differ by seed only.
+double replicate_jitter(const Trace& trace, const ServeOptions& o, size_t replicates) {
+  if (replicates < 2 || o.arrival_jitter_s > 0 || o.clients > 0) return o.arrival_jitter_s;
+  if (o.rate > 0) return 0.01 / o.rate;
+  double span_s = double(trace.time.back() - trace.time.front()) / double(kMicrosPerSecond);
+  return 0.01 * span_s * o.time_scale / double(trace.size() - 1);
+}
+
 void append_request(const Trace& src, size_t r, Time offset, Trace& dst) {
   dst.add_request_keys(src.time[r] - offset, src.prompt(r), src.prompt_tokens[r],
                        src.output_tokens[r], src.session[r], src.turn[r], src.category[r],
@@ -111,6 +134,8 @@ const RouterInfo& TuneSpec::validate() const {
     throw ConfigError(fmt::format("--budget must be in [1, 10000], not {}", budget));
   if (!(split > 0 && split < 1))
     throw ConfigError(fmt::format("--split must be in (0, 1), not {:g}", split));
+  if (replicates < 1 || replicates > 1000)
+    throw ConfigError(fmt::format("--replicates must be in [1, 1000], not {}", replicates));
   if (resume && json_path.empty()) throw ConfigError("--resume needs --json FILE");
   std::map<std::string, std::string> fixed;
   tune_space(info, space, &fixed);
@@ -145,8 +170,9 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
   one.routers = info.name;
   // Sized on the whole trace, so a share of unique blocks ("10%") is the same memory in both
   // parts.
-  ServeOptions base_tune = one.configs(trace, cost).at(0);
-  ServeOptions base_held = base_tune;
+  ServeOptions base = one.configs(trace, cost).at(0);
+  base.cost_model = &cost;
+  base.arrival_jitter_s = replicate_jitter(trace, base, spec.replicates);
 
   // A setting as the router's parameter text: every knob and fixed value, in declaration order.
   auto setting = [&](const std::map<std::string, std::string>& values) {
@@ -167,15 +193,17 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
 
   std::string runs_path = spec.json_path.empty() ? "" : spec.json_path + ".runs";
   bool resume_now = spec.resume;
-  auto evaluate = [&](const Trace& half, const ServeOptions& base,
-                      const std::vector<std::string>& settings, const std::string& what) {
+  // Each setting's figures on `half`, one per replicate (replicate k: seed + k).
+  auto evaluate = [&](const Trace& half, const std::vector<std::string>& settings,
+                      const std::string& what) {
     std::vector<ServeOptions> configs;
-    for (const std::string& s : settings) {
-      ServeOptions o = base;
-      o.router.params = s;
-      o.cost_model = &cost;
-      configs.push_back(o);
-    }
+    for (const std::string& s : settings)
+      for (size_t k = 0; k < spec.replicates; ++k) {
+        ServeOptions o = base;
+        o.router.params = s;
+        o.seed = base.seed + k;
+        configs.push_back(o);
+      }
     SweepSettings sweep;
     sweep.jobs = spec.serve.jobs;
     sweep.json_path = runs_path;
@@ -183,7 +211,10 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
     sweep.what = what;
     auto results = run_sweep(serve_cells(half, configs, runs_path), sweep);
     resume_now = !runs_path.empty();  // later batches append to the same file
-    return results;
+    std::vector<std::vector<TuneFigures>> paths(settings.size());
+    for (size_t i = 0; i < results.size(); ++i)
+      paths[i / spec.replicates].push_back(figures(results[i]));
+    return paths;
   };
 
   TuneResult out;
@@ -192,6 +223,8 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
   out.search = spec.search;
   out.seed = spec.serve.base.seed;
   out.budget = spec.budget;
+  out.replicates = spec.replicates;
+  out.arrival_jitter_s = base.arrival_jitter_s;
   out.split = spec.split;
   out.cut_s = split.cut_s;
   out.tune_requests = split.tune.size();
@@ -206,9 +239,9 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
   std::vector<std::vector<double>> coords;  // the u of each run (refinement starts from them)
   auto run_batch = [&](const std::vector<std::string>& settings,
                        const std::vector<std::vector<double>>& u) {
-    auto results = evaluate(split.tune, base_tune, settings, "route-tune (tuning part)");
-    for (size_t i = 0; i < results.size(); ++i) {
-      TuneRun run{settings[i], figures(results[i]), 0};
+    auto paths = evaluate(split.tune, settings, "route-tune (tuning part)");
+    for (size_t i = 0; i < paths.size(); ++i) {
+      TuneRun run{settings[i], mean_figures(paths[i]), 0};
       run.objective = objective_value(spec.objective, run.tune);
       out.runs.push_back(run);
       coords.push_back(u[i]);
@@ -323,11 +356,22 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
   out.best_tune = out.runs[best].tune;
   std::vector<std::string> held{out.default_params};
   if (best != 0) held.push_back(out.best_params);
-  auto held_results = evaluate(split.held_out, base_held, held, "route-tune (held-out part)");
-  out.default_held = figures(held_results[0]);
-  out.best_held = best != 0 ? figures(held_results[1]) : out.default_held;
+  auto held_paths = evaluate(split.held_out, held, "route-tune (held-out part)");
+  out.default_held = mean_figures(held_paths[0]);
+  out.best_held = mean_figures(held_paths.back());
   out.beats_default_held = objective_value(spec.objective, out.best_held) <
                            objective_value(spec.objective, out.default_held);
+  // The paired differences' mean and standard error: is the gain larger than the paths' noise?
+  std::vector<double> diff;
+  for (size_t k = 0; k < spec.replicates; ++k)
+    diff.push_back(objective_value(spec.objective, held_paths.back()[k]) -
+                   objective_value(spec.objective, held_paths[0][k]));
+  for (double d : diff) out.held_difference += d / double(diff.size());
+  if (diff.size() > 1) {
+    double ss = 0;
+    for (double d : diff) ss += (d - out.held_difference) * (d - out.held_difference);
+    out.held_difference_se = std::sqrt(ss / double(diff.size() - 1) / double(diff.size()));
+  }
   Params full = Params::parse(out.best_params, info.params, "router " + info.name);
   out.export_text = export_config(info.name, full.canonical(), out.best_params);
 
@@ -368,6 +412,8 @@ std::string TuneResult::to_json() const {
       .add("search", search)
       .add("seed", seed)
       .add("budget", budget)
+      .add("replicates", replicates)
+      .add("arrival_jitter_s", arrival_jitter_s, 6)
       .add("split", split, 4)
       .add("cut_s", cut_s, 3)
       .add("tune_requests", tune_requests)
@@ -381,6 +427,8 @@ std::string TuneResult::to_json() const {
       .raw("best_tune", figures_json(best_tune))
       .raw("best_held", figures_json(best_held))
       .raw("beats_default_held", beats_default_held ? "true" : "false")
+      .add("held_difference", held_difference, 6)
+      .add("held_difference_se", held_difference_se, 6)
       .add("export", export_text)
       .str();
 }

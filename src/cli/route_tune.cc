@@ -29,6 +29,11 @@ void print_result(const app::TuneResult& r) {
       "search {} (seed {}): {} settings run on the tuning part, the default included; "
       "objective {}\n",
       r.search, r.seed, r.runs.size(), r.objective);
+  if (r.replicates > 1)
+    fmt::print(
+        "replicates: {} per setting (seeds {}..{}, arrival jitter {:.4g} s); figures are "
+        "their means\n",
+        r.replicates, r.seed, r.seed + r.replicates - 1, r.arrival_jitter_s);
   fmt::print("default: {}\ntuned:   {}\n", r.default_params, r.best_params);
   fmt::print("{:<8} {:<9} {:>9} {:>10} {:>10} {:>10} {:>8}\n", "setting", "part", "requests",
              "TTFT p50", "TTFT p99", "TTFT mean", "hit %");
@@ -45,6 +50,11 @@ void print_result(const app::TuneResult& r) {
         r.beats_default_held ? "beats" : "does NOT beat", r.objective,
         std::abs(app::objective_value(r.objective, r.best_held)),
         std::abs(app::objective_value(r.objective, r.default_held)));
+  if (r.replicates > 1 && r.best_params != r.default_params)
+    fmt::print(
+        "paired by seed, tuned - default: {:.4g} +- {:.4g} (standard error, {} replicates; "
+        "lower is better)\n",
+        r.held_difference, r.held_difference_se, r.replicates);
   fmt::print("\nconfiguration to paste:\n{}", r.export_text);
 }
 
@@ -80,6 +90,10 @@ void add(CLI::App& app) {
   cmd->add_option("--split", spec->split,
                   "tune on requests arriving in this first share of the trace's time span; the "
                   "rest is held out")
+      ->capture_default_str();
+  cmd->add_option("--replicates", spec->replicates,
+                  "run each setting on this many sample paths (seeds seed..seed+N-1, arrivals "
+                  "jittered by --arrival-jitter or 1 % of the mean gap) and judge their means")
       ->capture_default_str();
   cmd->add_option("--space", spec->space,
                   "override the space: key=lo:hi[:log|:lin], key=a|b|c, or key=value to fix it; "

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -198,6 +199,61 @@ TEST(RouteTune, DeterministicPerSeedAndWrittenAtTheEnd) {
   EXPECT_EQ(runs, 8u);
 }
 
+TEST(RouteTune, ReplicatesAreTheMeanOfSeededJitteredPaths) {
+  // Each setting's figures are the means of serve itself over seeds s..s+2 with arrivals
+  // jittered by 1 % of the mean gap; the held-out difference is paired by seed.
+  Trace t = testing::random_workload({.seed = 7, .requests = 240});
+  for (size_t r = 0; r < t.size(); ++r) t.time[r] = Time(r) * 20'000;
+  TuneSpec spec = small_spec("cache_aware");
+  spec.space = "cache_threshold=0:1,balance_abs=4,balance_rel=1.0001";
+  spec.budget = 2;
+  spec.objective = "ttft-p99";
+  spec.replicates = 3;
+  spec.serve.base.seed = 4;
+  spec.serve.base.rate = 400;  // overloaded: the paths differ
+  TuneResult r = route_tune(t, spec);
+  EXPECT_EQ(r.replicates, 3u);
+  EXPECT_DOUBLE_EQ(r.arrival_jitter_s, 0.01 / 400);
+  TraceSplit split = split_by_time(t, 0.5);
+  CostModel cost = spec.serve.cost_model();
+  auto mean_over_seeds = [&](const Trace& part, const std::string& params) {
+    TuneFigures m;
+    std::vector<double> p99;
+    for (uint64_t seed : {4, 5, 6}) {
+      ServeOptions o = spec.serve.configs(t, cost).at(0);
+      o.router = {"cache_aware", params};
+      o.cost_model = &cost;
+      o.seed = seed;
+      o.arrival_jitter_s = 0.01 / 400;
+      ServeResult s = serve(part, o);
+      m.ttft_p50_ms += s.ttft_ms.p50 / 3;
+      m.ttft_p99_ms += s.ttft_ms.p99 / 3;
+      m.hit_rate += s.block_hit_rate / 3;
+      p99.push_back(s.ttft_ms.p99);
+    }
+    return std::make_pair(m, p99);
+  };
+  for (const TuneRun& run : r.runs) {
+    auto [m, unused] = mean_over_seeds(split.tune, run.params);
+    EXPECT_NEAR(run.tune.ttft_p50_ms, m.ttft_p50_ms, 1e-9 * m.ttft_p50_ms) << run.params;
+    EXPECT_NEAR(run.tune.ttft_p99_ms, m.ttft_p99_ms, 1e-9 * m.ttft_p99_ms) << run.params;
+    EXPECT_NEAR(run.tune.hit_rate, m.hit_rate, 1e-12) << run.params;
+  }
+  // The jitter draws other paths: the seeds' P99s are not all one.
+  auto [held_default, default_p99] = mean_over_seeds(split.held_out, r.default_params);
+  auto [held_best, best_p99] = mean_over_seeds(split.held_out, r.best_params);
+  EXPECT_FALSE(default_p99[0] == default_p99[1] && default_p99[1] == default_p99[2]);
+  EXPECT_NEAR(r.default_held.ttft_p99_ms, held_default.ttft_p99_ms,
+              1e-9 * held_default.ttft_p99_ms);
+  EXPECT_NEAR(r.best_held.ttft_p99_ms, held_best.ttft_p99_ms, 1e-9 * held_best.ttft_p99_ms);
+  double mean = 0, ss = 0;
+  for (int k = 0; k < 3; ++k) mean += (best_p99[k] - default_p99[k]) / 3;
+  for (int k = 0; k < 3; ++k) ss += std::pow(best_p99[k] - default_p99[k] - mean, 2);
+  EXPECT_NEAR(r.held_difference, mean, 1e-9 * (1 + std::abs(mean)));
+  EXPECT_NEAR(r.held_difference_se, std::sqrt(ss / 2 / 3), 1e-9 * (1 + std::sqrt(ss)));
+  EXPECT_NE(r.to_json().find("\"replicates\":3"), std::string::npos);
+}
+
 TEST(RouteTune, ResumeReadsTheRunsFile) {
   // An interrupted run leaves FILE.runs with the settings it finished; --resume takes them from
   // there instead of running them again. The planted row carries a TTFT no run would give.
@@ -285,6 +341,7 @@ TEST(RouteTune, BadFlagsNameTheFlag) {
   EXPECT_NE(error([](TuneSpec& s) { s.search = "cmaes"; }).find("--search"), std::string::npos);
   EXPECT_NE(error([](TuneSpec& s) { s.budget = 0; }).find("--budget"), std::string::npos);
   EXPECT_NE(error([](TuneSpec& s) { s.split = 1.5; }).find("--split"), std::string::npos);
+  EXPECT_NE(error([](TuneSpec& s) { s.replicates = 0; }).find("--replicates"), std::string::npos);
   EXPECT_NE(error([](TuneSpec& s) { s.resume = true; }).find("--resume"), std::string::npos);
   EXPECT_NE(error([](TuneSpec& s) { s.serve.routers = "cache_aware,dynamo"; }).find("--router"),
             std::string::npos);

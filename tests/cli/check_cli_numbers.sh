@@ -18,6 +18,7 @@ expect_error "worker count" serve -t t.kvtrace --workers 0
 expect_error "--split: 'nan' is not a finite" route-tune -t t.kvtrace -r cache_aware --split nan
 expect_error "--split must be in (0, 1)" route-tune -t t.kvtrace -r cache_aware --split 1
 expect_error "--budget must be in [1, 10000]" route-tune -t t.kvtrace -r cache_aware --budget 0
+expect_error "--replicates must be in [1, 1000]" route-tune -t t.kvtrace -r cache_aware --replicates 0
 expect_error "--objective: 'fast'" route-tune -t t.kvtrace -r cache_aware --objective fast
 expect_error "--space: cache_threshold=0:2" route-tune -t t.kvtrace -r cache_aware --space cache_threshold=0:2
 expect_error "--router is required" route-tune -t t.kvtrace

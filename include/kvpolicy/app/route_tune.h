@@ -53,6 +53,10 @@ struct TuneSpec {
   std::string search = "grid";         // grid or random (seeded random + local refinement)
   size_t budget = 24;                  // router settings run on the tuning part, default included
   double split = 0.5;
+  // Each setting is run on this many sample paths, replicate k with seed + k and arrivals
+  // jittered (serve.base.arrival_jitter_s, or 1 % of the mean gap between arrivals when it is 0),
+  // and judged by the mean of their figures (docs/serve.md, "Replicates"). 1 = one path, as given.
+  size_t replicates = 1;
   // --json: the final report (written at the end, atomically); its runs stream meanwhile to
   // json_path + ".runs" (removed once the report is written), which --resume reads.
   std::string json_path;
@@ -77,6 +81,8 @@ struct TuneResult {
   std::string router, objective, search;
   uint64_t seed = 1;
   size_t budget = 0;
+  size_t replicates = 1;
+  double arrival_jitter_s = 0;  // the replicates' jitter (0 with one replicate, unless given)
   double split = 0.5, cut_s = 0;
   uint64_t tune_requests = 0, held_requests = 0;
   std::vector<TuneKnob> knobs;
@@ -84,8 +90,11 @@ struct TuneResult {
   std::string default_params, best_params;
   TuneFigures default_tune, default_held, best_tune, best_held;
   bool beats_default_held = false;  // the tuned setting's objective on the held-out part is lower
-  std::string export_text;          // export_config of the best setting
-  std::string to_json() const;      // deterministic: no wall times
+  // Held out, tuned − default objective per replicate (paired by seed): their mean and standard
+  // error (0 with one replicate).
+  double held_difference = 0, held_difference_se = 0;
+  std::string export_text;      // export_config of the best setting
+  std::string to_json() const;  // deterministic: no wall times
 };
 
 // Runs the search; `what` names the progress lines.
