@@ -84,6 +84,10 @@ void stats(const StatsArgs& args) {
              blk.p90, blk.p99, blk.max);
   fmt::print("output tokens: mean {:.1f}\n", s.output_tokens_mean);
   fmt::print("duration {:.1f} s, {:.3f} requests/s\n", s.duration_s, s.request_rate);
+  fmt::print(
+      "arrivals: the busiest tenth of the span holds {:.1f}% of requests ({:.1f}x the mean "
+      "rate); gaps' coefficient of variation {:.2f} (Poisson: 1)\n",
+      100 * s.peak_tenth_share, 10 * s.peak_tenth_share, s.gap_cv);
   if (!s.categories.empty()) {
     fmt::print("categories:");
     for (size_t c = 0; c < s.categories.size(); ++c)

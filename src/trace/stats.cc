@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "kvpolicy/core/json_writer.h"
@@ -59,6 +60,26 @@ TraceStats trace_stats(const Trace& t) {
   s.output_tokens_mean = n ? s.output_tokens_mean / n : 0;
   s.duration_s = n ? double(t.time.back() - t.time.front()) / kMicrosPerSecond : 0;
   s.request_rate = s.duration_s > 0 ? n / s.duration_s : 0;
+  if (n > 0) {
+    // Two pointers over the sorted times: the most arrivals in any [t_i, t_i + span / 10).
+    const Time window = (t.time.back() - t.time.front()) / 10;
+    size_t most = 1;
+    for (size_t i = 0, j = 0; i < n; ++i) {
+      j = std::max(j, i);
+      while (j < n && t.time[j] - t.time[i] < window) ++j;
+      most = std::max(most, j - i);
+    }
+    s.peak_tenth_share = window > 0 ? double(most) / double(n) : 1.0;
+  }
+  if (n > 2) {
+    double sum = 0, sq = 0;
+    for (size_t r = 1; r < n; ++r) {
+      const double gap = double(t.time[r] - t.time[r - 1]);
+      sum += gap, sq += gap * gap;
+    }
+    const double mean = sum / double(n - 1), var = sq / double(n - 1) - mean * mean;
+    s.gap_cv = mean > 0 ? std::sqrt(std::max(0.0, var)) / mean : 0;
+  }
   if (!t.category_names.empty()) {
     std::vector<uint64_t> per_cat(t.category_names.size(), 0);
     for (CategoryId c : t.category) ++per_cat[c];
@@ -79,13 +100,13 @@ std::string TraceStats::to_json(const std::string& extra_json) const {
                      R"("turns":[{},{},{},{},{}],"block_accesses":{},"unique_blocks":{},)"
                      R"("infinite_hit_rate":{:.6f},"prompt_tokens":{},"prompt_blocks":{},)"
                      R"("output_tokens_mean":{:.3f},"duration_s":{:.3f},"request_rate":{:.6f},)"
-                     R"("categories":[{}]{}{}}})",
+                     R"("peak_tenth_share":{:.6f},"gap_cv":{:.6f},"categories":[{}]{}{}}})",
                      requests, block_tokens, sessions, multi_turn_sessions,
                      share(multi_turn_sessions, sessions), share(later_turn_requests, requests),
                      turns[0], turns[1], turns[2], turns[3], turns[4], block_accesses,
                      unique_blocks, infinite_hit_rate, prompt_tokens.to_json(),
-                     prompt_blocks.to_json(), output_tokens_mean, duration_s, request_rate, cats,
-                     extra_json.empty() ? "" : ",", extra_json);
+                     prompt_blocks.to_json(), output_tokens_mean, duration_s, request_rate,
+                     peak_tenth_share, gap_cv, cats, extra_json.empty() ? "" : ",", extra_json);
 }
 
 }  // namespace kvpolicy

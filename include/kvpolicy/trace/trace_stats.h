@@ -32,7 +32,13 @@ struct TraceStats {
   Distribution prompt_tokens, prompt_blocks;
   double output_tokens_mean = 0;
   double duration_s = 0;
-  double request_rate = 0;                                   // requests per second
+  double request_rate = 0;  // requests per second
+  // Burstiness: the share of requests arriving in the busiest tenth of the span (a window of
+  // span / 10, half-open; 0.1 for even arrivals, 1 when all arrive at once), and the coefficient
+  // of variation of the gaps between arrivals (0 for even arrivals, 1 for Poisson's). A trace
+  // replayed at a mean rate of X % of capacity runs at about 10 x share x X % in that tenth.
+  double peak_tenth_share = 0;
+  double gap_cv = 0;
   std::vector<std::pair<std::string, uint64_t>> categories;  // name, requests
 
   // Extra facts of how the trace was loaded go in `extra_json` (e.g. "load_seconds":0.1).
