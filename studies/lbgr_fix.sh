@@ -4,7 +4,8 @@
 # cluster's capacity with 4 and 8 workers, and on route-study's GSP round-robin at 12 requests/s
 # (the paper's 72x row). Capacity: the larger completed-request throughput of least_loaded+lru
 # and cache_aware+lru under overload (open loop, arrivals rescaled to OVERLOAD x the trace's
-# nominal rate, see capacity.txt). Resumable: a run whose JSON exists is skipped, and a sweep
+# nominal rate, see capacity.txt); burst.txt, each trace's share of requests in the busiest tenth
+# of its span. Resumable: a run whose JSON exists is skipped, and a sweep
 # file is completed with --resume. Tables: python3 studies/lbgr_fix_tables.py OUT.
 # Env: KVPOLICY (binary), KVPOLICY_DATA (traces), TRACES ("mooncake arena sharegpt"), WORKERS
 # ("4 8"), LOADS ("50 70 85 95"), ROUTERS (the routers compared), JOBS (simulations at once),
@@ -90,6 +91,16 @@ trace_args() {
 [[ $TRACES == *sharegpt* && ! -e sharegpt.kvtrace ]] &&
   run "$K" trace build --source sharegpt -i "$T/sharegpt-sample/sharegpt_sample_slim.jsonl" \
     -o sharegpt.kvtrace
+
+# How bursty each trace is: the share of its requests in the busiest tenth of its span
+# (`trace stats`), for the tables' split by the load in that tenth (lbgr_fix_tables.py --by-peak).
+: > burst.txt.tmp
+for tr in $TRACES; do
+  # shellcheck disable=SC2046
+  run "$K" trace stats $(trace_args "$tr") --json "burst-$tr.json"
+  echo "$tr $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["peak_tenth_share"])' "burst-$tr.json")" >> burst.txt.tmp
+done
+mv burst.txt.tmp burst.txt
 
 # Capacity per trace and cluster size: arrivals at a rate far above what the cluster serves
 # (over_rps x workers: more than twice the measured capacity per worker), so the backlog decides

@@ -3,7 +3,10 @@
 x policy's median and P99 TTFT, hit rate, throughput and the spread of per-worker utilisation;
 then LBGR+RLT (paper and robust) against cache_aware+lru and +rlt: ratio = LBGR / cache_aware
 (<= 1.05 meets the target); and GSP's rows at 12 requests/s. With several seeds (SEEDS, files
-run-...-sN.jsonl), each router x policy's numbers are their means over the seeds."""
+run-...-sN.jsonl), each router x policy's numbers are their means over the seeds.
+`--by-peak OUT [OUT ...]`: only the cells met, over every OUT given, split by whether the load in
+the trace's busiest tenth of the span (load x 10 x its share of requests, burst.txt) stays within
+the cluster's capacity."""
 import json
 import math
 import os
@@ -59,7 +62,59 @@ def fmt(x):
     return f"{x:.1f}"
 
 
+def cell_means(out):
+    """Per (trace, workers, load), in order: its runs over every seed, and their means per
+    router x policy (label -> row)."""
+    cell_files = {}  # (trace, workers, load) -> its files, one per seed
+    for f in os.listdir(out):
+        m = re.fullmatch(r"run-(.+)-w(\d+)-l(\d+)(-s\d+)?\.jsonl", f)
+        if m:
+            cell_files.setdefault((m[1], int(m[2]), int(m[3])), []).append(f)
+    for (tr, w, load), fs in sorted(cell_files.items()):
+        seeded = [r for f in sorted(fs) for r in rows(os.path.join(out, f))]
+        yield (tr, w, load), len(fs), seeded, {label(r): r for r in mean_over_seeds(seeded)}
+
+
+def ratios(by, lb):
+    """lbgr variant lb with rlt over cache_aware+lru and +rlt, P50 and P99 (<= 1.05 meets the
+    target), or None when a row is missing."""
+    x = by.get((lb, "rlt"))
+    out = []
+    for pol in ("lru", "rlt"):
+        c = by.get(("cache_aware", pol))
+        if not x or not c:
+            return None
+        for q in ("p50", "p99"):
+            out.append(x[f"ttft_{q}_ms"] / c[f"ttft_{q}_ms"] if c[f"ttft_{q}_ms"] > 0 else float("inf"))
+    return out
+
+
+def by_peak(outs):
+    """Cells met per lbgr variant over every OUT, split at a busiest tenth within capacity."""
+    groups = {}  # (variant, within capacity) -> [(cell, worst)]
+    for out in outs:
+        share = {}
+        with open(os.path.join(out, "burst.txt")) as f:
+            for line in f:
+                tr, s = line.split()
+                share[tr] = float(s)
+        for (tr, w, load), _, _, by in cell_means(out):
+            for lb in sorted({router for router, _ in by if router.startswith("lbgr")}):
+                r = ratios(by, lb)
+                if r:
+                    peak = load * 10 * share[tr]
+                    groups.setdefault((lb, peak <= 100), []).append(
+                        (f"{os.path.basename(out)} {tr} {w}w {load} % (peak {peak:.0f} %)", max(r)))
+    print("| lbgr | busiest tenth's load | cells | met | missed (worst ratio) |\n|---|---|---:|---:|---|")
+    for (lb, within), cs in sorted(groups.items(), key=lambda g: (g[0][0], not g[0][1])):
+        missed = "; ".join(f"{c} {x:.2f}" for c, x in cs if x > 1.05) or "none"
+        print(f"| {lb} | {'<= 100 %' if within else '> 100 %'} | {len(cs)} | "
+              f"{sum(x <= 1.05 for _, x in cs)} | {missed} |")
+
+
 def main():
+    if sys.argv[1] == "--by-peak":
+        return by_peak(sys.argv[2:])
     out = sys.argv[1]
     caps = {}
     if os.path.exists(os.path.join(out, "capacity.txt")):
@@ -74,49 +129,31 @@ def main():
     print()
     summary = []
     compact = []  # per cell: cache_aware+lru, +rlt, then the lbgr variants with rlt
-    cell_files = {}  # (trace, workers, load) -> its files, one per seed
-    for f in os.listdir(out):
-        m = re.fullmatch(r"run-(.+)-w(\d+)-l(\d+)(-s\d+)?\.jsonl", f)
-        if m:
-            cell_files.setdefault((m[1], int(m[2]), int(m[3])), []).append(f)
     noise = {}  # trace -> per cell, cache_aware+rlt's P99 coefficient of variation over seeds
-    for (tr, w, load), fs in sorted(cell_files.items()):
-        seeded = [r for f in sorted(fs) for r in rows(os.path.join(out, f))]
+    for (tr, w, load), n_seeds, seeded, by in cell_means(out):
         p99 = [r["ttft_p99_ms"] for r in seeded if label(r) == ("cache_aware", "rlt")]
         if len(p99) > 1 and sum(p99) > 0:
             m = sum(p99) / len(p99)
             noise.setdefault(tr, []).append(math.sqrt(sum((x - m) ** 2 for x in p99) / len(p99)) / m)
-        rs = mean_over_seeds(seeded)
-        if not rs:
+        if not by:
             continue
-        seeds = f", mean over {len(fs)} seeds" if len(fs) > 1 else ""
-        print(f"#### {tr}, {w} workers, load {load} % ({rs[0]['rate']:.3f} requests/s{seeds})\n")
+        seeds = f", mean over {n_seeds} seeds" if n_seeds > 1 else ""
+        rate = next(iter(by.values()))["rate"]
+        print(f"#### {tr}, {w} workers, load {load} % ({rate:.3f} requests/s{seeds})\n")
         print("| router | policy | P50 TTFT ms | P99 TTFT ms | hit % | req/s | utilisation min-max % |")
         print("|---|---|---:|---:|---:|---:|---|")
-        by = {}
-        for r in rs:
-            router, policy = label(r)
-            by[(router, policy)] = r
+        for (router, policy), r in by.items():
             lo, hi = util(r)
             print(f"| {router} | {policy} | {fmt(r['ttft_p50_ms'])} | {fmt(r['ttft_p99_ms'])} "
                   f"| {r['block_hit_rate']*100:.2f} | {r['throughput_rps']:.3f} | {lo*100:.0f}-{hi*100:.0f} |")
         print()
         for lb in sorted({router for router, _ in by if router.startswith("lbgr")}):
-            x = by.get((lb, "rlt"))
-            if not x:
-                continue
-            ratios = []
-            for pol in ("lru", "rlt"):
-                c = by.get(("cache_aware", pol))
-                if not c:
-                    continue
-                for q in ("p50", "p99"):
-                    ratios.append(x[f"ttft_{q}_ms"] / c[f"ttft_{q}_ms"] if c[f"ttft_{q}_ms"] > 0 else float("inf"))
-            if len(ratios) == 4:
-                summary.append((tr, w, load, lb, ratios, paired_p99(seeded, lb)))
+            r = ratios(by, lb)
+            if r:
+                summary.append((tr, w, load, lb, r, paired_p99(seeded, lb)))
         cells = [by.get(k) for k in (("cache_aware", "lru"), ("cache_aware", "rlt"))]
         cells += [by.get((lb, "rlt")) for lb in sorted({r for r, _ in by if r.startswith("lbgr")},
-                                                       key=lambda x: x != "lbgr:variant=paper")]
+                                                       key=lambda x: (x != "lbgr:variant=paper", x))]
         if all(cells):
             compact.append((tr, w, load, cells))
     if compact:
