@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "kvpolicy/core/atomic_file.h"
@@ -12,20 +13,10 @@
 #include "kvpolicy/core/json_writer.h"
 #include "kvpolicy/core/strings.h"
 #include "kvpolicy/core/types.h"
+#include "route_tune_search.h"
 
 namespace kvpolicy::app {
 namespace {
-
-// splitmix64: the search's own generator, the same sequence on every platform.
-struct SearchRng {
-  uint64_t state;
-  uint64_t next() { return mix64(state += 0x9e3779b97f4a7c15ULL); }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
-  double normal() {  // Box-Muller
-    double u1 = std::max(uniform(), 1e-300), u2 = uniform();
-    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * 3.14159265358979323846 * u2);
-  }
-};
 
 TuneFigures figures(const ServeResult& r) {
   return {r.ttft_ms.p50, r.ttft_ms.p99, r.ttft_ms.mean, r.block_hit_rate, r.requests};
@@ -126,10 +117,9 @@ const RouterInfo& TuneSpec::validate() const {
   const RouterInfo& info = RouterRegistry::instance().get(routers[0].name);
   Params::parse(routers[0].params, info.params, "--router " + info.name);
   objective_value(objective, {});
-  if (search != "grid" && search != "random")
+  if (search != "grid" && search != "random" && search != "cmaes")
     throw ConfigError("--search: '" + search +
-                      "' is not grid or random (seeded random + local refinement); CMA-ES is "
-                      "not implemented");
+                      "' is not grid, random (seeded random + local refinement) or cmaes");
   if (budget < 1 || budget > 10000)
     throw ConfigError(fmt::format("--budget must be in [1, 10000], not {}", budget));
   if (!(split > 0 && split < 1))
@@ -309,6 +299,43 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
           "raise --budget, fix knobs with --space key=value, or use --search random",
           spec.serve.routers, knobs.size(), batch.size() - 1, spec.budget));
     run_batch(batch, batch_u);
+  } else if (spec.search == "cmaes") {
+    // CMA-ES from the default, step 0.3 of each knob's range, generations until the budget is
+    // spent or ten in a row bring no new setting (docs/serve.md, "Autotuning a router").
+    run_batch(batch, batch_u);
+    std::map<std::string, double> objective_of;
+    objective_of[out.runs[0].params] = out.runs[0].objective;
+    CmaEs es(default_u, 0.3, spec.serve.base.seed * 0x2545f4914f6cdd1dULL + 0xc3a5);
+    size_t tried = 0;
+    for (int stale = 0; tried < spec.budget && stale < 10;) {
+      std::vector<std::vector<double>> points = es.ask();
+      std::vector<std::string> names;
+      batch.clear(), batch_u.clear();
+      for (const std::vector<double>& u : points) {
+        names.push_back(from_u(u));
+        if (tried + batch.size() < spec.budget && seen.insert(names.back()).second)
+          batch.push_back(names.back()), batch_u.push_back(u);
+      }
+      stale = batch.empty() ? stale + 1 : 0;
+      if (batch.empty()) {  // every point a setting already run: tell their objectives
+        std::vector<double> f;
+        for (const std::string& name : names) f.push_back(objective_of.at(name));
+        es.tell(f);
+        continue;
+      }
+      size_t first = out.runs.size();
+      run_batch(batch, batch_u);
+      tried += batch.size();
+      for (size_t i = first; i < out.runs.size(); ++i)
+        objective_of[out.runs[i].params] = out.runs[i].objective;
+      std::vector<double> f;
+      for (const std::string& name : names) {
+        auto it = objective_of.find(name);
+        if (it == objective_of.end()) break;  // the budget ended inside this generation
+        f.push_back(it->second);
+      }
+      if (f.size() == names.size()) es.tell(f);
+    }
   } else {
     // Seeded random search over two thirds of the budget, then rounds of 4 settings perturbed
     // around the best so far with a shrinking step (docs/serve.md, "Autotuning a router:

@@ -84,8 +84,8 @@ void add(CLI::App& app) {
                   "router settings tried on the tuning part besides the default")
       ->capture_default_str();
   cmd->add_option("--search", spec->search,
-                  "grid (levels per knob from the budget) or random (seeded random search, then "
-                  "local refinement around the best)")
+                  "grid (levels per knob from the budget), random (seeded random search, then "
+                  "local refinement around the best) or cmaes (CMA-ES from the default)")
       ->capture_default_str();
   cmd->add_option("--split", spec->split,
                   "tune on requests arriving in this first share of the trace's time span; the "

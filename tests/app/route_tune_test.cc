@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "kvpolicy/core/error.h"
@@ -170,6 +171,29 @@ TEST(RouteTune, GridFindsTheLowThresholdThatServeConfirms) {
   EXPECT_DOUBLE_EQ(hit[0], r.best_held.hit_rate);
   EXPECT_DOUBLE_EQ(hit[1], r.default_held.hit_rate);
   EXPECT_GT(hit[0], hit[1] + 0.2);
+}
+
+TEST(RouteTune, CmaesSpendsTheBudgetAndFindsTheLowThreshold) {
+  // The grid test's case, searched by CMA-ES from the default (0.5): every setting below 0.5 gains
+  // about a fifth of the blocks, so the search must leave the default's side.
+  Trace t = half_shared_trace(41, 164, 8, 200'000);
+  TuneSpec spec = small_spec("cache_aware");
+  spec.objective = "hit";
+  spec.space = "cache_threshold=0:1,balance_abs=1000,balance_rel=1.0001";
+  spec.search = "cmaes";
+  spec.budget = 8;
+  TuneResult r = route_tune(t, spec);
+  ASSERT_EQ(r.runs.size(), 9u);  // the default, then two generations of 4
+  std::set<std::string> distinct;
+  for (const TuneRun& run : r.runs) distinct.insert(run.params);
+  EXPECT_EQ(distinct.size(), 9u);
+  double threshold = std::stod(r.best_params.substr(r.best_params.rfind('=') + 1));
+  EXPECT_LT(threshold, 0.5) << r.best_params;
+  EXPECT_GT(r.best_tune.hit_rate, r.default_tune.hit_rate + 0.2);
+  EXPECT_TRUE(r.beats_default_held);
+  EXPECT_EQ(route_tune(t, spec).to_json(), r.to_json());  // seeded
+  spec.serve.base.seed = 2;
+  EXPECT_NE(route_tune(t, spec).runs[1].params, r.runs[1].params);
 }
 
 TEST(RouteTune, DeterministicPerSeedAndWrittenAtTheEnd) {
@@ -338,7 +362,7 @@ TEST(RouteTune, BadFlagsNameTheFlag) {
   };
   EXPECT_NE(error([](TuneSpec& s) { s.objective = "fast"; }).find("--objective"),
             std::string::npos);
-  EXPECT_NE(error([](TuneSpec& s) { s.search = "cmaes"; }).find("--search"), std::string::npos);
+  EXPECT_NE(error([](TuneSpec& s) { s.search = "cma"; }).find("--search"), std::string::npos);
   EXPECT_NE(error([](TuneSpec& s) { s.budget = 0; }).find("--budget"), std::string::npos);
   EXPECT_NE(error([](TuneSpec& s) { s.split = 1.5; }).find("--split"), std::string::npos);
   EXPECT_NE(error([](TuneSpec& s) { s.replicates = 0; }).find("--replicates"), std::string::npos);

@@ -50,7 +50,7 @@ struct TuneSpec {
   ServeSpec serve;  // one router (name[:fixed params]), policy, worker count and capacity
   std::string space;
   std::string objective = "ttft-p50";  // ttft-p50, ttft-p99, ttft-mean (lowest) or hit (highest)
-  std::string search = "grid";         // grid or random (seeded random + local refinement)
+  std::string search = "grid";         // grid, random (seeded random + local refinement) or cmaes
   size_t budget = 24;                  // router settings run on the tuning part, default included
   double split = 0.5;
   // Each setting is run on this many sample paths, replicate k with seed + k and arrivals
