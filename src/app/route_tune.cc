@@ -317,18 +317,14 @@ TuneResult route_tune(const Trace& trace, const TuneSpec& spec) {
           batch.push_back(names.back()), batch_u.push_back(u);
       }
       stale = batch.empty() ? stale + 1 : 0;
-      if (batch.empty()) {  // every point a setting already run: tell their objectives
-        std::vector<double> f;
-        for (const std::string& name : names) f.push_back(objective_of.at(name));
-        es.tell(f);
-        continue;
+      if (!batch.empty()) {
+        size_t first = out.runs.size();
+        run_batch(batch, batch_u);
+        tried += batch.size();
+        for (size_t i = first; i < out.runs.size(); ++i)
+          objective_of[out.runs[i].params] = out.runs[i].objective;
       }
-      size_t first = out.runs.size();
-      run_batch(batch, batch_u);
-      tried += batch.size();
-      for (size_t i = first; i < out.runs.size(); ++i)
-        objective_of[out.runs[i].params] = out.runs[i].objective;
-      std::vector<double> f;
+      std::vector<double> f;  // settings run before are not run again
       for (const std::string& name : names) {
         auto it = objective_of.find(name);
         if (it == objective_of.end()) break;  // the budget ended inside this generation
