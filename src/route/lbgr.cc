@@ -42,6 +42,7 @@ class Lbgr final : public Router {
         backlog_weight_(paper_ ? 0.0 : p.get_double("backlog_weight")),
         service_load_(paper_ ? 0.0 : p.get_double("service_load")),
         admission_(paper_ ? 0.0 : p.get_double("admission")),
+        bias_learns_ttft_(!paper_ && p.get_string("bias_learns") == "ttft"),
         max_running_(ctx.worker_max_running),
         to_token_cost_(ctx.prefill_seconds_per_token > 0
                            ? seconds_per_token_ / ctx.prefill_seconds_per_token
@@ -93,6 +94,7 @@ class Lbgr final : public Router {
     const int64_t tick = cluster.now() / interval_;
     decay_to(rec.worker, tick);
     const double latency = double(done.finish - done.arrival) / double(kMicrosPerSecond);
+    const double ttft = double(done.first_token - done.arrival) / double(kMicrosPerSecond);
     if (paper_) {
       // What is left of this request's share of the slot, decayed as the slot was.
       double left = rec.service * std::pow(decay_, double(std::max<int64_t>(0, tick - rec.tick)));
@@ -104,12 +106,13 @@ class Lbgr final : public Router {
       // What the slot's time constant follows: end-to-end latency, the time to first token
       // (the queue wait and prefill the slot models; decode is the bias's), or the shorter of
       // the two scaled (docs/routers.md, lbgr): both EWMAs are kept.
-      const double ttft = double(done.first_token - done.arrival) / double(kMicrosPerSecond);
       mean_e2e_ = completions_ ? mean_e2e_ + kLatencyWeight * (latency - mean_e2e_) : latency;
       mean_ttft_ = completions_ ? mean_ttft_ + kLatencyWeight * (ttft - mean_ttft_) : ttft;
     }
     // Scalar RLS with feature 1: the bias tracks latency - estimate, forgetting old errors.
-    double residual = latency - rec.estimate;
+    // Robust, bias_learns=ttft: the latency is the time to first token in the estimate's
+    // token-cost seconds, the quantity the service and the slot stand for (docs/routers.md).
+    double residual = (bias_learns_ttft_ ? ttft * to_token_cost_ : latency) - rec.estimate;
     // Robust: the residual floored, as the authors' code does (at 1 ms), so a worker's bias
     // never rewards it for the estimate's overshoot (docs/routers.md, lbgr).
     if (residual_floor_ >= 0) residual = std::max(residual, residual_floor_);
@@ -361,10 +364,11 @@ class Lbgr final : public Router {
   double cap_ttft_;        // multiples of mean_ttft_; < 0: none
   double residual_floor_;  // seconds; < 0: none
   double backlog_weight_;
-  double service_load_;   // per request in flight on the worker
-  double admission_;      // weight of the wait for a running slot
-  uint32_t max_running_;  // the worker's cap on running sequences, 0 = unknown
-  double to_token_cost_;  // token-cost seconds per real second
+  double service_load_;    // per request in flight on the worker
+  double admission_;       // weight of the wait for a running slot
+  bool bias_learns_ttft_;  // the bias learns on TTFT (token-cost seconds), else end-to-end
+  uint32_t max_running_;   // the worker's cap on running sequences, 0 = unknown
+  double to_token_cost_;   // token-cost seconds per real second
   Backlog backlog_of_;
   PrefillTracker prefills_;  // backlog_of=tracked
   // backlog_of=uncached: per worker, (request, prompt tokens its tree matched) in routing order
@@ -451,6 +455,11 @@ const bool registered = register_router<Lbgr>({
                             "robust: weight of the wait for a running slot when the worker's "
                             "running sequences are at their cap (waiting ahead x EWMA of "
                             "end-to-end latency / the cap, in token-cost units); 0 = off"),
+               param_choice("bias_learns", "e2e", {"e2e", "ttft"},
+                            "robust: the latency whose residual the bias learns: end-to-end in "
+                            "seconds (Algorithm 2), or the time to first token in the "
+                            "estimate's token-cost seconds (x token cost / the cluster's prefill "
+                            "cost per token)"),
                param_choice("backlog_of", "uncached", {"cluster", "tracked", "uncached"},
                             "robust: the backlog the worker reports (cluster: every waiting "
                             "prompt in full), the router's record of the uncached tokens it "
@@ -462,10 +471,10 @@ const bool registered = register_router<Lbgr>({
                  "queue_tau=1",
                  // the robust defaults before the backlog (docs/routers.md, lbgr), the backlog
                  // at full weight, the other two backlogs, and the defaults before the marginal
-                 // cost and the wait for a running slot
+                 // cost and the wait for a running slot; the bias learned on TTFT
                  "queue_tau_of=e2e,bias_cap_ttft=-1,backlog_weight=0,max_tree_tokens=16777216",
                  "backlog_weight=1", "backlog_of=tracked,backlog_weight=0.5", "backlog_of=cluster",
-                 "service_load=0,admission=0"},
+                 "service_load=0,admission=0", "bias_learns=ttft"},
     .max_workers = ApproxTree::kMaxWorkers,
 });
 

@@ -540,5 +540,27 @@ TEST(LbgrRouter, ResidualFloorBoundsWhatTheBiasLearns) {
   }
 }
 
+// bias_learns=ttft: the residual is the time to first token in the estimate's token-cost
+// seconds, not the end-to-end latency. Token cost 1 ms against a real prefill cost of 0.25 ms
+// per token (x 4): first token at 0.02 s is 0.08 token-cost seconds, 0.048 above the estimate
+// of 0.032 s; end-to-end (0.5 s) teaches 0.468; variant=paper learns on end-to-end as published.
+TEST(LbgrRouter, BiasLearnsOnTheChosenLatency) {
+  for (const auto& [spec, bias] :
+       std::vector<std::pair<std::string, double>>{{"bias_learns=ttft", 0.048},
+                                                   {"bias_learns=e2e", 0.468},
+                                                   {"variant=paper,bias_learns=ttft", 0.468}}) {
+    SCOPED_TRACE(spec);
+    auto router = make_router(parse_router_spec("lbgr:token_cost_ms=1," + spec),
+                              RouterContext{.workers = 2, .prefill_seconds_per_token = 0.25e-3});
+    FakeCluster cluster(2);
+    EXPECT_EQ(router->route(request(prompt({1, 2}), 0), cluster), 0u);  // estimate 0.032 s
+    cluster.set_now(500'000);
+    router->on_complete(request(prompt({1, 2}), 0), 0,
+                        Completion{.arrival = 0, .first_token = 20'000, .finish = 500'000},
+                        cluster);
+    EXPECT_NEAR(router_stat(*router, "bias_s_w0"), bias, 1e-6);
+  }
+}
+
 }  // namespace
 }  // namespace kvpolicy
