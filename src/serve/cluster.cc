@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -38,6 +39,17 @@ LatencyStats summarize(std::vector<double>& seconds) {
   s.p95 = percentile_nearest_rank(seconds, 95) * 1e3;
   s.p99 = percentile_nearest_rank(seconds, 99) * 1e3;
   s.max = seconds.back() * 1e3;
+  auto at_rank = [&](size_t rank) {
+    return rank == 0               ? 0.0
+           : rank > seconds.size() ? std::numeric_limits<double>::infinity()
+                                   : seconds[rank - 1] * 1e3;
+  };
+  const RankInterval median = percentile_rank_interval(seconds.size(), 50);
+  const RankInterval tail = percentile_rank_interval(seconds.size(), 99);
+  s.p50_low = at_rank(median.low);
+  s.p50_high = at_rank(median.high);
+  s.p99_low = at_rank(tail.low);
+  s.p99_high = at_rank(tail.high);
   return s;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "kvpolicy/core/error.h"
 
 namespace kvpolicy {
@@ -196,6 +198,24 @@ std::vector<ServeResultField> make_fields() {
   ttft_at(&LatencyStats::p99, "p99");
   ttft_at(&LatencyStats::mean, "mean");
   ttft_at(&LatencyStats::max, "max");
+  // The intervals of the median and the P99; null (read back as +infinity) when unbounded.
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Bound {
+    double LatencyStats::*m;
+    const char* name;
+    double fallback;
+    const char* desc;
+  };
+  for (const Bound& b : {Bound{&LatencyStats::p50_low, "p50_low", 0.0, "median's, lower end"},
+                         Bound{&LatencyStats::p50_high, "p50_high", inf, "median's, upper end"},
+                         Bound{&LatencyStats::p99_low, "p99_low", 0.0, "P99's, lower end"},
+                         Bound{&LatencyStats::p99_high, "p99_high", inf, "P99's, upper end"}}) {
+    f.push_back(number_at<R>(
+        std::string("ttft_") + b.name + "_ms", [m = b.m](R& r) -> double& { return r.ttft_ms.*m; },
+        3, -1, "ms", std::string("95 % distribution-free interval of the TTFT ") + b.desc,
+        b.fallback));
+    if (b.fallback == inf) f.back().type = "number or null";
+  }
   f.push_back(setting("slo_ms", &R::slo_ms, "ms", "the TTFT SLO"));
   f.push_back(number("slo_violation_rate", &R::slo_violation_rate, 6, -1, "",
                      "the share of completed requests whose TTFT exceeds `slo_ms`"));

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 #include "kvpolicy/core/cost_model.h"
 #include "kvpolicy/core/error.h"
+#include "kvpolicy/core/percentile.h"
 #include "kvpolicy/sim/sim.h"
 #include "kvpolicy/trace/generators.h"
 #include "support/linear_model.h"
@@ -307,6 +309,48 @@ TEST(Serve, TtftOfALoneRequestIsItsPrefill) {
   EXPECT_NEAR(r.ttft_ms.mean, 16.0, 1e-9);           // 160 tokens x 0.1 ms
   EXPECT_NEAR(r.e2e_ms.mean, 16.0 + 4 * 2.0, 1e-9);  // then 4 decode steps of 2 ms
   EXPECT_NEAR(r.tpot_ms.mean, 2.0, 1e-9);
+}
+
+// The TTFT's median and P99 intervals are the completed requests' TTFTs at the ranks of the
+// order-statistic interval (core/percentile.h), bracketing the percentiles; with fewer than 368
+// requests the P99 has no upper end, written as null and read back as +infinity.
+TEST(Serve, TtftIntervalsAreTheTtftsAtTheIntervalsRanks) {
+  CostModel cost = linear_model(0.1, 2.0);
+  for (size_t n : {100u, 600u}) {
+    SCOPED_TRACE(n);
+    Trace trace = unique_prompts(n, 10, 40, 5, 3);  // 40 requests/s against 16 ms prefills
+    ServeOptions o;
+    o.capacity_blocks = 4000;
+    o.cost_model = &cost;
+    RequestTimeline t;
+    ServeResult r = serve(trace, o, &t);
+    ASSERT_EQ(r.requests, n);
+    std::vector<double> ttft;
+    for (size_t i = 0; i < n; ++i) ttft.push_back((t.first_token[i] - t.arrival[i]) * 1e3);
+    std::sort(ttft.begin(), ttft.end());
+    auto at = [&](size_t rank) {
+      return rank > n ? std::numeric_limits<double>::infinity() : ttft[rank - 1];
+    };
+    const RankInterval median = percentile_rank_interval(n, 50),
+                       tail = percentile_rank_interval(n, 99);
+    EXPECT_NEAR(r.ttft_ms.p50_low, at(median.low), 1e-6);
+    EXPECT_NEAR(r.ttft_ms.p50_high, at(median.high), 1e-6);
+    EXPECT_NEAR(r.ttft_ms.p99_low, at(tail.low), 1e-6);
+    EXPECT_LE(r.ttft_ms.p50_low, r.ttft_ms.p50);
+    EXPECT_GE(r.ttft_ms.p50_high, r.ttft_ms.p50);
+    EXPECT_LE(r.ttft_ms.p99_low, r.ttft_ms.p99);
+    EXPECT_GE(r.ttft_ms.p99_high, r.ttft_ms.p99);
+    ServeResult back = parse_serve_result(r.to_json(), "row", 1);
+    if (n < 368) {
+      EXPECT_TRUE(std::isinf(r.ttft_ms.p99_high));
+      EXPECT_NE(r.to_json().find("\"ttft_p99_high_ms\":null"), std::string::npos);
+      EXPECT_TRUE(std::isinf(back.ttft_ms.p99_high));
+    } else {
+      EXPECT_NEAR(r.ttft_ms.p99_high, at(tail.high), 1e-6);
+      EXPECT_NEAR(back.ttft_ms.p99_high, r.ttft_ms.p99_high, 1e-3);
+    }
+    EXPECT_NEAR(back.ttft_ms.p99_low, r.ttft_ms.p99_low, 1e-3);
+  }
 }
 
 TEST(Serve, BadConfigurationsGetOneClearError) {

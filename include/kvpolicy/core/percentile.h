@@ -25,4 +25,15 @@ T percentile_nearest_rank(const std::vector<T>& sorted, double p) {
   return percentile_nearest_rank(std::span<const T>(sorted), p);
 }
 
+// A distribution-free confidence interval for the p-th percentile (0 < p < 100) of the
+// distribution a sample of n values was drawn from: 1-based ranks [low, high] of the ascending
+// sample with P(x_low <= the percentile <= x_high) >= level for any continuous distribution,
+// each tail at most (1 - level) / 2 (the binomial order-statistic interval). low = 0 when no
+// rank bounds it below, high = n + 1 when none bounds it above (too few values beyond it: a P99
+// of fewer than about 370 values has no 95 % upper bound).
+struct RankInterval {
+  size_t low = 0, high = 0;
+};
+RankInterval percentile_rank_interval(size_t n, double p, double level = 0.95);
+
 }  // namespace kvpolicy

@@ -143,6 +143,9 @@ struct TierResult {
 // Latency summary of one metric over completed requests, ms (nearest-rank percentiles).
 struct LatencyStats {
   double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+  // 95 % distribution-free intervals of the median and the P99 (core/percentile.h): 0 below and
+  // +infinity above where the sample has no rank that bounds them.
+  double p50_low = 0, p50_high = 0, p99_low = 0, p99_high = 0;
 };
 
 struct WorkerResult {
