@@ -39,6 +39,10 @@ TEST(PercentileRankInterval, EndsAreTheTightestMeetingEachTail) {
   const RankInterval m = percentile_rank_interval(1000, 50);
   EXPECT_NEAR(double(m.low), 469.5, 1.5);
   EXPECT_NEAR(double(m.high), 531.5, 1.5);
+  // And the P99 of a million: 990,000 -/+ 1.96 x sqrt(9,900), about 989,805-990,196.
+  const RankInterval t = percentile_rank_interval(1'000'000, 99);
+  EXPECT_NEAR(double(t.low), 989805, 3);
+  EXPECT_NEAR(double(t.high), 990196, 3);
 }
 
 // Too few values beyond the percentile for a bound: P(all 123 below the P99) = 0.29, so even

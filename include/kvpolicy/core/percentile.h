@@ -30,7 +30,7 @@ T percentile_nearest_rank(const std::vector<T>& sorted, double p) {
 // sample with P(x_low <= the percentile <= x_high) >= level for any continuous distribution,
 // each tail at most (1 - level) / 2 (the binomial order-statistic interval). low = 0 when no
 // rank bounds it below, high = n + 1 when none bounds it above (too few values beyond it: a P99
-// of fewer than about 370 values has no 95 % upper bound).
+// of fewer than 368 values has no 95 % upper bound).
 struct RankInterval {
   size_t low = 0, high = 0;
 };
