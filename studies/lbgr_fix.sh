@@ -12,7 +12,9 @@
 # SEEDS ("1": serve's --seed, the routers' and RLT's; the tables average over the seeds run),
 # JITTER (0; a share of the mean gap between arrivals: each seed is then a replicate whose
 # arrivals are delayed by up to JITTER / rate seconds, serve's --arrival-jitter), GPU (serve's
-# --gpu; empty: its default) and CAPACITY (KV memory per GPU).
+# --gpu; empty: its default), CAPACITY (KV memory per GPU) and REQUEST_LOGS ("ROUTER/POLICY
+# ROUTER/POLICY", e.g. "lbgr/rlt cache_aware/lru": each cell and seed also runs these two alone
+# with serve --request-log, log-CELL-sN-1.csv and -2.csv, for lbgr_fix_tables.py --paired).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: studies/lbgr_fix.sh OUT}
@@ -139,6 +141,16 @@ for tr in $TRACES; do
         # shellcheck disable=SC2046
         run "$K" serve $(trace_args "$tr") -w "$w" "${CLUSTER[@]}" -r "$ROUTERS" --policy lru,rlt \
           --rate "$rate" --seed "$seed" --arrival-jitter "$jitter" -j "$JOBS" --json "$f" --resume
+        i=0
+        for pair in ${REQUEST_LOGS:-}; do
+          i=$((i + 1))
+          log=log-$tr-w$w-l$load-s$seed-$i.csv
+          [[ -s $log ]] && continue
+          # shellcheck disable=SC2046
+          run "$K" serve $(trace_args "$tr") -w "$w" "${CLUSTER[@]}" -r "${pair%/*}" \
+            --policy "${pair#*/}" --rate "$rate" --seed "$seed" --arrival-jitter "$jitter" \
+            --request-log "$log"
+        done
       done
     done
   done

@@ -6,8 +6,10 @@ then LBGR+RLT (paper and robust) against cache_aware+lru and +rlt: ratio = LBGR 
 run-...-sN.jsonl), each router x policy's numbers are their means over the seeds.
 `--by-peak OUT [OUT ...]`: only the cells met, over every OUT given, split by whether the load in
 the trace's busiest tenth of the span (load x 10 x its share of requests, burst.txt) stays within
-the cluster's capacity; with runs that carry serve's 95 % TTFT intervals, each miss is marked
-inside or beyond cache_aware's own interval of the percentile it misses on."""
+the cluster's capacity.
+`--paired OUT [OUT ...]`: the cells run with REQUEST_LOGS (lbgr_fix.sh): the first pair's
+median and P99 TTFT over the second's, with 95 % intervals from a paired bootstrap over sessions
+across the seeds (paired_percentile.py)."""
 import json
 import math
 import os
@@ -25,9 +27,6 @@ def label(r):
     return router, r["policy"]
 
 
-INTERVAL_KEYS = [f"ttft_{q}_{end}_ms" for q in ("p50", "p99") for end in ("low", "high")]
-
-
 def mean_over_seeds(rs):
     """One row per router x policy: TTFT, hit rate and throughput averaged over its seeds."""
     by = {}
@@ -38,9 +37,6 @@ def mean_over_seeds(rs):
         row = dict(group[0])
         for k in ("ttft_p50_ms", "ttft_p99_ms", "block_hit_rate", "throughput_rps"):
             row[k] = sum(r[k] for r in group) / len(group)
-        for k in INTERVAL_KEYS:  # serve's 95 % intervals, when the runs carry them (null: none)
-            if all(k in r for r in group):
-                row[k] = sum(math.inf if r[k] is None else r[k] for r in group) / len(group)
         row["seeds"] = len(group)
         out.append(row)
     return out
@@ -96,24 +92,8 @@ def ratios(by, lb):
     return out
 
 
-def inside_interval(by, lb):
-    """For lbgr variant lb's worst comparison with cache_aware (policy, percentile): whether
-    lbgr+rlt's value lies inside cache_aware's 95 % interval of that percentile (serve's
-    ttft_*_low_ms / _high_ms, averaged over seeds), or None when the runs lack the intervals."""
-    x = by.get((lb, "rlt"))
-    worst = max(((x[f"ttft_{q}_ms"] / by[("cache_aware", pol)][f"ttft_{q}_ms"], pol, q)
-                 for pol in ("lru", "rlt") for q in ("p50", "p99")))
-    c = by[("cache_aware", worst[1])]
-    q = worst[2]
-    if f"ttft_{q}_low_ms" not in c:
-        return None
-    return c[f"ttft_{q}_low_ms"] <= x[f"ttft_{q}_ms"] <= c[f"ttft_{q}_high_ms"]
-
-
 def by_peak(outs):
-    """Cells met per lbgr variant over every OUT, split at a busiest tenth within capacity; a
-    miss is marked "inside" when lbgr+rlt's value lies within cache_aware's own 95 % interval
-    of that percentile (the traffic's sampling noise, docs/serve.md, Metrics)."""
+    """Cells met per lbgr variant over every OUT, split at a busiest tenth within capacity."""
     groups = {}  # (variant, within capacity) -> [(cell, worst)]
     for out in outs:
         share = {}
@@ -126,22 +106,41 @@ def by_peak(outs):
                 r = ratios(by, lb)
                 if r:
                     peak = load * 10 * share[tr]
-                    inside = inside_interval(by, lb)
-                    mark = "" if inside is None else " inside" if inside else " beyond"
                     groups.setdefault((lb, peak <= 100), []).append(
-                        (f"{os.path.basename(out)} {tr} {w}w {load} % (peak {peak:.0f} %)", max(r),
-                         mark))
-    print("| lbgr | busiest tenth's load | cells | met | missed (worst ratio; inside or beyond "
-          "cache_aware's 95 % interval) |\n|---|---|---:|---:|---|")
+                        (f"{os.path.basename(out)} {tr} {w}w {load} % (peak {peak:.0f} %)", max(r)))
+    print("| lbgr | busiest tenth's load | cells | met | missed (worst ratio) |\n|---|---|---:|---:|---|")
     for (lb, within), cs in sorted(groups.items(), key=lambda g: (g[0][0], not g[0][1])):
-        missed = "; ".join(f"{c} {x:.2f}{m}" for c, x, m in cs if x > 1.05) or "none"
+        missed = "; ".join(f"{c} {x:.2f}" for c, x in cs if x > 1.05) or "none"
         print(f"| {lb} | {'<= 100 %' if within else '> 100 %'} | {len(cs)} | "
-              f"{sum(x <= 1.05 for _, x, _ in cs)} | {missed} |")
+              f"{sum(x <= 1.05 for _, x in cs)} | {missed} |")
+
+
+def paired_logs(outs):
+    """Per cell with request logs: the ratios of the first logged pair to the second."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from paired_percentile import Pair, paired_ratios
+    print("| cell | requests (sessions) | P50 ratio [95 %] | P99 ratio [95 %] |\n|---|---:|---|---|")
+    for out in outs:
+        cells = {}
+        for f in sorted(os.listdir(out)):
+            m = re.fullmatch(r"log-(.+-w\d+-l\d+)-s(\d+)-1\.csv", f)
+            if m and os.path.exists(os.path.join(out, f[:-6] + "-2.csv")):
+                cells.setdefault(m[1], []).append(os.path.join(out, f))
+        for cell, firsts in sorted(cells.items()):
+            pairs = [Pair(a, a[:-6] + "-2.csv") for a in firsts]
+            row = [f"{os.path.basename(out)} {cell} ({len(pairs)} seeds)",
+                   f"{len(pairs[0].requests)} ({len(pairs[0].sessions)})"]
+            for p in (50, 99):
+                r, lo, hi = paired_ratios(pairs, p)[1]
+                row.append(f"{r:.3f} [{lo:.3f}, {hi:.3f}]")
+            print("| " + " | ".join(row) + " |")
 
 
 def main():
     if sys.argv[1] == "--by-peak":
         return by_peak(sys.argv[2:])
+    if sys.argv[1] == "--paired":
+        return paired_logs(sys.argv[2:])
     out = sys.argv[1]
     caps = {}
     if os.path.exists(os.path.join(out, "capacity.txt")):

@@ -257,6 +257,57 @@ void write_worker_trace(const std::string& path, const WorkerTrace& t) {
   out.commit();
 }
 
+// The per-request log (docs/serve.md, "Per-request log"): CSV, or JSON Lines when the name ends
+// in .jsonl; one row per trace request in trace order, written whole after the run. A time the
+// request never reached (rejected: never admitted) is empty in CSV and null in JSON.
+void write_request_log(const std::string& path, const Trace& trace, const RequestTimeline& t) {
+  const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  static constexpr const char* kNames[] = {
+      "request",       "session",       "worker",       "completed", "arrival_s",
+      "admitted_s",    "first_token_s", "finish_s",     "ttft_ms",   "e2e_ms",
+      "prompt_tokens", "cached_tokens", "output_tokens"};
+  AtomicOutput out(path);
+  std::string text;
+  if (!jsonl) {
+    for (const char* name : kNames) text += std::string(text.empty() ? "" : ",") + name;
+    text += "\n";
+  }
+  auto time = [&](double v, double scale) {
+    return v < 0 ? std::string(jsonl ? "null" : "") : fmt::format("{}", v * scale);
+  };
+  for (size_t r = 0; r < t.arrival.size(); ++r) {
+    const bool done = t.completions[r] > 0;
+    const uint64_t cached =
+        std::min<uint64_t>(uint64_t{t.hit_blocks[r]} * trace.block_tokens, trace.prompt_tokens[r]);
+    const std::string values[] = {fmt::format("{}", r),
+                                  fmt::format("{}", trace.session[r]),
+                                  fmt::format("{}", t.worker[r]),
+                                  done ? "true" : "false",
+                                  time(t.arrival[r], 1),
+                                  time(t.admitted[r], 1),
+                                  time(done ? t.first_token[r] : -1, 1),
+                                  time(done ? t.finish[r] : -1, 1),
+                                  time(done ? t.first_token[r] - t.arrival[r] : -1, 1e3),
+                                  time(done ? t.finish[r] - t.arrival[r] : -1, 1e3),
+                                  fmt::format("{}", trace.prompt_tokens[r]),
+                                  fmt::format("{}", done ? cached : 0),
+                                  fmt::format("{}", trace.output_tokens[r])};
+    for (size_t i = 0; i < std::size(kNames); ++i) {
+      if (jsonl)
+        text += fmt::format("{}\"{}\":{}", i ? "," : "{", kNames[i], values[i]);
+      else
+        text += (i ? "," : "") + values[i];
+    }
+    text += jsonl ? "}\n" : "\n";
+    if (text.size() > (1 << 20)) {
+      out.write(text);
+      text.clear();
+    }
+  }
+  out.write(text);
+  out.commit();
+}
+
 void add(CLI::App& app) {
   auto trace_args = std::make_shared<TraceArgs>();
   auto generate = std::make_shared<std::string>();
@@ -264,6 +315,8 @@ void add(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto worker_trace_path = std::make_shared<std::string>();
   auto worker_trace = std::make_shared<WorkerTrace>();
+  auto request_log_path = std::make_shared<std::string>();
+  auto request_log = std::make_shared<RequestTimeline>();
   auto* cmd = app.add_subcommand(
       "serve", "simulate a serving cluster: routers, eviction policies, batching, queueing, TTFT");
   trace_args->add(cmd, false);
@@ -283,8 +336,13 @@ void add(CLI::App& app) {
                   "simulated seconds between --worker-trace samples")
       ->check(finite_in(1e-3, 1e9))
       ->capture_default_str();
+  output_file(cmd->add_option("--request-log", *request_log_path,
+                              "write every request of one run here (CSV, or JSON Lines if it "
+                              "ends in .jsonl): worker, arrival, admission, first token, finish, "
+                              "TTFT and cached tokens"));
   add_shard_option(cmd, args->shard);
-  cmd->callback([cmd, trace_args, generate, generate_seed, args, worker_trace_path, worker_trace] {
+  cmd->callback([cmd, trace_args, generate, generate_seed, args, worker_trace_path, worker_trace,
+                 request_log_path, request_log] {
     if (trace_args->path.empty() == generate->empty())
       throw ConfigError("serve: give either --trace FILE or --generate KIND[:params]");
     args->say_ignored(*cmd);
@@ -306,6 +364,12 @@ void add(CLI::App& app) {
         throw ConfigError("--worker-trace records one run: not with --resume or --shard");
       check_writable(*worker_trace_path);
       args->base.worker_trace = worker_trace.get();
+    }
+    if (!request_log_path->empty()) {
+      if (args->resume || !args->shard.empty())
+        throw ConfigError("--request-log records one run: not with --resume or --shard");
+      check_writable(*request_log_path);
+      args->base.timeline = request_log.get();
     }
     SweepPlacement where = sweep_placement(args->shard, args->jobs);
     auto load = [&] {
@@ -330,15 +394,17 @@ void add(CLI::App& app) {
       return;
     }
     Trace trace = load();
-    if (!worker_trace_path->empty()) {
-      size_t runs = args->configs(trace, cost).size();
-      if (runs != 1)
-        throw ConfigError("--worker-trace records one run, but the flags ask for " +
+    for (const auto& [flag, path] : {std::pair{"--worker-trace", worker_trace_path.get()},
+                                     std::pair{"--request-log", request_log_path.get()}}) {
+      if (path->empty()) continue;
+      if (size_t runs = args->configs(trace, cost).size(); runs != 1)
+        throw ConfigError(std::string(flag) + " records one run, but the flags ask for " +
                           std::to_string(runs) +
                           " (give one router, policy, worker count and capacity)");
     }
     auto results = app::serve_sweep(trace, *args, "serve", where);
     if (!worker_trace_path->empty()) write_worker_trace(*worker_trace_path, *worker_trace);
+    if (!request_log_path->empty()) write_request_log(*request_log_path, trace, *request_log);
     print_serve_table(trace, results, cost);
   });
 }

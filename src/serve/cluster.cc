@@ -100,7 +100,7 @@ struct Event {
 
 }  // namespace
 
-ServeResult serve(const Trace& trace, const ServeOptions& o) { return serve(trace, o, nullptr); }
+ServeResult serve(const Trace& trace, const ServeOptions& o) { return serve(trace, o, o.timeline); }
 
 ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* timeline) {
   serve_detail::check_options(trace, o);
@@ -471,6 +471,7 @@ ServeResult serve(const Trace& trace, const ServeOptions& o, RequestTimeline* ti
       timeline->finish.push_back(s.finish);
       timeline->worker.push_back(s.worker);
       timeline->completions.push_back(s.completions);
+      timeline->hit_blocks.push_back(s.counted_hits);
     }
   }
   return res;

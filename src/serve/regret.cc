@@ -58,6 +58,7 @@ std::vector<double> serve_regret(const Trace& trace, const ServeOptions& options
   ServeOptions o = options;
   o.progress = {};
   o.worker_trace = nullptr;
+  o.timeline = nullptr;
   std::vector<WorkerId> assignment;
   o.assignment = &assignment;
   RequestTimeline again;

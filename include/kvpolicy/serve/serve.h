@@ -40,6 +40,8 @@ struct WorkerTrace {
 // ServeOptions::assignment's entry for a request left out: it never arrives.
 inline constexpr WorkerId kSkipRequest = UINT32_MAX;
 
+struct RequestTimeline;  // below
+
 struct ServeOptions {
   uint32_t workers = 1;
   RouterSpec router{"round_robin", ""};
@@ -94,6 +96,9 @@ struct ServeOptions {
   // When set, filled with a per-worker sample every worker_trace->interval_s of simulated time
   // from the first arrival to the last completion (it is cleared first).
   WorkerTrace* worker_trace = nullptr;
+  // When set, filled with every request's timeline as serve(trace, options, timeline) fills it
+  // (serve --request-log).
+  RequestTimeline* timeline = nullptr;
   // An analysis hook (as RequestTimeline is): when set, one entry per trace request, request r
   // goes to worker (*assignment)[r] (of the prefill pool with P/D) and `router` decides nothing
   // (it is still echoed in the result); kSkipRequest leaves r out (open loop only), which the
@@ -250,6 +255,7 @@ struct RequestTimeline {
   std::vector<double> arrival, admitted, first_token, finish;  // seconds
   std::vector<uint32_t> worker;
   std::vector<uint32_t> completions;  // how many times each request completed (must be 1)
+  std::vector<uint32_t> hit_blocks;   // prompt blocks found computed at its first admission
 };
 ServeResult serve(const Trace& trace, const ServeOptions& options, RequestTimeline* timeline);
 
