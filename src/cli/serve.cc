@@ -211,10 +211,18 @@ void print_serve_table(const Trace& trace, const std::vector<ServeResult>& resul
 
 namespace {
 
+// Hands the rows to `out` once they pass 1 MiB, so a long run's file is not built whole in memory.
+void write_when_large(AtomicOutput& out, std::string& text) {
+  if (text.size() > (1 << 20)) {
+    out.write(text);
+    text.clear();
+  }
+}
+
 // The per-worker trace (docs/serve.md, "Per-worker trace"): CSV, or JSON Lines when the name
 // ends in .jsonl; written whole after the run (AtomicOutput), one row per worker per interval.
 void write_worker_trace(const std::string& path, const WorkerTrace& t) {
-  const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  const bool jsonl = path.ends_with(".jsonl");
   AtomicOutput out(path);
   std::string text;
   // The routers' columns: every name any worker reports, in order of appearance (P/D: the
@@ -248,10 +256,7 @@ void write_worker_trace(const std::string& path, const WorkerTrace& t) {
       }
       text += "\n";
     }
-    if (text.size() > (1 << 20)) {
-      out.write(text);
-      text.clear();
-    }
+    write_when_large(out, text);
   }
   out.write(text);
   out.commit();
@@ -261,7 +266,7 @@ void write_worker_trace(const std::string& path, const WorkerTrace& t) {
 // in .jsonl; one row per trace request in trace order, written whole after the run. A time the
 // request never reached (rejected: never admitted) is empty in CSV and null in JSON.
 void write_request_log(const std::string& path, const Trace& trace, const RequestTimeline& t) {
-  const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  const bool jsonl = path.ends_with(".jsonl");
   static constexpr const char* kNames[] = {
       "request",       "session",       "worker",       "completed", "arrival_s",
       "admitted_s",    "first_token_s", "finish_s",     "ttft_ms",   "e2e_ms",
@@ -272,7 +277,7 @@ void write_request_log(const std::string& path, const Trace& trace, const Reques
     for (const char* name : kNames) text += std::string(text.empty() ? "" : ",") + name;
     text += "\n";
   }
-  auto time = [&](double v, double scale) {
+  auto seconds_or_none = [&](double v, double scale) {
     return v < 0 ? std::string(jsonl ? "null" : "") : fmt::format("{}", v * scale);
   };
   for (size_t r = 0; r < t.arrival.size(); ++r) {
@@ -283,12 +288,12 @@ void write_request_log(const std::string& path, const Trace& trace, const Reques
                                   fmt::format("{}", trace.session[r]),
                                   fmt::format("{}", t.worker[r]),
                                   done ? "true" : "false",
-                                  time(t.arrival[r], 1),
-                                  time(t.admitted[r], 1),
-                                  time(done ? t.first_token[r] : -1, 1),
-                                  time(done ? t.finish[r] : -1, 1),
-                                  time(done ? t.first_token[r] - t.arrival[r] : -1, 1e3),
-                                  time(done ? t.finish[r] - t.arrival[r] : -1, 1e3),
+                                  seconds_or_none(t.arrival[r], 1),
+                                  seconds_or_none(t.admitted[r], 1),
+                                  seconds_or_none(done ? t.first_token[r] : -1, 1),
+                                  seconds_or_none(done ? t.finish[r] : -1, 1),
+                                  seconds_or_none(done ? t.first_token[r] - t.arrival[r] : -1, 1e3),
+                                  seconds_or_none(done ? t.finish[r] - t.arrival[r] : -1, 1e3),
                                   fmt::format("{}", trace.prompt_tokens[r]),
                                   fmt::format("{}", done ? cached : 0),
                                   fmt::format("{}", trace.output_tokens[r])};
@@ -299,10 +304,7 @@ void write_request_log(const std::string& path, const Trace& trace, const Reques
         text += (i ? "," : "") + values[i];
     }
     text += jsonl ? "}\n" : "\n";
-    if (text.size() > (1 << 20)) {
-      out.write(text);
-      text.clear();
-    }
+    write_when_large(out, text);
   }
   out.write(text);
   out.commit();
